@@ -1,0 +1,1 @@
+"""Icons, styles and the desktop entry (installed as ``san_desktop.resources``)."""

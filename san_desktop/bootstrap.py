@@ -1,0 +1,67 @@
+"""Start-up shared by the GUI and the headless runner: data directory → logging → instance lock →
+database (backed up and migrated) → app session. No Qt here."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from san_desktop import __version__
+from san_desktop.core.instance_lock import InstanceLock
+from san_desktop.core.logging_setup import setup_logging
+from san_desktop.core.paths import database_path, ensure_data_dir, resolve_data_dir
+from san_desktop.db.database import Database, open_database
+from san_desktop.services.app_sessions import end_session, start_session
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Backend:
+    data_dir: Path
+    lock: InstanceLock
+    db: Database
+    session_id: str
+    log_file: Path
+
+    def close(self) -> None:
+        """End the app session and let go of the database and the lock (idempotent)."""
+        if not self.lock.held:
+            return
+        try:
+            end_session(self.db, self.session_id)
+        except Exception:
+            log.exception("Could not record the end of app session %s", self.session_id)
+        finally:
+            self.db.dispose()
+            self.lock.release()
+            log.info("SAN Desktop session %s closed", self.session_id)
+
+
+def start_backend(data_dir: str | Path | None, *, kind: str, log_to_stderr: bool = True) -> Backend:
+    """Raises ``SanError`` subclasses with a message for the user when something is in the way."""
+    directory = ensure_data_dir(resolve_data_dir(data_dir))
+    log_file = setup_logging(directory, stderr=log_to_stderr)
+    lock = InstanceLock(directory).acquire()
+    try:
+        db = open_database(database_path(directory))
+    except BaseException:
+        lock.release()
+        raise
+    try:
+        session_id = start_session(db, kind)
+    except BaseException:
+        db.dispose()
+        lock.release()
+        raise
+    log.info(
+        "SAN Desktop %s started (%s, session %s, data %s, SQLite driver %s %s)",
+        __version__,
+        kind,
+        session_id,
+        directory,
+        db.driver.name,
+        db.driver.sqlite_version,
+    )
+    return Backend(directory, lock, db, session_id, log_file)

@@ -1,0 +1,1 @@
+"""The ``san`` command line: thin over the services, no logic of its own."""

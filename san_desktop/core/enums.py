@@ -1,0 +1,62 @@
+"""Enumerations stored as strings in the database.
+
+Each enum's values must equal the CHECK constraint of its column in the migrated database; the drift
+guard test in tests/integration/db enforces it, so adding a value here needs a migration too.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class JobType(StrEnum):
+    CARD_ANALYSIS = "CARD_ANALYSIS"
+    SCRAP_REFINE = "SCRAP_REFINE"
+    TIL_GENERATION = "TIL_GENERATION"
+    TIL_GITHUB_COMMIT = "TIL_GITHUB_COMMIT"
+    RECALL_QUIZ_GENERATION = "RECALL_QUIZ_GENERATION"
+    GITHUB_STAR_RECOMMENDATION = "GITHUB_STAR_RECOMMENDATION"
+
+
+class JobStatus(StrEnum):
+    """A retry waiting for its backoff is PENDING with ``run_after`` in the future."""
+
+    PENDING = "PENDING"
+    PROCESSING = "PROCESSING"
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+    CANCELLED = "CANCELLED"
+
+
+# States that mean "will still run": at most one job per (target_id, job_type) may be in them.
+ACTIVE_JOB_STATUSES: tuple[JobStatus, ...] = (JobStatus.PENDING, JobStatus.PROCESSING)
+FINISHED_JOB_STATUSES: tuple[JobStatus, ...] = (
+    JobStatus.COMPLETED,
+    JobStatus.FAILED,
+    JobStatus.CANCELLED,
+)
+
+
+class JobPool(StrEnum):
+    AI = "AI"
+    GITHUB = "GITHUB"
+
+
+class AttemptOutcome(StrEnum):
+    """How one execution of a job ended; NULL in the database while it is still running."""
+
+    SUCCEEDED = "SUCCEEDED"
+    FAILED = "FAILED"
+    RETRY_SCHEDULED = "RETRY_SCHEDULED"
+    RATE_LIMITED = "RATE_LIMITED"
+    INTERRUPTED = "INTERRUPTED"
+    CANCELLED = "CANCELLED"
+    STALLED = "STALLED"
+    DISCARDED = "DISCARDED"
+
+
+class SourceType(StrEnum):
+    TEXT = "TEXT"
+    HTML = "HTML"
+    URL = "URL"
+    FILE = "FILE"

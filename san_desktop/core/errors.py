@@ -1,0 +1,79 @@
+"""Expected failures, each carrying a sentence a user can act on.
+
+Anything that is not a ``SanError`` is a bug: it is logged with its traceback and shown in a crash dialog.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class SanError(Exception):
+    """An expected failure with a message fit to show to the user as it is."""
+
+    exit_code = 1
+
+
+class DataDirectoryError(SanError):
+    pass
+
+
+class InstanceLockedError(SanError):
+    exit_code = 3
+
+    def __init__(self, data_dir: Path, holder: str | None) -> None:
+        who = f" (process {holder})" if holder else ""
+        super().__init__(
+            f"SAN Desktop is already running on the data directory {data_dir}{who}. "
+            "Switch to the open window, or close it before starting another one."
+        )
+        self.data_dir = data_dir
+        self.holder = holder
+
+
+class DatabaseError(SanError):
+    exit_code = 4
+
+
+class NotADatabaseError(DatabaseError):
+    def __init__(self, path: Path, detail: str = "") -> None:
+        extra = f" ({detail})" if detail else ""
+        super().__init__(
+            f"The file {path} is not a SAN Desktop database{extra}. It was left untouched. "
+            "Move it away or restore it from a backup, then start SAN Desktop again."
+        )
+        self.path = path
+
+
+class DatabaseTooNewError(DatabaseError):
+    def __init__(self, path: Path, db_revision: str, app_head: str) -> None:
+        super().__init__(
+            f"The database {path} is at schema revision {db_revision}, which this version of SAN Desktop "
+            f"does not know (its newest revision is {app_head}). It was probably written by a newer "
+            "version: update SAN Desktop, or point it at another data directory. The file was not changed."
+        )
+        self.path = path
+        self.db_revision = db_revision
+        self.app_head = app_head
+
+
+class DatabaseLockedError(DatabaseError):
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"The database {path} is locked by another program. Close whatever has it open "
+            "(another SAN Desktop, a database browser) and try again."
+        )
+        self.path = path
+
+
+class SqliteDriverError(DatabaseError):
+    pass
+
+
+class KeyringUnavailableError(SanError):
+    def __init__(self, detail: str) -> None:
+        super().__init__(
+            "No system keyring is available to store secrets safely "
+            f"({detail}). Install and unlock a keyring service (GNOME Keyring, KWallet, "
+            "macOS Keychain or Windows Credential Manager) and try again."
+        )

@@ -1,0 +1,217 @@
+"""Typed SQLAlchemy models. The schema itself is created by the Alembic migrations in migrations/;
+a drift guard test checks that migrating to head yields exactly what these models describe."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, ClassVar
+
+import sqlalchemy as sa
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+from san_desktop.core.enums import (
+    ACTIVE_JOB_STATUSES,
+    AttemptOutcome,
+    JobPool,
+    JobStatus,
+    JobType,
+    SourceType,
+)
+from san_desktop.core.ids import new_id
+from san_desktop.core.timeutil import utcnow
+from san_desktop.db.types import UTCDateTime, enum_column_type
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+ID = sa.String(36)
+
+
+class Base(DeclarativeBase):
+    metadata = sa.MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map: ClassVar[dict[Any, Any]] = {datetime: UTCDateTime()}
+
+
+def _id_column() -> Mapped[str]:
+    return mapped_column(ID, primary_key=True, default=new_id)
+
+
+def _created_column() -> Mapped[datetime]:
+    return mapped_column(default=utcnow)
+
+
+class AppSession(Base):
+    """One row per app start; work owned by a session whose process is gone is recovered."""
+
+    __tablename__ = "app_sessions"
+
+    id: Mapped[str] = _id_column()
+    pid: Mapped[int]
+    hostname: Mapped[str] = mapped_column(sa.String(255))
+    kind: Mapped[str] = mapped_column(sa.String(20))  # "gui", "headless" or "cli"
+    app_version: Mapped[str] = mapped_column(sa.String(40))
+    started_at: Mapped[datetime] = _created_column()
+    ended_at: Mapped[datetime | None]
+
+
+class Scrap(Base):
+    __tablename__ = "scraps"
+    __table_args__ = (
+        # One live scrap per content and source type; a deleted scrap frees its content again.
+        sa.Index(
+            "uq_scraps_source_type_content_hash",
+            "source_type",
+            "content_hash",
+            unique=True,
+            sqlite_where=sa.text("deleted_at IS NULL"),
+        ),
+        sa.Index("ix_scraps_created_at", "created_at"),
+    )
+
+    id: Mapped[str] = _id_column()
+    source_type: Mapped[SourceType] = mapped_column(enum_column_type(SourceType, "source_type"))
+    source_ref: Mapped[str | None] = mapped_column(sa.Text)
+    content: Mapped[str] = mapped_column(sa.Text)
+    raw_content: Mapped[str | None] = mapped_column(sa.Text)  # e.g. the HTML a text was taken from
+    content_hash: Mapped[str] = mapped_column(sa.String(64))
+    refined_content: Mapped[str | None] = mapped_column(sa.Text)
+    created_at: Mapped[datetime] = _created_column()
+    deleted_at: Mapped[datetime | None]
+
+    card: Mapped[KnowledgeCard | None] = relationship(back_populates="scrap")
+
+
+class Category(Base):
+    __tablename__ = "categories"
+
+    id: Mapped[str] = _id_column()
+    name: Mapped[str] = mapped_column(sa.String(100))
+    # casefolded name: get-or-create is case-insensitive and the unique constraint enforces it
+    name_key: Mapped[str] = mapped_column(sa.String(100), unique=True)
+    created_at: Mapped[datetime] = _created_column()
+
+
+card_tags = sa.Table(
+    "card_tags",
+    Base.metadata,
+    sa.Column("card_id", ID, sa.ForeignKey("knowledge_cards.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("tag_id", ID, sa.ForeignKey("tags.id", ondelete="CASCADE"), primary_key=True),
+    sa.Index("ix_card_tags_tag_id", "tag_id"),
+)
+
+
+class Tag(Base):
+    __tablename__ = "tags"
+
+    id: Mapped[str] = _id_column()
+    name: Mapped[str] = mapped_column(sa.String(100))
+    name_key: Mapped[str] = mapped_column(sa.String(100), unique=True)
+    created_at: Mapped[datetime] = _created_column()
+
+
+class KnowledgeCard(Base):
+    __tablename__ = "knowledge_cards"
+
+    id: Mapped[str] = _id_column()
+    scrap_id: Mapped[str] = mapped_column(ID, sa.ForeignKey("scraps.id", ondelete="CASCADE"), unique=True)
+    title: Mapped[str] = mapped_column(sa.String(200))
+    summary: Mapped[str] = mapped_column(sa.Text)
+    category_id: Mapped[str | None] = mapped_column(
+        ID, sa.ForeignKey("categories.id", ondelete="SET NULL"), index=True
+    )
+    embedding_model: Mapped[str | None] = mapped_column(sa.String(200))
+    created_at: Mapped[datetime] = _created_column()
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+    scrap: Mapped[Scrap] = relationship(back_populates="card")
+    category: Mapped[Category | None] = relationship()
+    tags: Mapped[list[Tag]] = relationship(secondary=card_tags)
+
+
+class CardEmbedding(Base):
+    """The canonical copy of each card's vector (float32 little-endian), with its model and dimension.
+
+    sqlite-vec indexes are derived from these rows per (model, dimension) and can be rebuilt; vectors of
+    different models are never compared.
+    """
+
+    __tablename__ = "card_embeddings"
+
+    card_id: Mapped[str] = mapped_column(
+        ID, sa.ForeignKey("knowledge_cards.id", ondelete="CASCADE"), primary_key=True
+    )
+    model_id: Mapped[str] = mapped_column(sa.String(200), index=True)
+    dim: Mapped[int]
+    vector: Mapped[bytes] = mapped_column(sa.LargeBinary)
+    created_at: Mapped[datetime] = _created_column()
+
+
+class AsyncJob(Base):
+    """The job queue and its record. ``target_id`` has no foreign key: its meaning depends on the type."""
+
+    __tablename__ = "async_jobs"
+    __table_args__ = (
+        # At most one job that will still run per (target, type); finished jobs may pile up freely.
+        sa.Index(
+            "uq_async_jobs_active_target_job_type",
+            "target_id",
+            "job_type",
+            unique=True,
+            sqlite_where=sa.text(
+                "status IN (" + ", ".join(f"'{status.value}'" for status in ACTIVE_JOB_STATUSES) + ")"
+            ),
+        ),
+        sa.Index("ix_async_jobs_status_run_after", "status", "run_after"),
+        sa.Index("ix_async_jobs_target_id", "target_id"),
+        sa.Index("ix_async_jobs_updated_at", "updated_at"),
+        sa.CheckConstraint("attempts >= 0", name="attempts_non_negative"),
+        sa.CheckConstraint("max_attempts >= 1", name="max_attempts_positive"),
+    )
+
+    id: Mapped[str] = _id_column()
+    job_type: Mapped[JobType] = mapped_column(enum_column_type(JobType, "job_type"))
+    target_id: Mapped[str] = mapped_column(ID)
+    status: Mapped[JobStatus] = mapped_column(
+        enum_column_type(JobStatus, "status"), default=JobStatus.PENDING
+    )
+    payload: Mapped[str | None] = mapped_column(sa.Text)  # small JSON parameters, if a type needs any
+    error_message: Mapped[str | None] = mapped_column(sa.String(1000))
+    attempts: Mapped[int] = mapped_column(default=0)
+    max_attempts: Mapped[int] = mapped_column(default=3)
+    run_after: Mapped[datetime | None]
+    owner_session: Mapped[str | None] = mapped_column(
+        ID, sa.ForeignKey("app_sessions.id", ondelete="SET NULL")
+    )
+    lease_until: Mapped[datetime | None]
+    created_at: Mapped[datetime] = _created_column()
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+    started_at: Mapped[datetime | None]  # when the current attempt started: thresholds count from here
+    finished_at: Mapped[datetime | None]
+
+    attempt_rows: Mapped[list[JobAttempt]] = relationship(
+        back_populates="job", order_by="JobAttempt.started_at"
+    )
+
+
+class JobAttempt(Base):
+    """One execution of a job; ``outcome`` is NULL while it runs."""
+
+    __tablename__ = "job_attempts"
+
+    id: Mapped[str] = _id_column()
+    job_id: Mapped[str] = mapped_column(ID, sa.ForeignKey("async_jobs.id", ondelete="CASCADE"), index=True)
+    attempt: Mapped[int]
+    run_id: Mapped[str] = mapped_column(ID)
+    session_id: Mapped[str] = mapped_column(ID, index=True)
+    pool: Mapped[JobPool] = mapped_column(enum_column_type(JobPool, "pool"))
+    started_at: Mapped[datetime] = _created_column()
+    ended_at: Mapped[datetime | None]
+    outcome: Mapped[AttemptOutcome | None] = mapped_column(enum_column_type(AttemptOutcome, "outcome"))
+    error_text: Mapped[str | None] = mapped_column(sa.Text)
+
+    job: Mapped[AsyncJob] = relationship(back_populates="attempt_rows")

@@ -1,0 +1,111 @@
+"""`san doctor`: what this installation runs on, gathered without changing anything."""
+
+from __future__ import annotations
+
+import platform
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import keyring
+import keyring.backends.fail
+import keyring.errors
+import sqlite_vec
+
+from san_desktop import __version__
+from san_desktop.core.errors import SanError
+from san_desktop.core.paths import database_path
+from san_desktop.db.engine import SqliteDriver, can_load_extensions, choose_driver
+from san_desktop.db.migrate import head_revision, read_revision
+
+
+@dataclass(frozen=True)
+class DoctorReport:
+    app_version: str
+    python_version: str
+    python_executable: str
+    platform: str
+    sqlite_driver: str
+    sqlite_version: str
+    stdlib_sqlite_loads_extensions: bool
+    sqlite_vec_version: str
+    data_dir: str
+    database_file: str
+    database_exists: bool
+    database_revision: str | None
+    code_head_revision: str
+    database_status: str
+    keyring_backend: str
+    keyring_usable: bool
+    keyring_message: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _sqlite_vec_version(driver: SqliteDriver) -> str:
+    conn = driver.module.connect(":memory:")
+    try:
+        conn.enable_load_extension(True)
+        sqlite_vec.load(conn)
+        return str(conn.execute("SELECT vec_version()").fetchone()[0])
+    except Exception as exc:
+        return f"unavailable ({type(exc).__name__}: {exc})"
+    finally:
+        conn.close()
+
+
+def keyring_status() -> tuple[str, bool, str]:
+    """(backend name, usable, message) — usable means secrets can be stored somewhere safe."""
+    try:
+        backend = keyring.get_keyring()
+    except Exception as exc:
+        return ("none", False, f"{type(exc).__name__}: {exc}")
+    name = f"{type(backend).__module__}.{type(backend).__qualname__}"
+    if isinstance(backend, keyring.backends.fail.Keyring):
+        return (name, False, "no keyring backend is available on this system")
+    if "keyrings.alt" in name:
+        return (name, False, "the keyrings.alt backend stores secrets in plain text and is not used")
+    return (name, True, "ok")
+
+
+def _database_status(path: Path, driver: SqliteDriver, head: str) -> tuple[str | None, str]:
+    try:
+        revision = read_revision(path, driver)
+    except SanError as exc:
+        return None, f"error: {exc}"
+    if not path.exists():
+        return None, "not created yet (made on first start)"
+    if revision == head:
+        return revision, "up to date"
+    if revision is None:
+        return None, "empty (migrated on next start)"
+    return revision, f"will be migrated from {revision} to {head} on next start"
+
+
+def collect(data_dir: Path) -> DoctorReport:
+    driver = choose_driver()
+    db_file = database_path(data_dir)
+    head = head_revision()
+    revision, status = _database_status(db_file, driver, head)
+    kr_name, kr_ok, kr_message = keyring_status()
+    return DoctorReport(
+        app_version=__version__,
+        python_version=platform.python_version(),
+        python_executable=sys.executable,
+        platform=platform.platform(),
+        sqlite_driver=driver.name,
+        sqlite_version=driver.sqlite_version,
+        stdlib_sqlite_loads_extensions=can_load_extensions(__import__("sqlite3")),
+        sqlite_vec_version=_sqlite_vec_version(driver),
+        data_dir=str(data_dir),
+        database_file=str(db_file),
+        database_exists=db_file.exists(),
+        database_revision=revision,
+        code_head_revision=head,
+        database_status=status,
+        keyring_backend=kr_name,
+        keyring_usable=kr_ok,
+        keyring_message=kr_message,
+    )

@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+from PySide6 import __version__ as pyside_version
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from san_desktop import APP_NAME, __version__
+from san_desktop.bootstrap import Backend
+from san_desktop.ui.resources import app_icon
+
+
+class AboutDialog(QDialog):
+    """Version, where the data lives, and a way to open that folder. No signals of its own."""
+
+    def __init__(self, backend: Backend, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"About {APP_NAME}")
+        self._data_dir = backend.data_dir
+
+        heading = QLabel(f"<h2>{APP_NAME}</h2><p>Scrap what you read; keep what you learn.</p>")
+        icon = QLabel()
+        icon.setPixmap(app_icon().pixmap(64, 64))
+
+        form = QFormLayout()
+        self.version_label = self._selectable(__version__)
+        self.data_dir_label = self._selectable(str(backend.data_dir))
+        form.addRow("Version:", self.version_label)
+        form.addRow("Data directory:", self.data_dir_label)
+        form.addRow(
+            "Database:", self._selectable(f"{backend.db.path.name} (schema {backend.db.migration.head})")
+        )
+        form.addRow("Log file:", self._selectable(str(backend.log_file)))
+        driver = backend.db.driver
+        runs_on = f"PySide6 {pyside_version}, SQLite {driver.sqlite_version} ({driver.name})"
+        form.addRow("Runs on:", self._selectable(runs_on))
+
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        open_folder = QPushButton("Open data folder")
+        buttons.addButton(open_folder, QDialogButtonBox.ButtonRole.ActionRole)
+        open_folder.clicked.connect(self._on_open_folder_clicked)
+        buttons.rejected.connect(self.reject)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(icon)
+        layout.addWidget(heading)
+        layout.addLayout(form)
+        layout.addWidget(buttons)
+
+    @staticmethod
+    def _selectable(text: str) -> QLabel:
+        label = QLabel(text)
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        return label
+
+    def _on_open_folder_clicked(self) -> None:
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(self._data_dir)))

@@ -1,0 +1,164 @@
+from __future__ import annotations
+
+import logging
+
+from PySide6.QtCore import QSize, Qt, QUrl, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMainWindow,
+    QStackedWidget,
+    QWidget,
+)
+
+from san_desktop import APP_NAME
+from san_desktop.bootstrap import Backend
+from san_desktop.ui.about_dialog import AboutDialog
+from san_desktop.ui.placeholder_page import PlaceholderPage
+from san_desktop.ui.resources import app_icon
+
+log = logging.getLogger(__name__)
+
+# (key, navigation label, what the page will do)
+PAGES: tuple[tuple[str, str, str], ...] = (
+    (
+        "inbox",
+        "Inbox",
+        "Everything you scrap — from the clipboard, drag and drop, files and URLs — lands here, "
+        "with the state of its analysis.",
+    ),
+    (
+        "cards",
+        "Cards",
+        "Knowledge cards made from your scraps: search them, read them and follow similar cards.",
+    ),
+    ("til", "TIL", 'A "Today I Learned" note per day: generate it, review and edit it, commit it to GitHub.'),
+    ("quizzes", "Quizzes", "Recall quizzes that bring back what you learned."),
+    ("stars", "Stars", "Recommendations from your starred GitHub repositories."),
+    (
+        "jobs",
+        "Jobs",
+        "Background work (analysis, TIL generation, commits) with its state, errors and retries.",
+    ),
+)
+
+
+class MainWindow(QMainWindow):
+    """The SAN Desktop window: navigation, pages, status bar.
+
+    Signals:
+        shut_down(): emitted once, after closing has released the database and the instance lock.
+    """
+
+    shut_down = Signal()
+
+    def __init__(self, backend: Backend) -> None:
+        super().__init__()
+        self._backend = backend
+        self._closed = False
+        self.setWindowTitle(APP_NAME)
+        self.setWindowIcon(app_icon())
+        self.resize(1100, 720)
+        self.setMinimumSize(QSize(640, 420))
+
+        self.navigation = QListWidget()
+        self.navigation.setObjectName("navigation")
+        self.navigation.setFixedWidth(170)
+        self.navigation.setStyleSheet("QListWidget#navigation::item { padding: 8px 12px; }")
+        self.pages = QStackedWidget()
+        self._page_index: dict[str, int] = {}
+        for key, label, promise in PAGES:
+            self._page_index[key] = self.pages.addWidget(PlaceholderPage(label, promise))
+            item = QListWidgetItem(label)
+            item.setData(Qt.ItemDataRole.UserRole, key)
+            self.navigation.addItem(item)
+        self.navigation.currentRowChanged.connect(self.pages.setCurrentIndex)
+        self.navigation.setCurrentRow(0)
+
+        central = QWidget()
+        layout = QHBoxLayout(central)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.navigation)
+        layout.addWidget(self.pages, 1)
+        self.setCentralWidget(central)
+
+        self._build_menus()
+        self._build_status_bar()
+
+    # --- construction -------------------------------------------------------------------------
+
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        quit_action = QAction("&Quit", self)
+        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        quit_action.triggered.connect(self.close)
+        file_menu.addAction(quit_action)
+
+        view_menu = self.menuBar().addMenu("&View")
+        for number, (key, label, _promise) in enumerate(PAGES, start=1):
+            action = QAction(label, self)
+            action.setShortcut(QKeySequence(f"Ctrl+{number}"))
+            action.triggered.connect(lambda _checked=False, k=key: self.show_page(k))
+            view_menu.addAction(action)
+
+        help_menu = self.menuBar().addMenu("&Help")
+        self.about_action = QAction(f"&About {APP_NAME}", self)
+        self.about_action.triggered.connect(self._on_about_action_triggered)
+        help_menu.addAction(self.about_action)
+        open_data = QAction("Open &data folder", self)
+        open_data.triggered.connect(self._on_open_data_triggered)
+        help_menu.addAction(open_data)
+
+    def _build_status_bar(self) -> None:
+        migration = self._backend.db.migration
+        self.database_label = QLabel(f"Data: {self._backend.data_dir}")
+        self.database_label.setToolTip(str(self._backend.db.path))
+        self.statusBar().addPermanentWidget(self.database_label)
+        if migration.previous is None:
+            self.statusBar().showMessage("Created a new database. Welcome to SAN Desktop!", 10_000)
+        elif migration.upgraded:
+            self.statusBar().showMessage(
+                f"Database upgraded from schema {migration.previous} to {migration.head}; "
+                f"the previous file was backed up to {migration.backup}.",
+                15_000,
+            )
+        else:
+            self.statusBar().showMessage("Ready.", 5_000)
+
+    # --- navigation ---------------------------------------------------------------------------
+
+    def show_page(self, key: str) -> None:
+        self.navigation.setCurrentRow(self._page_index[key])
+
+    def current_page_key(self) -> str:
+        item = self.navigation.currentItem()
+        return str(item.data(Qt.ItemDataRole.UserRole))
+
+    def page(self, key: str) -> QWidget:
+        widget = self.pages.widget(self._page_index[key])
+        assert widget is not None
+        return widget
+
+    def make_about_dialog(self) -> AboutDialog:
+        return AboutDialog(self._backend, self)
+
+    # --- slots --------------------------------------------------------------------------------
+
+    def _on_about_action_triggered(self) -> None:
+        self.make_about_dialog().exec()
+
+    def _on_open_data_triggered(self) -> None:
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(self._backend.data_dir)))
+
+    # --- shutdown -----------------------------------------------------------------------------
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if not self._closed:
+            self._closed = True
+            log.info("Main window closing")
+            self._backend.close()
+            self.shut_down.emit()
+        event.accept()

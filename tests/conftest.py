@@ -1,0 +1,59 @@
+"""Every test runs offscreen, on a temporary data directory, with an in-memory keyring."""
+
+from __future__ import annotations
+
+import os
+
+# Before Qt is imported anywhere: no display is needed or used.
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import keyring
+import pytest
+
+from san_desktop.bootstrap import Backend, start_backend
+from san_desktop.core.logging_setup import teardown_logging
+from san_desktop.core.paths import database_path
+from san_desktop.db.database import Database, open_database
+from tests.support.memory_keyring import MemoryKeyring
+
+
+@pytest.fixture(autouse=True)
+def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[MemoryKeyring]:
+    """No test may touch the user's data directory or keyring, in this process or in children."""
+    monkeypatch.setenv("SAN_DATA_DIR", str(tmp_path / "san-data"))
+    for var in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"):
+        monkeypatch.setenv(var, str(tmp_path / "xdg" / var.lower()))
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    monkeypatch.delenv("SAN_SQLITE_DRIVER", raising=False)
+    # Child processes cannot share the in-memory backend: make sure they find no real one either.
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+    previous = keyring.get_keyring()
+    memory = MemoryKeyring()
+    keyring.set_keyring(memory)
+    yield memory
+    keyring.set_keyring(previous)
+    teardown_logging()
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "san-data"
+
+
+@pytest.fixture
+def db(data_dir: Path) -> Iterator[Database]:
+    """A database file migrated to head (never ``create_all``)."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    database = open_database(database_path(data_dir))
+    yield database
+    database.dispose()
+
+
+@pytest.fixture
+def backend(data_dir: Path) -> Iterator[Backend]:
+    started = start_backend(data_dir, kind="gui", log_to_stderr=False)
+    yield started
+    started.close()

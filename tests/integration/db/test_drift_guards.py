@@ -1,0 +1,133 @@
+"""The three guards against drift between code and database (seed 002) and proof that each can fail."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
+
+from san_desktop.core import enums
+from san_desktop.core.enums import JobStatus, JobType
+from san_desktop.db.database import Database
+from san_desktop.db.models import AsyncJob, Base
+from san_desktop.db.vectors import card_index_table, ensure_card_index, vec_table_names
+from tests.integration.db.drift import enum_columns, enum_constraint_mismatches, schema_differences
+
+# --- 1. migrations produce exactly the schema the models describe ------------------------------
+
+
+def test_migrated_schema_matches_the_models(db: Database) -> None:
+    with db.engine.begin() as conn:
+        # a vec0 index and its shadow tables exist in real databases: the filter must hide them
+        table = ensure_card_index(conn, "local-hash-ngram-v1", 8)
+        assert table in vec_table_names(conn)
+        assert len(vec_table_names(conn)) > 1  # the shadow tables are recognised too
+        assert schema_differences(conn, Base.metadata) == []
+
+
+def test_schema_guard_reports_a_missing_index(db: Database) -> None:
+    with db.engine.begin() as conn:
+        conn.exec_driver_sql("DROP INDEX ix_async_jobs_updated_at")
+        differences = schema_differences(conn, Base.metadata)
+    assert any(diff[0] == "add_index" and diff[1].name == "ix_async_jobs_updated_at" for diff in differences)
+
+
+def test_schema_guard_without_the_vec_filter_would_see_vec_tables(db: Database) -> None:
+    with db.engine.begin() as conn:
+        table = ensure_card_index(conn, "some-model", 4)
+        differences = schema_differences(conn, Base.metadata, include_name=lambda *_args: True)
+    removed = {diff[1].name for diff in differences if diff[0] == "remove_table"}
+    assert table in removed
+    assert card_index_table("some-model", 4) == table
+
+
+# --- 2. every enum's values equal its CHECK constraint in the migrated database ----------------
+
+
+def test_every_enum_column_has_a_check_listing_exactly_its_values(db: Database) -> None:
+    expected = enum_columns(Base.metadata)
+    # all the enums the app stores are covered
+    stored_enums = {enums.JobType, enums.JobStatus, enums.JobPool, enums.AttemptOutcome, enums.SourceType}
+    assert {frozenset(member.value for member in e) for e in stored_enums} <= {
+        frozenset(values) for values in expected.values()
+    }
+    with db.engine.connect() as conn:
+        assert enum_constraint_mismatches(conn, expected) == []
+
+
+def test_enum_guard_catches_a_value_added_in_code_but_not_migrated(db: Database) -> None:
+    class JobTypeWithNewValue(StrEnum):  # what a developer adding a job type without a migration makes
+        CARD_ANALYSIS = "CARD_ANALYSIS"
+        SCRAP_REFINE = "SCRAP_REFINE"
+        TIL_GENERATION = "TIL_GENERATION"
+        TIL_GITHUB_COMMIT = "TIL_GITHUB_COMMIT"
+        RECALL_QUIZ_GENERATION = "RECALL_QUIZ_GENERATION"
+        GITHUB_STAR_RECOMMENDATION = "GITHUB_STAR_RECOMMENDATION"
+        CARD_REEMBED = "CARD_REEMBED"
+
+    expected = enum_columns(Base.metadata)
+    expected[("async_jobs", "job_type")] = {member.value for member in JobTypeWithNewValue}
+    with db.engine.connect() as conn:
+        problems = enum_constraint_mismatches(conn, expected)
+    assert problems == ["async_jobs.job_type: values missing from the CHECK constraint: ['CARD_REEMBED']"]
+    # and the database really would reject it: the incident the guard exists for
+    with pytest.raises(IntegrityError, match="CHECK constraint failed"), db.engine.begin() as conn:
+        conn.exec_driver_sql(
+            "INSERT INTO async_jobs (id, job_type, target_id, status, attempts, max_attempts, created_at, "
+            "updated_at) VALUES ('j', 'CARD_REEMBED', 't', 'PENDING', 0, 3, '2026-01-01', '2026-01-01')"
+        )
+
+
+def test_enum_guard_catches_a_column_without_constraint(db: Database) -> None:
+    with db.engine.connect() as conn:
+        problems = enum_constraint_mismatches(conn, {("async_jobs", "payload"): {"A"}})
+    assert problems == ["async_jobs.payload: no CHECK constraint listing its values"]
+
+
+# --- 3. one active job per (target_id, job_type); finished ones may share it -------------------
+
+
+def _job(status: JobStatus, job_type: JobType = JobType.CARD_ANALYSIS, target: str = "scrap-1") -> AsyncJob:
+    return AsyncJob(job_type=job_type, target_id=target, status=status)
+
+
+def test_finished_jobs_may_share_a_target_and_type(db: Database) -> None:
+    with db.sessions.begin() as session:
+        session.add_all([_job(JobStatus.COMPLETED), _job(JobStatus.FAILED), _job(JobStatus.CANCELLED)])
+        session.add_all([_job(JobStatus.COMPLETED), _job(JobStatus.FAILED)])
+        session.add(_job(JobStatus.PENDING))  # one active among finished ones is fine
+    with db.sessions() as session:
+        assert session.scalar(sa.select(sa.func.count()).select_from(AsyncJob)) == 6
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (JobStatus.PENDING, JobStatus.PENDING),
+        (JobStatus.PENDING, JobStatus.PROCESSING),
+        (JobStatus.PROCESSING, JobStatus.PENDING),
+    ],
+)
+def test_a_second_active_job_is_rejected(db: Database, first: JobStatus, second: JobStatus) -> None:
+    with db.sessions.begin() as session:
+        session.add(_job(first))
+    with pytest.raises(IntegrityError, match="UNIQUE constraint failed"), db.sessions.begin() as session:
+        session.add(_job(second))
+
+
+def test_active_jobs_of_other_types_or_targets_do_not_conflict(db: Database) -> None:
+    with db.sessions.begin() as session:
+        session.add(_job(JobStatus.PENDING))
+        session.add(_job(JobStatus.PENDING, job_type=JobType.SCRAP_REFINE))
+        session.add(_job(JobStatus.PENDING, target="scrap-2"))
+
+
+def test_a_finished_job_can_be_followed_by_a_new_active_one(db: Database) -> None:
+    with db.sessions.begin() as session:
+        job = _job(JobStatus.PENDING)
+        session.add(job)
+    with db.sessions.begin() as session:
+        session.execute(sa.update(AsyncJob).values(status=JobStatus.FAILED))
+        session.add(_job(JobStatus.PENDING))

@@ -1,0 +1,119 @@
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+from san_desktop.core.errors import DatabaseTooNewError, NotADatabaseError
+from san_desktop.db.engine import choose_driver
+from san_desktop.db.migrate import head_revision, migrate, read_revision
+from tests.support.db import migrate_to, raw_connection
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _tables(path: Path) -> set[str]:
+    with raw_connection(path) as conn:
+        return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def test_new_database_is_created_at_head_without_backup(tmp_path: Path) -> None:
+    path = tmp_path / "san.db"
+    result = migrate(path, choose_driver())
+    assert result.previous is None
+    assert result.head == head_revision()
+    assert result.backup is None
+    assert read_revision(path, choose_driver()) == head_revision()
+    assert {"scraps", "knowledge_cards", "async_jobs", "job_attempts", "app_sessions"} <= _tables(path)
+    assert list(tmp_path.glob("*.backup-*")) == []
+
+
+def test_upgrade_from_an_earlier_revision_backs_up_first_and_keeps_data(tmp_path: Path) -> None:
+    path = tmp_path / "san.db"
+    migrate_to(path, "0001")
+    with raw_connection(path) as conn:
+        conn.execute(
+            "INSERT INTO scraps (id, source_type, content, content_hash, created_at) "
+            "VALUES ('s1', 'TEXT', 'keep me', 'h1', '2026-01-01 00:00:00')"
+        )
+    assert "async_jobs" not in _tables(path)
+
+    result = migrate(path, choose_driver())
+
+    assert (result.previous, result.head) == ("0001", head_revision())
+    assert result.backup is not None
+    assert result.backup.exists()
+    assert result.backup.parent == path.parent
+    assert "0001" in result.backup.name
+    # the backup is the database as it was before the upgrade
+    assert read_revision(result.backup, choose_driver()) == "0001"
+    assert "async_jobs" not in _tables(result.backup)
+    with raw_connection(result.backup) as conn:
+        assert conn.execute("SELECT content FROM scraps").fetchall() == [("keep me",)]
+    # and the upgraded database still holds the data
+    assert "async_jobs" in _tables(path)
+    with raw_connection(path) as conn:
+        assert conn.execute("SELECT content FROM scraps").fetchall() == [("keep me",)]
+
+
+def test_database_at_head_is_neither_touched_nor_backed_up(tmp_path: Path) -> None:
+    path = tmp_path / "san.db"
+    migrate(path, choose_driver())
+    result = migrate(path, choose_driver())
+    assert result.previous == result.head
+    assert not result.upgraded
+    assert result.backup is None
+
+
+def test_newer_database_is_refused_and_left_unchanged(tmp_path: Path) -> None:
+    path = tmp_path / "san.db"
+    migrate(path, choose_driver())
+    with raw_connection(path) as conn:
+        conn.execute("UPDATE alembic_version SET version_num = '9999_from_the_future'")
+    before = _digest(path)
+
+    with pytest.raises(DatabaseTooNewError) as refused:
+        migrate(path, choose_driver())
+
+    message = str(refused.value)
+    assert str(path) in message
+    assert "9999_from_the_future" in message
+    assert head_revision() in message
+    assert _digest(path) == before
+    assert list(tmp_path.glob("*.backup-*")) == []
+
+
+def test_random_bytes_are_reported_and_left_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "san.db"
+    path.write_bytes(os.urandom(64 * 1024))
+    before = _digest(path)
+
+    with pytest.raises(NotADatabaseError, match="not a SAN Desktop database") as refused:
+        migrate(path, choose_driver())
+
+    assert str(path) in str(refused.value)
+    assert _digest(path) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["san.db"]
+
+
+def test_corrupt_file_with_a_sqlite_header_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "san.db"
+    path.write_bytes(b"SQLite format 3\x00" + os.urandom(8192))
+    before = _digest(path)
+    with pytest.raises(NotADatabaseError):
+        migrate(path, choose_driver())
+    assert _digest(path) == before
+
+
+def test_someone_elses_sqlite_database_is_not_adopted(tmp_path: Path) -> None:
+    path = tmp_path / "san.db"
+    with raw_connection(path) as conn:
+        conn.execute("CREATE TABLE recipes (name TEXT)")
+    before = _digest(path)
+    with pytest.raises(NotADatabaseError, match="no SAN Desktop schema revision"):
+        migrate(path, choose_driver())
+    assert _digest(path) == before
