@@ -12,9 +12,7 @@ from san_desktop import APP_ID, APP_NAME, __version__
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="san-desktop", description=f"{APP_NAME}")
     parser.add_argument("--version", action="version", version=f"san-desktop {__version__}")
-    parser.add_argument(
-        "--data-dir", metavar="DIR", help="data directory (default: $SAN_DATA_DIR or the platform's)"
-    )
+    parser.add_argument("--data-dir", metavar="DIR", help="data directory (default: $SAN_DATA_DIR or the platform's)")
     # Qt's own options (-platform, -style...) pass through to QApplication.
     args, _qt_args = parser.parse_known_args(argv)
     return args
@@ -28,6 +26,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from san_desktop.bootstrap import start_backend
     from san_desktop.core.errors import SanError
+    from san_desktop.core.settings import load_settings
+    from san_desktop.jobs.queue import JobQueue
+    from san_desktop.jobs.registry import default_registry
+    from san_desktop.jobs.runner import JobRunner
     from san_desktop.ui.crash_dialog import install_excepthook, show_known_error
     from san_desktop.ui.main_window import MainWindow
     from san_desktop.ui.resources import app_icon
@@ -46,11 +48,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
 
     install_excepthook()
-    window = MainWindow(backend)
+    settings = load_settings(backend.data_dir)
+    runner = JobRunner(JobQueue(backend.db, settings.jobs), default_registry(), backend.session_id, settings.jobs)
+    window = MainWindow(backend, runner)
     window.show()
+    runner.start()
     try:
         return app.exec()
     finally:
+        runner.shutdown()
         backend.close()
 
 

@@ -16,7 +16,12 @@ import pytest
 from san_desktop.bootstrap import Backend, start_backend
 from san_desktop.core.logging_setup import teardown_logging
 from san_desktop.core.paths import database_path
+from san_desktop.core.settings import JobSettings
 from san_desktop.db.database import Database, open_database
+from san_desktop.jobs.queue import JobQueue
+from san_desktop.jobs.registry import ProcessorRegistry
+from san_desktop.jobs.runner import JobRunner
+from tests.support.jobs import fast_settings
 from tests.support.memory_keyring import MemoryKeyring
 
 
@@ -57,3 +62,29 @@ def backend(data_dir: Path) -> Iterator[Backend]:
     started = start_backend(data_dir, kind="gui", log_to_stderr=False)
     yield started
     started.close()
+
+
+@pytest.fixture
+def job_settings() -> JobSettings:
+    return fast_settings()
+
+
+@pytest.fixture
+def registry() -> ProcessorRegistry:
+    """Empty: each test registers its own processors for the job types it uses."""
+    return ProcessorRegistry()
+
+
+@pytest.fixture
+def queue(backend: Backend, job_settings: JobSettings) -> JobQueue:
+    return JobQueue(backend.db, job_settings)
+
+
+@pytest.fixture
+def runner(
+    qapp: object, backend: Backend, queue: JobQueue, registry: ProcessorRegistry, job_settings: JobSettings
+) -> Iterator[JobRunner]:
+    job_runner = JobRunner(queue, registry, backend.session_id, job_settings)
+    yield job_runner
+    job_runner.shutdown()
+    job_runner.deleteLater()

@@ -117,9 +117,7 @@ def upgrade() -> None:
             name=op.f("fk_card_tags_card_id_knowledge_cards"),
             ondelete="CASCADE",
         ),
-        sa.ForeignKeyConstraint(
-            ["tag_id"], ["tags.id"], name=op.f("fk_card_tags_tag_id_tags"), ondelete="CASCADE"
-        ),
+        sa.ForeignKeyConstraint(["tag_id"], ["tags.id"], name=op.f("fk_card_tags_tag_id_tags"), ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("card_id", "tag_id", name=op.f("pk_card_tags")),
     )
     op.create_index("ix_card_tags_tag_id", "card_tags", ["tag_id"])

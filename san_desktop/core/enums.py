@@ -37,6 +37,13 @@ FINISHED_JOB_STATUSES: tuple[JobStatus, ...] = (
 )
 
 
+class ErrorKind(StrEnum):
+    """Whether a failed job may succeed if run again later."""
+
+    TRANSIENT = "TRANSIENT"
+    PERMANENT = "PERMANENT"
+
+
 class JobPool(StrEnum):
     AI = "AI"
     GITHUB = "GITHUB"
@@ -60,3 +67,14 @@ class SourceType(StrEnum):
     HTML = "HTML"
     URL = "URL"
     FILE = "FILE"
+
+
+# Which worker pool runs each job type: GitHub work must never starve AI work, nor the reverse.
+JOB_POOLS: dict[JobType, JobPool] = {
+    JobType.CARD_ANALYSIS: JobPool.AI,
+    JobType.SCRAP_REFINE: JobPool.AI,
+    JobType.TIL_GENERATION: JobPool.AI,
+    JobType.TIL_GITHUB_COMMIT: JobPool.GITHUB,
+    JobType.RECALL_QUIZ_GENERATION: JobPool.AI,
+    JobType.GITHUB_STAR_RECOMMENDATION: JobPool.AI,
+}

@@ -19,9 +19,7 @@ def setup_logging(data_dir: Path, *, level: int = logging.INFO, stderr: bool = T
     root = logging.getLogger()
     log_file = data_dir / LOG_DIR / "san.log"
     log_file.parent.mkdir(parents=True, exist_ok=True)
-    file_handler = logging.handlers.RotatingFileHandler(
-        log_file, maxBytes=2_000_000, backupCount=5, encoding="utf-8"
-    )
+    file_handler = logging.handlers.RotatingFileHandler(log_file, maxBytes=2_000_000, backupCount=5, encoding="utf-8")
     handlers: list[logging.Handler] = [file_handler]
     if stderr:
         handlers.append(logging.StreamHandler(sys.stderr))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +21,17 @@ class Database:
     engine: sa.Engine
     sessions: sessionmaker[Session]
     migration: MigrationResult
+
+    @contextmanager
+    def write(self) -> Iterator[Session]:
+        """One unit of work that writes: takes SQLite's write lock up front (BEGIN IMMEDIATE), so a
+        read-then-write transaction never fails half-way on a lock, and commits once on success."""
+        with (
+            self.engine.connect().execution_options(sqlite_begin="IMMEDIATE") as connection,
+            Session(connection, expire_on_commit=False) as session,
+            session.begin(),
+        ):
+            yield session
 
     def dispose(self) -> None:
         self.engine.dispose()

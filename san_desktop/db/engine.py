@@ -60,9 +60,7 @@ def choose_driver(preference: str | None = None, *, stdlib: ModuleType = sqlite3
     library's when it can load extensions, else ``sqlean``."""
     wanted = (preference or os.environ.get(DRIVER_ENV) or "auto").strip().lower()
     if wanted not in (*DRIVERS, "auto"):
-        raise SqliteDriverError(
-            f"Unknown SQLite driver {wanted!r} in {DRIVER_ENV}; use one of: auto, sqlite3, sqlean."
-        )
+        raise SqliteDriverError(f"Unknown SQLite driver {wanted!r} in {DRIVER_ENV}; use one of: auto, sqlite3, sqlean.")
     if wanted in ("auto", "sqlite3") and can_load_extensions(stdlib):
         return SqliteDriver("sqlite3", stdlib)
     if wanted == "sqlite3":

@@ -12,6 +12,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from san_desktop.core.enums import (
     ACTIVE_JOB_STATUSES,
     AttemptOutcome,
+    ErrorKind,
     JobPool,
     JobStatus,
     JobType,
@@ -121,9 +122,7 @@ class KnowledgeCard(Base):
     scrap_id: Mapped[str] = mapped_column(ID, sa.ForeignKey("scraps.id", ondelete="CASCADE"), unique=True)
     title: Mapped[str] = mapped_column(sa.String(200))
     summary: Mapped[str] = mapped_column(sa.Text)
-    category_id: Mapped[str | None] = mapped_column(
-        ID, sa.ForeignKey("categories.id", ondelete="SET NULL"), index=True
-    )
+    category_id: Mapped[str | None] = mapped_column(ID, sa.ForeignKey("categories.id", ondelete="SET NULL"), index=True)
     embedding_model: Mapped[str | None] = mapped_column(sa.String(200))
     created_at: Mapped[datetime] = _created_column()
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
@@ -142,9 +141,7 @@ class CardEmbedding(Base):
 
     __tablename__ = "card_embeddings"
 
-    card_id: Mapped[str] = mapped_column(
-        ID, sa.ForeignKey("knowledge_cards.id", ondelete="CASCADE"), primary_key=True
-    )
+    card_id: Mapped[str] = mapped_column(ID, sa.ForeignKey("knowledge_cards.id", ondelete="CASCADE"), primary_key=True)
     model_id: Mapped[str] = mapped_column(sa.String(200), index=True)
     dim: Mapped[int]
     vector: Mapped[bytes] = mapped_column(sa.LargeBinary)
@@ -166,7 +163,8 @@ class AsyncJob(Base):
                 "status IN (" + ", ".join(f"'{status.value}'" for status in ACTIVE_JOB_STATUSES) + ")"
             ),
         ),
-        sa.Index("ix_async_jobs_status_run_after", "status", "run_after"),
+        # claim order: the oldest runnable job first (ids are time-ordered UUIDv7)
+        sa.Index("ix_async_jobs_status_id", "status", "id"),
         sa.Index("ix_async_jobs_target_id", "target_id"),
         sa.Index("ix_async_jobs_updated_at", "updated_at"),
         sa.CheckConstraint("attempts >= 0", name="attempts_non_negative"),
@@ -176,26 +174,21 @@ class AsyncJob(Base):
     id: Mapped[str] = _id_column()
     job_type: Mapped[JobType] = mapped_column(enum_column_type(JobType, "job_type"))
     target_id: Mapped[str] = mapped_column(ID)
-    status: Mapped[JobStatus] = mapped_column(
-        enum_column_type(JobStatus, "status"), default=JobStatus.PENDING
-    )
+    status: Mapped[JobStatus] = mapped_column(enum_column_type(JobStatus, "status"), default=JobStatus.PENDING)
     payload: Mapped[str | None] = mapped_column(sa.Text)  # small JSON parameters, if a type needs any
     error_message: Mapped[str | None] = mapped_column(sa.String(1000))
+    error_kind: Mapped[ErrorKind | None] = mapped_column(enum_column_type(ErrorKind, "error_kind"))
     attempts: Mapped[int] = mapped_column(default=0)
     max_attempts: Mapped[int] = mapped_column(default=3)
     run_after: Mapped[datetime | None]
-    owner_session: Mapped[str | None] = mapped_column(
-        ID, sa.ForeignKey("app_sessions.id", ondelete="SET NULL")
-    )
+    owner_session: Mapped[str | None] = mapped_column(ID, sa.ForeignKey("app_sessions.id", ondelete="SET NULL"))
     lease_until: Mapped[datetime | None]
     created_at: Mapped[datetime] = _created_column()
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
     started_at: Mapped[datetime | None]  # when the current attempt started: thresholds count from here
     finished_at: Mapped[datetime | None]
 
-    attempt_rows: Mapped[list[JobAttempt]] = relationship(
-        back_populates="job", order_by="JobAttempt.started_at"
-    )
+    attempt_rows: Mapped[list[JobAttempt]] = relationship(back_populates="job", order_by="JobAttempt.started_at")
 
 
 class JobAttempt(Base):

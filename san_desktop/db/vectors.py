@@ -13,9 +13,7 @@ from collections.abc import Callable, Mapping
 
 import sqlalchemy as sa
 
-_SHADOW_SUFFIX = re.compile(
-    r"_(chunks|info|rowids|auxiliary|vector_chunks\d+|metadatachunks\d+|metadatatext\d+)$"
-)
+_SHADOW_SUFFIX = re.compile(r"_(chunks|info|rowids|auxiliary|vector_chunks\d+|metadatachunks\d+|metadatatext\d+)$")
 
 
 def vec_table_names(conn: sa.Connection) -> set[str]:

@@ -15,9 +15,7 @@ from san_desktop.db.models import AppSession
 
 def start_session(db: Database, kind: str) -> str:
     with db.sessions.begin() as session:
-        row = AppSession(
-            pid=os.getpid(), hostname=socket.gethostname()[:255], kind=kind, app_version=__version__[:40]
-        )
+        row = AppSession(pid=os.getpid(), hostname=socket.gethostname()[:255], kind=kind, app_version=__version__[:40])
         session.add(row)
         session.flush()
         return row.id

@@ -35,9 +35,7 @@ class AboutDialog(QDialog):
         self.data_dir_label = self._selectable(str(backend.data_dir))
         form.addRow("Version:", self.version_label)
         form.addRow("Data directory:", self.data_dir_label)
-        form.addRow(
-            "Database:", self._selectable(f"{backend.db.path.name} (schema {backend.db.migration.head})")
-        )
+        form.addRow("Database:", self._selectable(f"{backend.db.path.name} (schema {backend.db.migration.head})"))
         form.addRow("Log file:", self._selectable(str(backend.log_file)))
         driver = backend.db.driver
         runs_on = f"PySide6 {pyside_version}, SQLite {driver.sqlite_version} ({driver.name})"

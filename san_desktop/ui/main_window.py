@@ -16,7 +16,9 @@ from PySide6.QtWidgets import (
 
 from san_desktop import APP_NAME
 from san_desktop.bootstrap import Backend
+from san_desktop.jobs.runner import JobRunner
 from san_desktop.ui.about_dialog import AboutDialog
+from san_desktop.ui.jobs_page import JobsPage
 from san_desktop.ui.placeholder_page import PlaceholderPage
 from san_desktop.ui.resources import app_icon
 
@@ -50,14 +52,16 @@ class MainWindow(QMainWindow):
     """The SAN Desktop window: navigation, pages, status bar.
 
     Signals:
-        shut_down(): emitted once, after closing has released the database and the instance lock.
+        shut_down(): emitted once, after closing has stopped the job runner and released the database
+            and the instance lock.
     """
 
     shut_down = Signal()
 
-    def __init__(self, backend: Backend) -> None:
+    def __init__(self, backend: Backend, runner: JobRunner) -> None:
         super().__init__()
         self._backend = backend
+        self._runner = runner
         self._closed = False
         self.setWindowTitle(APP_NAME)
         self.setWindowIcon(app_icon())
@@ -71,7 +75,8 @@ class MainWindow(QMainWindow):
         self.pages = QStackedWidget()
         self._page_index: dict[str, int] = {}
         for key, label, promise in PAGES:
-            self._page_index[key] = self.pages.addWidget(PlaceholderPage(label, promise))
+            page: QWidget = JobsPage(runner) if key == "jobs" else PlaceholderPage(label, promise)
+            self._page_index[key] = self.pages.addWidget(page)
             item = QListWidgetItem(label)
             item.setData(Qt.ItemDataRole.UserRole, key)
             self.navigation.addItem(item)
@@ -159,6 +164,7 @@ class MainWindow(QMainWindow):
         if not self._closed:
             self._closed = True
             log.info("Main window closing")
+            self._runner.shutdown()
             self._backend.close()
             self.shut_down.emit()
         event.accept()

@@ -8,20 +8,22 @@ from san_desktop import __version__
 from san_desktop.bootstrap import Backend
 from san_desktop.core.instance_lock import InstanceLock
 from san_desktop.db.models import AppSession
+from san_desktop.jobs.runner import JobRunner
+from san_desktop.ui.jobs_page import JobsPage
 from san_desktop.ui.main_window import PAGES, MainWindow
 from san_desktop.ui.placeholder_page import PlaceholderPage
 
 
-def _window(qtbot: QtBot, backend: Backend) -> MainWindow:
-    window = MainWindow(backend)
+def _window(qtbot: QtBot, backend: Backend, runner: JobRunner) -> MainWindow:
+    window = MainWindow(backend, runner)
     qtbot.addWidget(window)
     window.show()
     qtbot.waitExposed(window)
     return window
 
 
-def test_navigation_lists_every_section_and_switches_pages(qtbot: QtBot, backend: Backend) -> None:
-    window = _window(qtbot, backend)
+def test_navigation_lists_every_section_and_switches_pages(qtbot: QtBot, backend: Backend, runner: JobRunner) -> None:
+    window = _window(qtbot, backend, runner)
     labels = [window.navigation.item(row).text() for row in range(window.navigation.count())]
     assert labels == ["Inbox", "Cards", "TIL", "Quizzes", "Stars", "Jobs"]
     assert window.current_page_key() == "inbox"
@@ -33,22 +35,25 @@ def test_navigation_lists_every_section_and_switches_pages(qtbot: QtBot, backend
     assert window.pages.currentWidget() is window.page("jobs")
 
 
-def test_unbuilt_pages_say_so_plainly(qtbot: QtBot, backend: Backend) -> None:
-    window = _window(qtbot, backend)
+def test_unbuilt_pages_say_so_plainly(qtbot: QtBot, backend: Backend, runner: JobRunner) -> None:
+    window = _window(qtbot, backend, runner)
+    assert isinstance(window.page("jobs"), JobsPage)
     for key, _label, _promise in PAGES:
+        if key == "jobs":
+            continue
         page = window.page(key)
         assert isinstance(page, PlaceholderPage)
         assert "Not available in this version yet" in page.message.text()
 
 
-def test_status_bar_welcomes_a_new_database(qtbot: QtBot, backend: Backend) -> None:
-    window = _window(qtbot, backend)
+def test_status_bar_welcomes_a_new_database(qtbot: QtBot, backend: Backend, runner: JobRunner) -> None:
+    window = _window(qtbot, backend, runner)
     assert "new database" in window.statusBar().currentMessage()
     assert str(backend.data_dir) in window.database_label.text()
 
 
-def test_about_dialog_shows_version_and_data_directory(qtbot: QtBot, backend: Backend) -> None:
-    window = _window(qtbot, backend)
+def test_about_dialog_shows_version_and_data_directory(qtbot: QtBot, backend: Backend, runner: JobRunner) -> None:
+    window = _window(qtbot, backend, runner)
     dialog = window.make_about_dialog()
     qtbot.addWidget(dialog)
     assert dialog.version_label.text() == __version__
@@ -56,9 +61,9 @@ def test_about_dialog_shows_version_and_data_directory(qtbot: QtBot, backend: Ba
 
 
 def test_closing_the_window_ends_the_session_and_frees_the_data_directory(
-    qtbot: QtBot, backend: Backend
+    qtbot: QtBot, backend: Backend, runner: JobRunner
 ) -> None:
-    window = _window(qtbot, backend)
+    window = _window(qtbot, backend, runner)
     with qtbot.waitSignal(window.shut_down, timeout=5000):
         window.close()
     assert not backend.lock.held
@@ -68,9 +73,7 @@ def test_closing_the_window_ends_the_session_and_frees_the_data_directory(
     engine = sa.create_engine(f"sqlite:///{backend.db.path}")
     try:
         with engine.connect() as conn:
-            ended = conn.execute(
-                sa.select(AppSession.ended_at).where(AppSession.id == backend.session_id)
-            ).scalar_one()
+            ended = conn.execute(sa.select(AppSession.ended_at).where(AppSession.id == backend.session_id)).scalar_one()
         assert ended is not None
     finally:
         engine.dispose()

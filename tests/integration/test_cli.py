@@ -33,9 +33,7 @@ def _doctor(*extra: str, python: str | None = None) -> dict[str, object]:
 
 
 def _site_dirs() -> list[str]:
-    return sorted(
-        {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], *site.getsitepackages()}
-    )
+    return sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], *site.getsitepackages()})
 
 
 def test_version() -> None:
@@ -70,9 +68,7 @@ def test_doctor_sees_the_revision_of_an_existing_database(backend: object) -> No
 
 
 def test_doctor_forced_to_sqlean() -> None:
-    forced = run_python(
-        ["-m", "san_desktop.cli.main", "doctor", "--json"], env=child_env(SAN_SQLITE_DRIVER="sqlean")
-    )
+    forced = run_python(["-m", "san_desktop.cli.main", "doctor", "--json"], env=child_env(SAN_SQLITE_DRIVER="sqlean"))
     assert forced.returncode == 0, forced.stderr
     assert json.loads(forced.stdout)["sqlite_driver"] == "sqlean"
 

@@ -54,9 +54,7 @@ def check_constraint_values(conn: sa.Connection, table: str, column: str) -> set
     return set(re.findall(r"'((?:[^']|'')*)'", match.group(1)))
 
 
-def enum_constraint_mismatches(
-    conn: sa.Connection, expected: Mapping[tuple[str, str], set[str]]
-) -> list[str]:
+def enum_constraint_mismatches(conn: sa.Connection, expected: Mapping[tuple[str, str], set[str]]) -> list[str]:
     problems = []
     for (table, column), values in sorted(expected.items()):
         allowed = check_constraint_values(conn, table, column)

@@ -1,0 +1,179 @@
+"""``san jobs ...``: run, list, show, retry, cancel, sweep."""
+
+from __future__ import annotations
+
+import argparse
+
+from san_desktop.bootstrap import start_backend
+from san_desktop.cli.common import open_cli_database, print_json, print_table, short_time
+from san_desktop.core.enums import JobStatus, JobType
+from san_desktop.core.settings import load_settings
+from san_desktop.jobs.queue import JobQueue
+from san_desktop.jobs.recovery import sweep
+from san_desktop.jobs.registry import default_registry
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    jobs = commands.add_parser("jobs", help="background jobs")
+    sub = jobs.add_subparsers(dest="jobs_command", metavar="ACTION", required=True)
+
+    run = sub.add_parser("run", help="run jobs without a window (takes the data directory's lock)")
+    run.add_argument("--until-idle", action="store_true", help="exit when nothing is runnable")
+    run.add_argument("--timeout", type=float, metavar="S", help="exit after S seconds")
+    run.set_defaults(handler=cmd_run)
+
+    listing = sub.add_parser("list", help="list jobs, newest first")
+    listing.add_argument("--status", type=_status, action="append", default=[], metavar="S")
+    listing.add_argument("--type", type=_job_type, action="append", default=[], metavar="T", dest="types")
+    listing.add_argument("--limit", type=int, default=50)
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(handler=cmd_list)
+
+    show = sub.add_parser("show", help="one job with its attempts")
+    show.add_argument("job_id", metavar="ID")
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(handler=cmd_show)
+
+    retry = sub.add_parser("retry", help="run a failed or cancelled job again")
+    retry.add_argument("job_id", metavar="ID")
+    retry.set_defaults(handler=cmd_retry)
+
+    cancel = sub.add_parser("cancel", help="cancel a waiting or running job")
+    cancel.add_argument("job_id", metavar="ID")
+    cancel.set_defaults(handler=cmd_cancel)
+
+    sweep_parser = sub.add_parser("sweep", help="run the recovery sweep now (takes the lock)")
+    sweep_parser.add_argument("--json", action="store_true")
+    sweep_parser.set_defaults(handler=cmd_sweep)
+
+
+def _status(value: str) -> JobStatus:
+    try:
+        return JobStatus(value.upper())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"unknown status {value!r}; one of: {', '.join(s.value for s in JobStatus)}"
+        ) from None
+
+
+def _job_type(value: str) -> JobType:
+    try:
+        return JobType(value.upper())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"unknown job type {value!r}; one of: {', '.join(t.value for t in JobType)}"
+        ) from None
+
+
+def _queue(args: argparse.Namespace) -> JobQueue:
+    db = open_cli_database(args.data_dir)
+    return JobQueue(db, load_settings(db.path.parent).jobs)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from san_desktop.jobs.headless import run_headless  # Qt is loaded only by the commands that need it
+
+    backend = start_backend(args.data_dir, kind="headless")
+    try:
+        settings = load_settings(backend.data_dir).jobs
+        return run_headless(backend, default_registry(), settings, until_idle=args.until_idle, timeout=args.timeout)
+    finally:
+        backend.close()
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    queue = _queue(args)
+    try:
+        jobs = queue.list_jobs(statuses=args.status, job_types=args.types, limit=args.limit)
+    finally:
+        queue.db.dispose()
+    if args.json:
+        print_json(jobs)
+        return 0
+    if not jobs:
+        print("No jobs.")
+        return 0
+    print_table(
+        ["ID", "TYPE", "STATUS", "ATTEMPTS", "UPDATED", "TARGET", "ERROR"],
+        [
+            [
+                job.id,
+                job.job_type.value,
+                job.status.value,
+                f"{job.attempts}/{job.max_attempts}",
+                short_time(job.updated_at),
+                job.target_id,
+                (job.error_message or "")[:60],
+            ]
+            for job in jobs
+        ],
+    )
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    queue = _queue(args)
+    try:
+        job = queue.get(args.job_id)
+        attempts = queue.attempts(args.job_id)
+    finally:
+        queue.db.dispose()
+    if args.json:
+        print_json({"job": job, "attempts": attempts})
+        return 0
+    for label, value in (
+        ("Job", job.id),
+        ("Type", job.job_type.value),
+        ("Target", job.target_id),
+        ("Status", job.status.value),
+        ("Attempts", f"{job.attempts} of {job.max_attempts}"),
+        ("Created", short_time(job.created_at)),
+        ("Updated", short_time(job.updated_at)),
+        ("Runs after", short_time(job.run_after)),
+        ("Error", job.error_message or "-"),
+        ("Error kind", job.error_kind.value if job.error_kind else "-"),
+    ):
+        print(f"{label + ':':<12}{value}")
+    if attempts:
+        print("\nAttempts:")
+        for attempt in attempts:
+            outcome = attempt.outcome.value if attempt.outcome else "RUNNING"
+            print(f"  #{attempt.attempt} {short_time(attempt.started_at)} {outcome} (run {attempt.run_id})")
+            if attempt.error_text:
+                print("    " + attempt.error_text.strip().splitlines()[-1])
+    return 0
+
+
+def cmd_retry(args: argparse.Namespace) -> int:
+    queue = _queue(args)
+    try:
+        job = queue.retry(args.job_id)
+    finally:
+        queue.db.dispose()
+    print(f"Job {job.id} queued again ({job.attempts} of {job.max_attempts} attempts used).")
+    return 0
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    queue = _queue(args)
+    try:
+        job = queue.cancel(args.job_id)
+    finally:
+        queue.db.dispose()
+    print(f"Job {job.id} cancelled.")
+    return 0
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    backend = start_backend(args.data_dir, kind="cli", log_to_stderr=False)
+    try:
+        settings = load_settings(backend.data_dir).jobs
+        queue = JobQueue(backend.db, settings)
+        report = sweep(queue, backend.session_id, settings, hooks=default_registry().sweep_hooks)
+    finally:
+        backend.close()
+    if args.json:
+        print_json(report)
+    else:
+        print(f"Recovery sweep: {report.summary()}.")
+    return 0

@@ -1,0 +1,137 @@
+"""A circuit breaker for the AI pool: after several consecutive transient failures stop calling the AI
+server for a cooldown, then let one probe job through; success closes it, failure doubles the cooldown.
+
+The original system burned its AI budget in a retry × re-enqueue × scheduler loop against a slow server;
+this is what stops that. Thread-safe: workers record outcomes, the runner reads the state.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class BreakerState(StrEnum):
+    CLOSED = "CLOSED"  # calls flow
+    OPEN = "OPEN"  # paused until the cooldown ends
+    HALF_OPEN = "HALF_OPEN"  # one probe call is allowed through
+
+
+@dataclass(frozen=True)
+class BreakerStatus:
+    state: BreakerState
+    consecutive_failures: int
+    retry_at: float | None  # monotonic time when an OPEN breaker lets a probe through
+    cooldown: float
+
+    def describe(self, now: float | None = None) -> str:
+        if self.state is BreakerState.CLOSED:
+            return "running"
+        if self.state is BreakerState.HALF_OPEN:
+            return "testing the AI server with one job"
+        remaining = max(0.0, (self.retry_at or 0.0) - (now if now is not None else time.monotonic()))
+        return f"paused after {self.consecutive_failures} failures in a row; trying again in {remaining:.0f} s"
+
+
+class CircuitBreaker:
+    def __init__(
+        self,
+        failure_threshold: int,
+        cooldown: float,
+        max_cooldown: float,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        on_change: Callable[[BreakerStatus], None] | None = None,
+    ) -> None:
+        self.failure_threshold = failure_threshold
+        self.base_cooldown = cooldown
+        self.max_cooldown = max_cooldown
+        self.clock = clock
+        self.on_change = on_change
+        self._lock = threading.Lock()
+        self._state = BreakerState.CLOSED
+        self._failures = 0
+        self._cooldown = cooldown
+        self._retry_at: float | None = None
+        self._probe_out = False
+
+    def status(self) -> BreakerStatus:
+        with self._lock:
+            return self._status()
+
+    def _status(self) -> BreakerStatus:
+        return BreakerStatus(self._state, self._failures, self._retry_at, self._cooldown)
+
+    def seconds_until_probe(self) -> float | None:
+        with self._lock:
+            if self._state is not BreakerState.OPEN or self._retry_at is None:
+                return None
+            return max(0.0, self._retry_at - self.clock())
+
+    def try_acquire(self) -> bool:
+        """May a call start now? In HALF_OPEN exactly one caller gets True until it reports back."""
+        changed = None
+        with self._lock:
+            if self._state is BreakerState.CLOSED:
+                return True
+            if self._state is BreakerState.OPEN:
+                if self._retry_at is not None and self.clock() >= self._retry_at:
+                    self._state = BreakerState.HALF_OPEN
+                    self._probe_out = False
+                    changed = self._status()
+                else:
+                    return False
+            allowed = not self._probe_out
+            self._probe_out = True
+        if changed is not None:
+            self._notify(changed)
+        return allowed
+
+    def release_unused(self) -> None:
+        """A caller that acquired but found no work gives the probe slot back."""
+        with self._lock:
+            if self._state is BreakerState.HALF_OPEN:
+                self._probe_out = False
+
+    def record_success(self) -> None:
+        with self._lock:
+            was = self._state
+            self._state = BreakerState.CLOSED
+            self._failures = 0
+            self._cooldown = self.base_cooldown
+            self._retry_at = None
+            self._probe_out = False
+            changed = self._status() if was is not BreakerState.CLOSED else None
+        if changed is not None:
+            self._notify(changed)
+
+    def record_failure(self) -> None:
+        """A transient failure (timeout, refused connection, 5xx, rate limit)."""
+        with self._lock:
+            self._failures += 1
+            changed = None
+            if self._state is BreakerState.HALF_OPEN:
+                self._cooldown = min(self.max_cooldown, self._cooldown * 2)
+                self._open()
+                changed = self._status()
+            elif self._state is BreakerState.CLOSED and self._failures >= self.failure_threshold:
+                self._open()
+                changed = self._status()
+        if changed is not None:
+            self._notify(changed)
+
+    def record_neutral(self) -> None:
+        """An outcome that says nothing about the server (permanent error, cancel): free the probe."""
+        self.release_unused()
+
+    def _open(self) -> None:
+        self._state = BreakerState.OPEN
+        self._retry_at = self.clock() + self._cooldown
+        self._probe_out = False
+
+    def _notify(self, status: BreakerStatus) -> None:
+        if self.on_change is not None:
+            self.on_change(status)

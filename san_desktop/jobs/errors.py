@@ -1,0 +1,148 @@
+"""How a job's failure is classified: transient (retry with backoff), rate limited (wait without
+spending an attempt) or permanent (fail at once). DESIGN.md §3."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import time
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+
+import httpx
+
+from san_desktop.core.enums import ErrorKind
+from san_desktop.core.errors import SanError
+from san_desktop.core.redact import cause_chain
+
+TARGET_NOT_FOUND = "Target data not found (Already deleted)"
+
+
+class JobError(Exception):
+    """Base of the failures processors raise on purpose."""
+
+
+class PermanentJobError(JobError):
+    """Retrying cannot help (bad input, 401/403/404, validation): fail at once."""
+
+
+class TransientJobError(JobError):
+    """May succeed later (timeout, connection refused, 5xx): retry with backoff."""
+
+
+class RateLimitedError(TransientJobError):
+    """The service asked us to wait ``retry_after`` seconds; waiting does not spend an attempt."""
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = max(0.0, retry_after)
+
+
+class TargetNotFoundError(PermanentJobError):
+    def __init__(self, detail: str = "") -> None:
+        super().__init__(TARGET_NOT_FOUND + (f": {detail}" if detail else ""))
+
+
+class JobCancelledError(Exception):
+    """Raised inside a processor when the user cancelled its job; not an error."""
+
+
+class JobInterruptedError(Exception):
+    """Raised inside a processor when the app is shutting down: the job goes back to the queue."""
+
+
+class JobSupersededError(Exception):
+    """The job is no longer this attempt's (cancelled, recovered, re-run): its result is dropped."""
+
+
+@dataclass(frozen=True)
+class Classification:
+    kind: ErrorKind
+    retry_after: float | None = None  # set for rate limits
+
+    @property
+    def rate_limited(self) -> bool:
+        return self.retry_after is not None
+
+
+TRANSIENT = Classification(ErrorKind.TRANSIENT)
+PERMANENT = Classification(ErrorKind.PERMANENT)
+
+_TRANSIENT_STATUS = {408, 425, 500, 502, 503, 504, 520, 521, 522, 523, 524, 529}
+
+
+def classify(exc: BaseException, *, now: float | None = None) -> Classification:
+    """Look through the cause chain, outermost first, for the first exception that says what it is."""
+    for item in cause_chain(exc):
+        found = _classify_one(item, now if now is not None else time.time())
+        if found is not None:
+            return found
+    return PERMANENT  # an unknown error is a bug or bad data: retrying blindly would only repeat it
+
+
+def _classify_one(exc: BaseException, now: float) -> Classification | None:
+    if isinstance(exc, RateLimitedError):
+        return Classification(ErrorKind.TRANSIENT, exc.retry_after)
+    if isinstance(exc, TransientJobError):
+        return TRANSIENT
+    if isinstance(exc, PermanentJobError | SanError):
+        return PERMANENT
+    if isinstance(exc, httpx.HTTPStatusError):
+        return classify_response(exc.response, now=now)
+    if isinstance(exc, httpx.TimeoutException | httpx.NetworkError | httpx.RemoteProtocolError):
+        return TRANSIENT
+    if isinstance(exc, httpx.InvalidURL | httpx.UnsupportedProtocol):
+        return PERMANENT
+    if isinstance(exc, TimeoutError | ConnectionError):
+        return TRANSIENT
+    if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc).lower():
+        return TRANSIENT
+    if type(exc).__name__ == "OperationalError" and "database is locked" in str(exc):
+        return TRANSIENT  # sqlean's and SQLAlchemy's wrappers of the same condition
+    return None
+
+
+def classify_response(response: httpx.Response, *, now: float | None = None) -> Classification:
+    """401/403/404 and other 4xx: permanent; 429 (or 403 with an exhausted rate limit): wait; 5xx: transient."""
+    status = response.status_code
+    wait = rate_limit_wait(response.headers, now=now if now is not None else time.time())
+    if status == 429 or (status == 403 and response.headers.get("x-ratelimit-remaining") == "0"):
+        return Classification(ErrorKind.TRANSIENT, wait if wait is not None else 60.0)
+    if status in _TRANSIENT_STATUS or status >= 500:
+        return Classification(ErrorKind.TRANSIENT, wait) if wait is not None else TRANSIENT
+    return PERMANENT
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
+
+
+def _parse_duration(value: str) -> float | None:
+    """OpenAI's reset headers: ``1s``, ``6m0s``, ``20ms``."""
+    parts = _DURATION.findall(value.strip())
+    if not parts or "".join(n + u for n, u in parts) != value.strip():
+        return None
+    scale = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+    return sum(float(number) * scale[unit] for number, unit in parts)
+
+
+def rate_limit_wait(headers: httpx.Headers | dict[str, str], *, now: float) -> float | None:
+    """Seconds to wait, from Retry-After (seconds or HTTP date), GitHub's x-ratelimit-reset (epoch
+    seconds, when the remaining count is 0) or OpenAI's x-ratelimit-reset-* durations."""
+    lowered = {key.lower(): value for key, value in headers.items()}
+    retry_after = lowered.get("retry-after")
+    if retry_after:
+        try:
+            return max(0.0, float(retry_after))
+        except ValueError:
+            try:
+                return max(0.0, parsedate_to_datetime(retry_after).timestamp() - now)
+            except (TypeError, ValueError):
+                pass
+    if lowered.get("x-ratelimit-remaining") == "0" and lowered.get("x-ratelimit-reset", "").isdigit():
+        return max(0.0, float(lowered["x-ratelimit-reset"]) - now)
+    waits = [
+        parsed
+        for key in ("x-ratelimit-reset-requests", "x-ratelimit-reset-tokens")
+        if (value := lowered.get(key)) and (parsed := _parse_duration(value)) is not None
+    ]
+    return max(waits) if waits else None

@@ -1,0 +1,120 @@
+"""Running claimed jobs on a worker thread (plain code; the Qt runner only schedules it)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from san_desktop.core.enums import ErrorKind, JobPool
+from san_desktop.jobs.breaker import CircuitBreaker
+from san_desktop.jobs.errors import (
+    JobCancelledError,
+    JobInterruptedError,
+    JobSupersededError,
+    PermanentJobError,
+    classify,
+)
+from san_desktop.jobs.queue import JobQueue
+from san_desktop.jobs.records import Claim
+from san_desktop.jobs.registry import JobContext, ProcessorRegistry
+
+log = logging.getLogger(__name__)
+
+
+class JobExecutor:
+    """Claims and runs jobs of one pool at a time for one app session. Thread-safe."""
+
+    def __init__(
+        self,
+        queue: JobQueue,
+        registry: ProcessorRegistry,
+        session_id: str,
+        breakers: dict[JobPool, CircuitBreaker],
+    ) -> None:
+        self.queue = queue
+        self.registry = registry
+        self.session_id = session_id
+        self.breakers = breakers
+        self.shutdown_event = threading.Event()
+        self._running: dict[str, JobContext] = {}
+        self._lock = threading.Lock()
+
+    def running_job_ids(self) -> set[str]:
+        with self._lock:
+            return set(self._running)
+
+    def request_cancel(self, job_id: str) -> bool:
+        with self._lock:
+            context = self._running.get(job_id)
+        if context is None:
+            return False
+        context.cancel_event.set()
+        return True
+
+    def drain(self, pool: JobPool, should_continue: Callable[[], bool] = lambda: True) -> int:
+        """Run jobs of ``pool`` one after another until none is runnable, the breaker opens, or the
+        app shuts down. Returns how many jobs ran."""
+        job_types = self.registry.job_types_of(pool)
+        if not job_types or not self.queue.has_runnable(job_types):
+            return 0
+        breaker = self.breakers.get(pool)
+        count = 0
+        while not self.shutdown_event.is_set() and should_continue():
+            if breaker is not None and not breaker.try_acquire():
+                break
+            claim = self.queue.claim_next(self.session_id, pool, job_types)
+            if claim is None:
+                if breaker is not None:
+                    breaker.release_unused()
+                break
+            self.run(claim, breaker)
+            count += 1
+        return count
+
+    def run(self, claim: Claim, breaker: CircuitBreaker | None = None) -> None:
+        processor = self.registry.get(claim.job.job_type)
+        context = JobContext(claim, self.queue.db, self.queue, shutdown_event=self.shutdown_event)
+        with self._lock:
+            self._running[claim.job.id] = context
+        try:
+            try:
+                if processor is None:
+                    raise PermanentJobError(f"No processor for {claim.job.job_type.value} jobs in this version")
+                processor(context)
+                if not context.published:
+                    self.queue.complete(claim)
+            except JobSupersededError:
+                log.info("Job %s was taken from attempt %s; its result is dropped", claim.job.id, claim.attempt)
+                self.queue.discard(claim)
+                if breaker is not None:
+                    breaker.record_neutral()
+                return
+            except JobInterruptedError as exc:
+                self.queue.release(claim, str(exc))
+                if breaker is not None:
+                    breaker.record_neutral()
+                return
+            except Exception as exc:
+                self._record_failure(claim, exc, breaker)
+                return
+            if breaker is not None:
+                breaker.record_success()
+        finally:
+            with self._lock:
+                self._running.pop(claim.job.id, None)
+
+    def _record_failure(self, claim: Claim, exc: Exception, breaker: CircuitBreaker | None) -> None:
+        if not isinstance(exc, JobCancelledError):
+            log.warning("Job %s (%s) attempt %s failed: %s", claim.job.id, claim.job.job_type, claim.attempt, exc)
+        try:
+            self.queue.fail(claim, exc)
+        except Exception:
+            # Could not even record the failure (database gone?): recovery will re-queue it later.
+            log.exception("Could not record the failure of job %s", claim.job.id)
+        if breaker is None:
+            return
+        if not isinstance(exc, JobCancelledError) and classify(exc).kind is ErrorKind.TRANSIENT:
+            breaker.record_failure()
+        else:
+            breaker.record_neutral()

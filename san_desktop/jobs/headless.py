@@ -1,0 +1,71 @@
+"""``san jobs run``: the same runner without a window, on a Qt core event loop."""
+
+from __future__ import annotations
+
+import logging
+import signal
+from types import FrameType
+
+from PySide6.QtCore import QCoreApplication, QTimer
+
+from san_desktop.bootstrap import Backend
+from san_desktop.core.settings import JobSettings
+from san_desktop.jobs.queue import JobQueue
+from san_desktop.jobs.records import JobEvent
+from san_desktop.jobs.registry import ProcessorRegistry
+from san_desktop.jobs.runner import JobRunner
+
+log = logging.getLogger(__name__)
+
+
+def run_headless(
+    backend: Backend,
+    registry: ProcessorRegistry,
+    settings: JobSettings,
+    *,
+    until_idle: bool = False,
+    timeout: float | None = None,
+) -> int:
+    """Run jobs until stopped (SIGINT/SIGTERM), until idle, or until ``timeout`` seconds passed.
+    Returns 0, or 124 when the timeout ended it while work was still runnable."""
+    app = QCoreApplication.instance() or QCoreApplication([])
+    queue = JobQueue(backend.db, settings)
+    runner = JobRunner(queue, registry, backend.session_id, settings)
+    outcome = {"code": 0}
+
+    def on_idle() -> None:
+        if until_idle and not queue.has_runnable(registry.job_types()):
+            log.info("Nothing left to run; stopping")
+            app.quit()
+
+    def on_timeout() -> None:
+        if queue.has_runnable(registry.job_types()):
+            outcome["code"] = 124
+        log.info("Timeout reached; stopping")
+        app.quit()
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        log.info("Signal %s received; stopping", signum)
+        app.quit()
+
+    def log_event(event: JobEvent) -> None:
+        log.info("Job %s %s: %s -> %s", event.job_id, event.job.job_type, event.old_status, event.new_status)
+
+    runner.idle.connect(on_idle)
+    runner.job_changed.connect(log_event)
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    # Python runs signal handlers only between bytecodes: let the interpreter in regularly.
+    heartbeat = QTimer()
+    heartbeat.start(200)
+    heartbeat.timeout.connect(lambda: None)
+    if timeout is not None:
+        QTimer.singleShot(int(timeout * 1000), on_timeout)
+    runner.start()
+    try:
+        app.exec()
+    finally:
+        heartbeat.stop()
+        runner.shutdown()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return outcome["code"]

@@ -1,0 +1,499 @@
+"""The job queue, which is the ``async_jobs`` table itself: nothing is ever held only in memory.
+
+Every status change is one short transaction with a conditional UPDATE, and is announced to the
+listeners after it committed (seed 001: dispatch after commit). Listeners may be called on any thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+from collections.abc import Callable, Collection, Iterable, Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, SessionTransaction
+
+from san_desktop.core.enums import (
+    ACTIVE_JOB_STATUSES,
+    AttemptOutcome,
+    ErrorKind,
+    JobPool,
+    JobStatus,
+    JobType,
+)
+from san_desktop.core.errors import SanError
+from san_desktop.core.ids import new_id
+from san_desktop.core.redact import error_details, error_message
+from san_desktop.core.settings import JobSettings
+from san_desktop.core.timeutil import utcnow
+from san_desktop.db.database import Database
+from san_desktop.db.models import AsyncJob, JobAttempt
+from san_desktop.jobs.errors import JobCancelledError, JobSupersededError, classify
+from san_desktop.jobs.records import AttemptRecord, Claim, JobEvent, JobRecord
+
+log = logging.getLogger(__name__)
+
+Listener = Callable[[JobEvent], None]
+
+# keys in Session.info for events waiting on the caller's commit
+_PENDING_EVENTS = "san_pending_job_events"
+_HOOKED = "san_job_events_hooked"
+
+
+class DuplicateJobError(SanError):
+    """A job of this type for this target is already waiting or running."""
+
+    def __init__(self, job_type: JobType, target_id: str, existing_job_id: str) -> None:
+        super().__init__(
+            f"A {job_type.value} job for {target_id} is already waiting or running (job {existing_job_id})."
+        )
+        self.job_type = job_type
+        self.target_id = target_id
+        self.existing_job_id = existing_job_id
+
+
+class JobNotFoundError(SanError):
+    exit_code = 5
+
+    def __init__(self, job_id: str) -> None:
+        super().__init__(f"There is no job with id {job_id}.")
+        self.job_id = job_id
+
+
+class JobStateError(SanError):
+    """The requested action does not fit the job's current state."""
+
+
+def _is_active_duplicate(exc: IntegrityError) -> bool:
+    text = str(exc.orig)
+    return "UNIQUE constraint failed" in text and "async_jobs.target_id" in text
+
+
+class JobQueue:
+    def __init__(
+        self,
+        db: Database,
+        settings: JobSettings,
+        *,
+        clock: Callable[[], datetime] = utcnow,
+        jitter: Callable[[], float] = random.random,
+    ) -> None:
+        self.db = db
+        self.settings = settings
+        self.clock = clock
+        self.jitter = jitter
+        self._listeners: list[Listener] = []
+        self._listeners_lock = threading.Lock()
+
+    # --- announcements ------------------------------------------------------------------------
+
+    def add_listener(self, listener: Listener) -> None:
+        with self._listeners_lock:
+            self._listeners.append(listener)
+
+    def remove_listener(self, listener: Listener) -> None:
+        with self._listeners_lock:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+    def announce(self, events: Iterable[JobEvent]) -> None:
+        with self._listeners_lock:
+            listeners = list(self._listeners)
+        for item in events:
+            for listener in listeners:
+                try:
+                    listener(item)
+                except Exception:
+                    log.exception("A job listener failed on %s", item)
+
+    @contextmanager
+    def _unit(self) -> Iterator[tuple[Session, list[JobEvent]]]:
+        """A write transaction whose collected events are announced once it committed."""
+        events: list[JobEvent] = []
+        with self.db.write() as session:
+            yield session, events
+        self.announce(events)
+
+    # --- enqueue ------------------------------------------------------------------------------
+
+    def enqueue(
+        self,
+        job_type: JobType,
+        target_id: str,
+        *,
+        session: Session | None = None,
+        payload: str | None = None,
+        max_attempts: int | None = None,
+    ) -> JobRecord:
+        """Add a PENDING job. With ``session``, inside the caller's open transaction: the job is
+        announced (and so can run) only if and when that transaction commits.
+
+        Raises ``DuplicateJobError`` naming the active job when one of this type and target exists;
+        the database's partial unique index decides, so there is no check-then-insert race.
+        """
+        if session is None:
+            with self._unit() as (own, events):
+                record = self._insert(own, job_type, target_id, payload, max_attempts)
+                events.append(JobEvent(record, None))
+            return record
+        record = self._insert(session, job_type, target_id, payload, max_attempts)
+        self._announce_after_commit(session, JobEvent(record, None))
+        return record
+
+    def _insert(
+        self,
+        session: Session,
+        job_type: JobType,
+        target_id: str,
+        payload: str | None,
+        max_attempts: int | None,
+    ) -> JobRecord:
+        now = self.clock()
+        row = AsyncJob(
+            id=new_id(),
+            job_type=job_type,
+            target_id=target_id,
+            status=JobStatus.PENDING,
+            payload=payload,
+            attempts=0,
+            max_attempts=max_attempts or self.settings.max_attempts,
+            created_at=now,
+            updated_at=now,
+        )
+        try:
+            with session.begin_nested():  # a duplicate must not spoil the caller's transaction
+                session.add(row)
+        except IntegrityError as exc:
+            if not _is_active_duplicate(exc):
+                raise
+            existing = self.active_job_id(session, job_type, target_id)
+            raise DuplicateJobError(job_type, target_id, existing or "unknown") from None
+        return JobRecord.from_row(row)
+
+    def _announce_after_commit(self, session: Session, item: JobEvent) -> None:
+        """Announce ``item`` when the caller's outermost transaction commits; forget it on rollback."""
+        session.info.setdefault(_PENDING_EVENTS, []).append(item)
+        if not session.info.get(_HOOKED):
+            session.info[_HOOKED] = True
+            event.listen(session, "after_commit", self._on_session_commit)
+            event.listen(session, "after_soft_rollback", self._on_session_soft_rollback)
+
+    def _on_session_commit(self, session: Session) -> None:
+        self.announce(session.info.pop(_PENDING_EVENTS, []))
+
+    @staticmethod
+    def _on_session_soft_rollback(session: Session, previous: SessionTransaction) -> None:
+        if previous.parent is None:  # the outermost transaction rolled back: nothing happened
+            session.info.pop(_PENDING_EVENTS, None)
+
+    @staticmethod
+    def active_job_id(session: Session, job_type: JobType, target_id: str) -> str | None:
+        return session.scalar(
+            sa.select(AsyncJob.id).where(
+                AsyncJob.job_type == job_type,
+                AsyncJob.target_id == target_id,
+                AsyncJob.status.in_(ACTIVE_JOB_STATUSES),
+            )
+        )
+
+    # --- claim and finish ---------------------------------------------------------------------
+
+    def has_runnable(self, job_types: Collection[JobType]) -> bool:
+        with self.db.sessions() as session:
+            return session.scalar(self._runnable_ids(job_types, self.clock()).limit(1)) is not None
+
+    def next_run_after(self, job_types: Collection[JobType]) -> datetime | None:
+        """When the earliest waiting retry of these types becomes runnable (None: nothing is waiting)."""
+        with self.db.sessions() as session:
+            return session.scalar(
+                sa.select(sa.func.min(AsyncJob.run_after)).where(
+                    AsyncJob.status == JobStatus.PENDING, AsyncJob.job_type.in_(list(job_types))
+                )
+            )
+
+    def _runnable_ids(self, job_types: Collection[JobType], now: datetime) -> sa.Select[str]:
+        return (
+            sa.select(AsyncJob.id)
+            .where(
+                AsyncJob.status == JobStatus.PENDING,
+                AsyncJob.job_type.in_(list(job_types)),
+                sa.or_(AsyncJob.run_after.is_(None), AsyncJob.run_after <= now),
+            )
+            .order_by(AsyncJob.id)
+        )
+
+    def claim_next(self, session_id: str, pool: JobPool, job_types: Collection[JobType]) -> Claim | None:
+        """Claim the oldest runnable job of ``job_types`` (all of ``pool``) with one conditional
+        UPDATE, and open its attempt."""
+        with self._unit() as (session, events):
+            now = self.clock()
+            candidate = self._runnable_ids(job_types, now).limit(1).scalar_subquery()
+            row = session.execute(
+                sa.update(AsyncJob)
+                .where(AsyncJob.id == candidate, AsyncJob.status == JobStatus.PENDING)
+                .values(
+                    status=JobStatus.PROCESSING,
+                    owner_session=session_id,
+                    attempts=AsyncJob.attempts + 1,
+                    lease_until=now + timedelta(seconds=self.settings.lease_seconds),
+                    started_at=now,
+                    updated_at=now,
+                    run_after=None,
+                )
+                .returning(AsyncJob)
+                .execution_options(synchronize_session=False, populate_existing=True)
+            ).scalar_one_or_none()
+            if row is None:
+                return None
+            record = JobRecord.from_row(row)
+            attempt = JobAttempt(
+                id=new_id(),
+                job_id=record.id,
+                attempt=record.attempts,
+                run_id=new_id(),
+                session_id=session_id,
+                pool=pool,
+                started_at=now,
+            )
+            session.add(attempt)
+            events.append(JobEvent(record, JobStatus.PENDING))
+        return Claim(record, attempt.id, attempt.run_id, session_id, pool)
+
+    def _owned(self, claim: Claim) -> sa.ColumnElement[bool]:
+        return sa.and_(
+            AsyncJob.id == claim.job.id,
+            AsyncJob.status == JobStatus.PROCESSING,
+            AsyncJob.owner_session == claim.session_id,
+            AsyncJob.attempts == claim.attempt,
+        )
+
+    def still_owned(self, session: Session, claim: Claim) -> bool:
+        return session.scalar(sa.select(AsyncJob.id).where(self._owned(claim))) is not None
+
+    def _finish(
+        self,
+        session: Session,
+        claim: Claim,
+        values: dict[str, object],
+        outcome: AttemptOutcome,
+        error_text: str | None,
+    ) -> JobRecord | None:
+        now = self.clock()
+        row = session.execute(
+            sa.update(AsyncJob)
+            .where(self._owned(claim))
+            .values(updated_at=now, **values)
+            .returning(AsyncJob)
+            .execution_options(synchronize_session=False, populate_existing=True)
+        ).scalar_one_or_none()
+        self._close_attempt(session, claim.attempt_id, outcome if row else AttemptOutcome.DISCARDED, error_text)
+        return JobRecord.from_row(row) if row else None
+
+    def _close_attempt(
+        self, session: Session, attempt_id: str, outcome: AttemptOutcome, error_text: str | None
+    ) -> None:
+        session.execute(
+            sa.update(JobAttempt)
+            .where(JobAttempt.id == attempt_id, JobAttempt.outcome.is_(None))
+            .values(ended_at=self.clock(), outcome=outcome, error_text=error_text)
+        )
+
+    def complete(self, claim: Claim, session: Session | None = None) -> JobRecord:
+        """Mark the claim's job COMPLETED; inside ``session`` when the processor publishes its result
+        in the same transaction. Raises ``JobSupersededError`` if the job is no longer this claim's."""
+        values: dict[str, object] = {
+            "status": JobStatus.COMPLETED,
+            "finished_at": self.clock(),
+            "lease_until": None,
+            "error_message": None,
+            "error_kind": None,
+        }
+        if session is not None:
+            record = self._finish(session, claim, values, AttemptOutcome.SUCCEEDED, None)
+            if record is None:
+                raise JobSupersededError(claim.job.id)
+            self._announce_after_commit(session, JobEvent(record, JobStatus.PROCESSING))
+            return record
+        with self._unit() as (own, events):
+            record = self._finish(own, claim, values, AttemptOutcome.SUCCEEDED, None)
+            if record is not None:
+                events.append(JobEvent(record, JobStatus.PROCESSING))
+        if record is None:
+            raise JobSupersededError(claim.job.id)
+        return record
+
+    def release(self, claim: Claim, reason: str) -> JobRecord | None:
+        """Give a claimed job back to the queue (the app is closing): INTERRUPTED, no attempt spent."""
+        values: dict[str, object] = {
+            "status": JobStatus.PENDING,
+            "owner_session": None,
+            "lease_until": None,
+            "attempts": AsyncJob.attempts - 1,
+        }
+        with self._unit() as (session, events):
+            record = self._finish(session, claim, values, AttemptOutcome.INTERRUPTED, reason)
+            if record is not None:
+                events.append(JobEvent(record, JobStatus.PROCESSING))
+        return record
+
+    def discard(self, claim: Claim) -> None:
+        """Close the attempt of a claim whose job was taken from it (cancelled, recovered)."""
+        with self.db.write() as session:
+            self._close_attempt(session, claim.attempt_id, AttemptOutcome.DISCARDED, None)
+
+    def backoff_seconds(self, attempt: int) -> float:
+        """Exponential backoff with jitter: base * 2**(attempt-1), scaled by 0.5-1.5, capped."""
+        raw = self.settings.backoff_base_seconds * (2 ** max(0, attempt - 1))
+        return float(min(self.settings.backoff_max_seconds, raw * (0.5 + self.jitter())))
+
+    def fail(self, claim: Claim, exc: BaseException) -> JobRecord | None:
+        """Record a failed attempt: retry later (transient, attempts left), wait out a rate limit
+        without spending the attempt, or fail for good. None if a newer state won (result dropped)."""
+        now = self.clock()
+        message = error_message(exc)
+        details = error_details(exc)
+        common: dict[str, object] = {"lease_until": None, "error_message": message}
+        if isinstance(exc, JobCancelledError):
+            values = {**common, "status": JobStatus.CANCELLED, "finished_at": now, "error_message": None}
+            outcome = AttemptOutcome.CANCELLED
+        else:
+            found = classify(exc)
+            common["error_kind"] = found.kind
+            wait = found.retry_after
+            if wait is not None and wait <= self.settings.max_rate_limit_wait_seconds:
+                values = {
+                    **common,
+                    "status": JobStatus.PENDING,
+                    "run_after": now + timedelta(seconds=wait),
+                    "attempts": AsyncJob.attempts - 1,  # waiting out a rate limit spends no attempt
+                    "owner_session": None,
+                }
+                outcome = AttemptOutcome.RATE_LIMITED
+            elif found.kind == ErrorKind.TRANSIENT and claim.attempt < claim.job.max_attempts:
+                delay = max(wait or 0.0, self.backoff_seconds(claim.attempt))
+                values = {
+                    **common,
+                    "status": JobStatus.PENDING,
+                    "run_after": now + timedelta(seconds=delay),
+                    "owner_session": None,
+                }
+                outcome = AttemptOutcome.RETRY_SCHEDULED
+            else:
+                values = {**common, "status": JobStatus.FAILED, "finished_at": now}
+                outcome = AttemptOutcome.FAILED
+        with self._unit() as (session, events):
+            record = self._finish(session, claim, values, outcome, details)
+            if record is not None:
+                events.append(JobEvent(record, JobStatus.PROCESSING))
+        if record is None:
+            log.info("Dropped the late result of job %s attempt %s", claim.job.id, claim.attempt)
+        return record
+
+    # --- user actions -------------------------------------------------------------------------
+
+    def cancel(self, job_id: str) -> JobRecord:
+        """Cancel a waiting or running job at once in the database; a running attempt's result will be
+        dropped (the runner also asks it to stop)."""
+        with self._unit() as (session, events):
+            row = self._require(session, job_id)
+            old = JobStatus(row.status)
+            if old not in ACTIVE_JOB_STATUSES:
+                raise JobStateError(f"Job {job_id} is {old.value}; only waiting or running jobs can be cancelled.")
+            now = self.clock()
+            updated = session.execute(
+                sa.update(AsyncJob)
+                .where(AsyncJob.id == job_id, AsyncJob.status == old)
+                .values(status=JobStatus.CANCELLED, finished_at=now, updated_at=now, lease_until=None)
+                .returning(AsyncJob)
+                .execution_options(synchronize_session=False, populate_existing=True)
+            ).scalar_one_or_none()
+            if updated is None:
+                raise JobStateError(f"Job {job_id} changed state meanwhile; look again and retry.")
+            record = JobRecord.from_row(updated)
+            events.append(JobEvent(record, old))
+        return record
+
+    def retry(self, job_id: str) -> JobRecord:
+        """Run a FAILED or CANCELLED job again now; always allowed, with one fresh attempt."""
+        with self._unit() as (session, events):
+            row = self._require(session, job_id)
+            old = JobStatus(row.status)
+            if old not in (JobStatus.FAILED, JobStatus.CANCELLED):
+                raise JobStateError(f"Job {job_id} is {old.value}; only failed or cancelled jobs can be retried.")
+            now = self.clock()
+            try:
+                with session.begin_nested():
+                    updated = session.execute(
+                        sa.update(AsyncJob)
+                        .where(AsyncJob.id == job_id, AsyncJob.status == old)
+                        .values(
+                            status=JobStatus.PENDING,
+                            max_attempts=sa.func.max(AsyncJob.max_attempts, AsyncJob.attempts + 1),
+                            run_after=None,
+                            finished_at=None,
+                            owner_session=None,
+                            updated_at=now,
+                        )
+                        .returning(AsyncJob)
+                        .execution_options(synchronize_session=False, populate_existing=True)
+                    ).scalar_one()
+            except IntegrityError as exc:
+                if not _is_active_duplicate(exc):
+                    raise
+                job_type = JobType(row.job_type)
+                existing = self.active_job_id(session, job_type, row.target_id)
+                raise DuplicateJobError(job_type, row.target_id, existing or "unknown") from None
+            record = JobRecord.from_row(updated)
+            events.append(JobEvent(record, old))
+        return record
+
+    # --- reading ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _require(session: Session, job_id: str) -> AsyncJob:
+        row = session.get(AsyncJob, job_id)
+        if row is None:
+            raise JobNotFoundError(job_id)
+        return row
+
+    def get(self, job_id: str) -> JobRecord:
+        with self.db.sessions() as session:
+            return JobRecord.from_row(self._require(session, job_id))
+
+    def attempts(self, job_id: str) -> list[AttemptRecord]:
+        with self.db.sessions() as session:
+            rows = session.scalars(
+                sa.select(JobAttempt).where(JobAttempt.job_id == job_id).order_by(JobAttempt.started_at)
+            )
+            return [AttemptRecord.from_row(row) for row in rows]
+
+    def list_jobs(
+        self,
+        *,
+        statuses: Iterable[JobStatus] = (),
+        job_types: Iterable[JobType] = (),
+        before_id: str | None = None,
+        limit: int = 200,
+    ) -> list[JobRecord]:
+        """Newest first; page with ``before_id`` (the last id of the previous page)."""
+        query = sa.select(AsyncJob).order_by(AsyncJob.id.desc()).limit(limit)
+        if status_list := list(statuses):
+            query = query.where(AsyncJob.status.in_(status_list))
+        if type_list := list(job_types):
+            query = query.where(AsyncJob.job_type.in_(type_list))
+        if before_id is not None:
+            query = query.where(AsyncJob.id < before_id)
+        with self.db.sessions() as session:
+            return [JobRecord.from_row(row) for row in session.scalars(query)]
+
+    def count(self, statuses: Iterable[JobStatus] = ()) -> int:
+        query = sa.select(sa.func.count()).select_from(AsyncJob)
+        if status_list := list(statuses):
+            query = query.where(AsyncJob.status.in_(status_list))
+        with self.db.sessions() as session:
+            return int(session.scalar(query) or 0)

@@ -1,0 +1,121 @@
+"""Plain, frozen values describing jobs: what crosses threads and reaches the GUI (never ORM objects)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from san_desktop.core.enums import (
+    JOB_POOLS,
+    AttemptOutcome,
+    ErrorKind,
+    JobPool,
+    JobStatus,
+    JobType,
+)
+from san_desktop.db.models import AsyncJob, JobAttempt
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    id: str
+    job_type: JobType
+    target_id: str
+    status: JobStatus
+    attempts: int
+    max_attempts: int
+    error_message: str | None
+    error_kind: ErrorKind | None
+    payload: str | None
+    run_after: datetime | None
+    owner_session: str | None
+    lease_until: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+    @property
+    def pool(self) -> JobPool:
+        return JOB_POOLS[self.job_type]
+
+    @classmethod
+    def from_row(cls, row: AsyncJob) -> JobRecord:
+        return cls(
+            id=row.id,
+            job_type=JobType(row.job_type),
+            target_id=row.target_id,
+            status=JobStatus(row.status),
+            attempts=row.attempts,
+            max_attempts=row.max_attempts,
+            error_message=row.error_message,
+            error_kind=ErrorKind(row.error_kind) if row.error_kind else None,
+            payload=row.payload,
+            run_after=row.run_after,
+            owner_session=row.owner_session,
+            lease_until=row.lease_until,
+            created_at=row.created_at,
+            updated_at=row.updated_at,
+            started_at=row.started_at,
+            finished_at=row.finished_at,
+        )
+
+
+@dataclass(frozen=True)
+class AttemptRecord:
+    id: str
+    job_id: str
+    attempt: int
+    run_id: str
+    session_id: str
+    pool: JobPool
+    started_at: datetime
+    ended_at: datetime | None
+    outcome: AttemptOutcome | None
+    error_text: str | None
+
+    @classmethod
+    def from_row(cls, row: JobAttempt) -> AttemptRecord:
+        return cls(
+            id=row.id,
+            job_id=row.job_id,
+            attempt=row.attempt,
+            run_id=row.run_id,
+            session_id=row.session_id,
+            pool=JobPool(row.pool),
+            started_at=row.started_at,
+            ended_at=row.ended_at,
+            outcome=AttemptOutcome(row.outcome) if row.outcome else None,
+            error_text=row.error_text,
+        )
+
+
+@dataclass(frozen=True)
+class JobEvent:
+    """One status change of one job, announced after the transaction that made it committed."""
+
+    job: JobRecord
+    old_status: JobStatus | None  # None: the job was just created
+
+    @property
+    def job_id(self) -> str:
+        return self.job.id
+
+    @property
+    def new_status(self) -> JobStatus:
+        return self.job.status
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A job claimed by one attempt of one session; only this claim may finish it."""
+
+    job: JobRecord
+    attempt_id: str
+    run_id: str
+    session_id: str
+    pool: JobPool
+
+    @property
+    def attempt(self) -> int:
+        return self.job.attempts

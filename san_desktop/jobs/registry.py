@@ -1,0 +1,94 @@
+"""Which code runs each job type, and what that code gets to work with.
+
+Processors are plain functions called on a worker thread with a ``JobContext``: plain values, the
+database handle and cooperative cancellation; never widgets or ORM objects from another thread.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from sqlalchemy.orm import Session
+
+from san_desktop.core.enums import JOB_POOLS, JobPool, JobType
+from san_desktop.db.database import Database
+from san_desktop.jobs.errors import JobCancelledError, JobInterruptedError, JobSupersededError
+from san_desktop.jobs.queue import JobQueue
+from san_desktop.jobs.records import Claim, JobRecord
+from san_desktop.jobs.recovery import SweepHook
+
+
+@dataclass
+class JobContext:
+    claim: Claim
+    db: Database
+    queue: JobQueue
+    cancel_event: threading.Event = field(default_factory=threading.Event)
+    shutdown_event: threading.Event = field(default_factory=threading.Event)
+    published: bool = False
+
+    @property
+    def job(self) -> JobRecord:
+        return self.claim.job
+
+    @property
+    def run_id(self) -> str:
+        """Fresh for every execution: files a run writes carry it, so retries never clobber each other."""
+        return self.claim.run_id
+
+    @property
+    def cancelled(self) -> bool:
+        return self.cancel_event.is_set()
+
+    def raise_if_cancelled(self) -> None:
+        """Call between steps (and never inside a transaction): stops a cancelled job, or one that the
+        closing app interrupts (it goes back to the queue), cooperatively."""
+        if self.cancel_event.is_set():
+            raise JobCancelledError(f"job {self.job.id} was cancelled")
+        if self.shutdown_event.is_set():
+            raise JobInterruptedError(f"job {self.job.id} was interrupted by the app closing")
+
+    @contextmanager
+    def publish(self) -> Iterator[Session]:
+        """One short write transaction for the job's results that also completes the job, so a result is
+        stored exactly when the job is COMPLETED. If the job is no longer this attempt's (cancelled,
+        recovered after a crash, finished by a newer run) nothing is written."""
+        self.raise_if_cancelled()
+        with self.db.write() as session:
+            if not self.queue.still_owned(session, self.claim):
+                raise JobSupersededError(self.job.id)
+            yield session
+            self.queue.complete(self.claim, session)
+        self.published = True
+
+
+Processor = Callable[[JobContext], None]
+
+
+class ProcessorRegistry:
+    """Maps job types to processors. Production code registers the real ones; tests and benchmarks
+    register their own for the existing job types."""
+
+    def __init__(self) -> None:
+        self._processors: dict[JobType, Processor] = {}
+        self.sweep_hooks: list[SweepHook] = []
+
+    def register(self, job_type: JobType, processor: Processor) -> None:
+        self._processors[job_type] = processor
+
+    def get(self, job_type: JobType) -> Processor | None:
+        return self._processors.get(job_type)
+
+    def job_types(self) -> set[JobType]:
+        return set(self._processors)
+
+    def job_types_of(self, pool: JobPool) -> frozenset[JobType]:
+        return frozenset(t for t in self._processors if JOB_POOLS[t] == pool)
+
+
+def default_registry() -> ProcessorRegistry:
+    """The processors of the product; each feature's issue adds its own here."""
+    return ProcessorRegistry()

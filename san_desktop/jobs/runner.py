@@ -1,0 +1,285 @@
+"""The Qt part of the job system: two QThreadPools (AI and GitHub), timers, and signals.
+
+The database is the queue. The runner never holds a job only in memory: a worker thread claims a job
+with one conditional UPDATE only when its pool has a free thread, runs it, records the outcome, and
+claims the next. Jobs enqueued in this process wake the runner at once (after their commit); jobs
+enqueued by another process (the command line) are found by a poll every couple of seconds.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
+
+from san_desktop.core.enums import JobPool
+from san_desktop.core.settings import JobSettings
+from san_desktop.jobs.breaker import BreakerStatus, CircuitBreaker
+from san_desktop.jobs.executor import JobExecutor
+from san_desktop.jobs.queue import JobQueue
+from san_desktop.jobs.records import JobEvent, JobRecord
+from san_desktop.jobs.recovery import SweepReport, sweep
+from san_desktop.jobs.registry import ProcessorRegistry
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class BreakerChange:
+    pool: JobPool
+    status: BreakerStatus
+
+
+class _WorkerSignals(QObject):
+    """Made in the worker's ``__init__`` on the GUI thread, so receivers run on the GUI thread.
+
+    Signals:
+        finished(str, int): pool name and how many jobs the worker ran.
+    """
+
+    finished = Signal(str, int)
+
+
+class _PoolWorker(QRunnable):
+    """Drains runnable jobs of one pool on a pool thread."""
+
+    def __init__(self, executor: JobExecutor, pool: JobPool) -> None:
+        super().__init__()
+        self.setAutoDelete(True)
+        self.executor = executor
+        self.pool = pool
+        self.signals = _WorkerSignals()
+
+    def run(self) -> None:
+        count = 0
+        try:
+            count = self.executor.drain(self.pool)
+        except Exception:
+            log.exception("A %s worker stopped on an unexpected error; the job stays in the queue", self.pool)
+        finally:
+            self.signals.finished.emit(self.pool.value, count)
+
+
+class _SweepSignals(QObject):
+    """Signals:
+    done(object): the SweepReport, or None if the sweep failed.
+    """
+
+    done = Signal(object)
+
+
+class _SweepWorker(QRunnable):
+    def __init__(self, runner: JobRunner) -> None:
+        super().__init__()
+        self.queue = runner.queue
+        self.session_id = runner.session_id
+        self.settings = runner.settings
+        self.hooks = list(runner.registry.sweep_hooks)
+        self.signals = _SweepSignals()
+
+    def run(self) -> None:
+        report: SweepReport | None = None
+        try:
+            report = sweep(self.queue, self.session_id, self.settings, hooks=self.hooks)
+        except Exception:
+            log.exception("The recovery sweep failed; it will run again later")
+        finally:
+            self.signals.done.emit(report)
+
+
+class JobRunner(QObject):
+    """Runs jobs on the AI and GitHub pools and announces every status change.
+
+    Signals:
+        job_changed(object): a ``JobEvent`` for every status change (enqueue, claim, finish, retry,
+            cancel, recovery), delivered on the runner's (GUI) thread.
+        breaker_changed(object): a ``BreakerChange`` when a pool pauses or resumes.
+        sweep_finished(object): the ``SweepReport`` of each recovery sweep.
+        stalled(list): ids of jobs running far past their lease in this session.
+        idle(): no worker is running and none could be started (nothing to do, or a paused pool);
+            repeats on every poll while it stays so.
+    """
+
+    job_changed = Signal(object)
+    breaker_changed = Signal(object)
+    sweep_finished = Signal(object)
+    stalled = Signal(list)
+    idle = Signal()
+    _wake_requested = Signal()
+
+    def __init__(
+        self,
+        queue: JobQueue,
+        registry: ProcessorRegistry,
+        session_id: str,
+        settings: JobSettings,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.queue = queue
+        self.registry = registry
+        self.session_id = session_id
+        self.settings = settings
+        self.breakers = {
+            JobPool.AI: CircuitBreaker(
+                settings.breaker_failure_threshold,
+                settings.breaker_cooldown_seconds,
+                settings.breaker_max_cooldown_seconds,
+                on_change=lambda status: self._on_breaker_change(JobPool.AI, status),
+            )
+        }
+        self.executor = JobExecutor(queue, registry, session_id, self.breakers)
+        self.pools = {JobPool.AI: QThreadPool(self), JobPool.GITHUB: QThreadPool(self)}
+        self.pools[JobPool.AI].setMaxThreadCount(settings.ai_pool_size)
+        self.pools[JobPool.GITHUB].setMaxThreadCount(settings.github_pool_size)
+        self.pools[JobPool.AI].setObjectName("ai-pool")
+        self.pools[JobPool.GITHUB].setObjectName("github-pool")
+        self._maintenance = QThreadPool(self)
+        self._maintenance.setMaxThreadCount(1)
+        self._in_flight = {pool: 0 for pool in self.pools}
+        self._worker_signals: set[_WorkerSignals] = set()  # kept alive until each worker reported
+        self._sweeping = False
+        self._started = False
+        self._stopped = False
+
+        self._poll_timer = QTimer(self)
+        self._poll_timer.setInterval(int(settings.poll_interval_seconds * 1000))
+        self._poll_timer.timeout.connect(self._on_poll_timer_timeout)
+        self._sweep_timer = QTimer(self)
+        self._sweep_timer.setInterval(int(settings.sweep_interval_seconds * 1000))
+        self._sweep_timer.timeout.connect(self._on_sweep_timer_timeout)
+        self._wake_requested.connect(self._on_wake_requested)
+        queue.add_listener(self._on_queue_event)
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    @property
+    def started(self) -> bool:
+        return self._started
+
+    def start(self) -> None:
+        """Run the recovery sweep first (off this thread); jobs start once it is done."""
+        if self._started or self._sweeping or self._stopped:
+            return
+        self._run_sweep()
+
+    def run_sweep_now(self) -> None:
+        if not self._sweeping and not self._stopped:
+            self._run_sweep()
+
+    def _run_sweep(self) -> None:
+        self._sweeping = True
+        worker = _SweepWorker(self)
+        worker.signals.done.connect(self._on_sweep_done)
+        self._maintenance.start(worker)
+
+    @Slot(object)
+    def _on_sweep_done(self, report: SweepReport | None) -> None:
+        self._sweeping = False
+        if self._stopped:
+            return
+        if not self._started:
+            self._started = True
+            self._poll_timer.start()
+            self._sweep_timer.start()
+        if report is not None:
+            self.sweep_finished.emit(report)
+            if report.stalled:
+                self.stalled.emit(list(report.stalled))
+        self.dispatch()
+
+    def shutdown(self, wait_ms: int = 10_000) -> bool:
+        """Stop claiming, ask running jobs to stop (they go back to the queue), and wait for the pools.
+        Returns False if some work was still running after ``wait_ms`` (recovery re-queues it)."""
+        if self._stopped:
+            return True
+        self._stopped = True
+        self._poll_timer.stop()
+        self._sweep_timer.stop()
+        self.queue.remove_listener(self._on_queue_event)
+        self.executor.shutdown_event.set()
+        finished = all(pool.waitForDone(wait_ms) for pool in (*self.pools.values(), self._maintenance))
+        if not finished:
+            log.warning("Some jobs were still running at exit; they will be recovered on the next start")
+        return finished
+
+    # --- scheduling ---------------------------------------------------------------------------
+
+    def wake(self) -> None:
+        """Ask for a dispatch soon; safe from any thread."""
+        self._wake_requested.emit()
+
+    def dispatch(self) -> None:
+        """Start a worker for every free thread of each pool that has something it could run."""
+        if not self._started or self._stopped:
+            return
+        for pool, threads in self.pools.items():
+            if not self.registry.job_types_of(pool):
+                continue
+            breaker = self.breakers.get(pool)
+            if breaker is not None and breaker.seconds_until_probe():
+                continue
+            while self._in_flight[pool] < threads.maxThreadCount():
+                worker = _PoolWorker(self.executor, pool)
+                worker.signals.finished.connect(self._on_worker_finished)
+                self._in_flight[pool] += 1
+                self._worker_signals.add(worker.signals)
+                threads.start(worker)
+        if not any(self._in_flight.values()) and not self._sweeping:
+            self.idle.emit()
+
+    def in_flight(self, pool: JobPool) -> int:
+        return self._in_flight[pool]
+
+    def breaker_status(self, pool: JobPool = JobPool.AI) -> BreakerStatus | None:
+        breaker = self.breakers.get(pool)
+        return breaker.status() if breaker else None
+
+    # --- user actions -------------------------------------------------------------------------
+
+    def retry(self, job_id: str) -> JobRecord:
+        record = self.queue.retry(job_id)
+        self.dispatch()
+        return record
+
+    def cancel(self, job_id: str) -> JobRecord:
+        record = self.queue.cancel(job_id)
+        self.executor.request_cancel(job_id)
+        return record
+
+    # --- slots --------------------------------------------------------------------------------
+
+    def _on_queue_event(self, event: JobEvent) -> None:
+        # any thread: signals emitted here reach receivers on their own (GUI) thread, queued
+        self.job_changed.emit(event)
+        if event.old_status is None or event.new_status.value == "PENDING":
+            self._wake_requested.emit()
+
+    def _on_breaker_change(self, pool: JobPool, status: BreakerStatus) -> None:
+        log.warning("%s pool: %s", pool.value, status.describe())
+        self.breaker_changed.emit(BreakerChange(pool, status))
+
+    @Slot()
+    def _on_wake_requested(self) -> None:
+        self.dispatch()
+
+    @Slot()
+    def _on_poll_timer_timeout(self) -> None:
+        self.dispatch()
+
+    @Slot()
+    def _on_sweep_timer_timeout(self) -> None:
+        self.run_sweep_now()
+
+    @Slot(str, int)
+    def _on_worker_finished(self, pool_name: str, count: int) -> None:
+        pool = JobPool(pool_name)
+        self._in_flight[pool] -= 1
+        self._worker_signals.discard(self.sender())
+        if self._stopped:
+            return
+        if count > 0:
+            self.dispatch()  # it stopped because it ran out of work or the breaker opened: look again
+        elif not any(self._in_flight.values()) and not self._sweeping:
+            self.idle.emit()

@@ -1,0 +1,370 @@
+"""The queue: enqueue (own or caller's transaction), duplicates, claim, finish, retry policy."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+import httpx
+import pytest
+import sqlalchemy as sa
+
+from san_desktop.bootstrap import Backend
+from san_desktop.core.enums import AttemptOutcome, ErrorKind, JobPool, JobStatus, JobType
+from san_desktop.core.settings import JobSettings
+from san_desktop.db.models import AsyncJob
+from san_desktop.jobs.errors import TargetNotFoundError, TransientJobError
+from san_desktop.jobs.executor import JobExecutor
+from san_desktop.jobs.queue import DuplicateJobError, JobNotFoundError, JobQueue, JobStateError
+from san_desktop.jobs.records import JobEvent
+from san_desktop.jobs.registry import JobContext, ProcessorRegistry
+from tests.support.clock import FakeClock
+from tests.support.jobs import RecordingProcessor
+
+AI_TYPES = frozenset({JobType.CARD_ANALYSIS})
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def clocked_queue(backend: Backend, job_settings: JobSettings, clock: FakeClock) -> JobQueue:
+    return JobQueue(backend.db, job_settings, clock=clock, jitter=lambda: 0.5)
+
+
+def _executor(queue: JobQueue, backend: Backend, processor: Callable[[JobContext], None]) -> JobExecutor:
+    registry = ProcessorRegistry()
+    registry.register(JobType.CARD_ANALYSIS, processor)
+    return JobExecutor(queue, registry, backend.session_id, breakers={})
+
+
+def _run_one(queue: JobQueue, executor: JobExecutor, session_id: str) -> None:
+    claim = queue.claim_next(session_id, JobPool.AI, AI_TYPES)
+    assert claim is not None
+    executor.run(claim)
+
+
+# --- enqueue ----------------------------------------------------------------------------------
+
+
+def test_enqueue_announces_the_new_job_after_commit(queue: JobQueue) -> None:
+    events: list[JobEvent] = []
+    queue.add_listener(events.append)
+    job = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    assert [(e.job_id, e.old_status, e.new_status) for e in events] == [(job.id, None, JobStatus.PENDING)]
+    assert queue.get(job.id).status is JobStatus.PENDING
+    assert job.max_attempts == 3
+
+
+def test_enqueue_in_the_callers_transaction_is_announced_only_when_it_commits(
+    queue: JobQueue, backend: Backend
+) -> None:
+    events: list[JobEvent] = []
+    queue.add_listener(events.append)
+    with backend.db.write() as session:
+        job = queue.enqueue(JobType.TIL_GENERATION, "summary-1", session=session)
+        assert events == []  # not before commit: a runner must not see an uncommitted job
+        with backend.db.sessions() as other:
+            assert other.get(AsyncJob, job.id) is None
+    assert [e.job_id for e in events] == [job.id]
+
+
+def test_enqueue_in_a_rolled_back_transaction_leaves_nothing(queue: JobQueue, backend: Backend) -> None:
+    events: list[JobEvent] = []
+    queue.add_listener(events.append)
+    with pytest.raises(RuntimeError), backend.db.write() as session:
+        queue.enqueue(JobType.TIL_GENERATION, "summary-1", session=session)
+        raise RuntimeError("the caller's work failed")
+    assert events == []
+    assert queue.count() == 0
+
+
+def test_duplicate_names_the_active_job_and_keeps_the_callers_transaction(queue: JobQueue, backend: Backend) -> None:
+    first = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    with backend.db.write() as session:
+        with pytest.raises(DuplicateJobError) as duplicate:
+            queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1", session=session)
+        other = queue.enqueue(JobType.SCRAP_REFINE, "scrap-1", session=session)
+    assert duplicate.value.existing_job_id == first.id
+    assert first.id in str(duplicate.value)
+    assert queue.get(other.id).status is JobStatus.PENDING
+
+
+def test_duplicate_race_between_threads_leaves_one_active_job(queue: JobQueue) -> None:
+    barrier = threading.Barrier(8)
+    created: list[str] = []
+    duplicates: list[str] = []
+    unexpected: list[BaseException] = []
+    lock = threading.Lock()
+
+    def attempt() -> None:
+        barrier.wait()
+        try:
+            job = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-race")
+            with lock:
+                created.append(job.id)
+        except DuplicateJobError as exc:
+            with lock:
+                duplicates.append(exc.existing_job_id)
+        except BaseException as exc:
+            with lock:
+                unexpected.append(exc)
+
+    threads = [threading.Thread(target=attempt) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert unexpected == []
+    assert len(created) == 1
+    assert duplicates == created * 7
+    assert queue.count([JobStatus.PENDING]) == 1
+
+
+def test_finished_jobs_never_block_a_new_enqueue(queue: JobQueue, backend: Backend) -> None:
+    job = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    claim = queue.claim_next(backend.session_id, JobPool.AI, AI_TYPES)
+    assert claim is not None
+    queue.complete(claim)
+    again = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    assert again.id != job.id
+
+
+# --- claim and finish -------------------------------------------------------------------------
+
+
+def test_claim_takes_the_oldest_runnable_job_of_the_pool(queue: JobQueue, backend: Backend) -> None:
+    commit = queue.enqueue(JobType.TIL_GITHUB_COMMIT, "commit-1")
+    first = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    queue.enqueue(JobType.CARD_ANALYSIS, "scrap-2")
+    claim = queue.claim_next(backend.session_id, JobPool.AI, AI_TYPES)
+    assert claim is not None
+    assert claim.job.id == first.id
+    assert claim.job.status is JobStatus.PROCESSING
+    assert claim.job.owner_session == backend.session_id
+    assert claim.attempt == 1
+    github = queue.claim_next(backend.session_id, JobPool.GITHUB, {JobType.TIL_GITHUB_COMMIT})
+    assert github is not None
+    assert github.job.id == commit.id
+    attempts = queue.attempts(first.id)
+    assert [(a.attempt, a.outcome, a.pool) for a in attempts] == [(1, None, JobPool.AI)]
+
+
+def test_a_late_worker_cannot_overwrite_a_newer_state(queue: JobQueue, backend: Backend) -> None:
+    job = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    claim = queue.claim_next(backend.session_id, JobPool.AI, AI_TYPES)
+    assert claim is not None
+    queue.cancel(job.id)  # meanwhile the user cancelled it
+    assert queue.fail(claim, TimeoutError("late")) is None
+    with pytest.raises(Exception, match=job.id):
+        queue.complete(claim)
+    assert queue.get(job.id).status is JobStatus.CANCELLED
+    assert [a.outcome for a in queue.attempts(job.id)] == [AttemptOutcome.DISCARDED]
+
+
+# --- retry policy -----------------------------------------------------------------------------
+
+
+def test_transient_failures_back_off_then_succeed(clocked_queue: JobQueue, backend: Backend, clock: FakeClock) -> None:
+    def flaky(context: JobContext) -> None:
+        if context.claim.attempt < 3:
+            raise TransientJobError(f"server busy on attempt {context.claim.attempt}")
+
+    executor = _executor(clocked_queue, backend, flaky)
+    job = clocked_queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    delays = []
+    for _ in range(2):
+        _run_one(clocked_queue, executor, backend.session_id)
+        waiting = clocked_queue.get(job.id)
+        assert waiting.status is JobStatus.PENDING
+        assert waiting.error_kind is ErrorKind.TRANSIENT
+        assert waiting.run_after is not None
+        delays.append((waiting.run_after - clock.now).total_seconds())
+        assert not clocked_queue.has_runnable(AI_TYPES)  # backing off
+        clock.advance(delays[-1])
+    assert delays[1] == 2 * delays[0]  # exponential
+    _run_one(clocked_queue, executor, backend.session_id)
+    done = clocked_queue.get(job.id)
+    assert done.status is JobStatus.COMPLETED
+    assert done.error_message is None
+    outcomes = [a.outcome for a in clocked_queue.attempts(job.id)]
+    assert outcomes == [AttemptOutcome.RETRY_SCHEDULED, AttemptOutcome.RETRY_SCHEDULED, AttemptOutcome.SUCCEEDED]
+
+
+def test_transient_failures_stop_after_max_attempts(
+    clocked_queue: JobQueue, backend: Backend, clock: FakeClock
+) -> None:
+    processor = RecordingProcessor(behaviour=lambda _ctx: (_ for _ in ()).throw(TimeoutError("too slow")))
+    executor = _executor(clocked_queue, backend, processor)
+    job = clocked_queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    for _ in range(3):
+        clock.advance(3600)
+        _run_one(clocked_queue, executor, backend.session_id)
+    failed = clocked_queue.get(job.id)
+    assert failed.status is JobStatus.FAILED
+    assert failed.attempts == 3
+    assert processor.count() == 3
+    clock.advance(3600)
+    assert not clocked_queue.has_runnable(AI_TYPES)
+
+
+def test_permanent_failure_fails_at_once(clocked_queue: JobQueue, backend: Backend) -> None:
+    request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
+
+    def unauthorized(_context: JobContext) -> None:
+        response = httpx.Response(401, request=request)
+        raise httpx.HTTPStatusError("401 Unauthorized", request=request, response=response)
+
+    executor = _executor(clocked_queue, backend, unauthorized)
+    job = clocked_queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    _run_one(clocked_queue, executor, backend.session_id)
+    failed = clocked_queue.get(job.id)
+    assert failed.status is JobStatus.FAILED
+    assert failed.attempts == 1
+    assert failed.error_kind is ErrorKind.PERMANENT
+    assert failed.error_message == "HTTPStatusError: 401 Unauthorized"
+
+
+def test_missing_target_fails_without_retry(clocked_queue: JobQueue, backend: Backend) -> None:
+    def load_target(_context: JobContext) -> None:
+        raise TargetNotFoundError()
+
+    executor = _executor(clocked_queue, backend, load_target)
+    job = clocked_queue.enqueue(JobType.CARD_ANALYSIS, "deleted-scrap")
+    _run_one(clocked_queue, executor, backend.session_id)
+    failed = clocked_queue.get(job.id)
+    assert failed.status is JobStatus.FAILED
+    assert failed.attempts == 1
+    assert failed.error_message == "TargetNotFoundError: Target data not found (Already deleted)"
+
+
+def test_retry_after_is_honoured_without_spending_attempts(
+    clocked_queue: JobQueue, backend: Backend, clock: FakeClock
+) -> None:
+    request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
+    limited = {"times": 0}
+
+    def rate_limited(context: JobContext) -> None:
+        if limited["times"] < 5:
+            limited["times"] += 1
+            response = httpx.Response(429, headers={"Retry-After": "42"}, request=request)
+            raise httpx.HTTPStatusError("429 Too Many Requests", request=request, response=response)
+
+    executor = _executor(clocked_queue, backend, rate_limited)
+    job = clocked_queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    for _ in range(5):  # more rate limits than max_attempts: none of them counts
+        _run_one(clocked_queue, executor, backend.session_id)
+        waiting = clocked_queue.get(job.id)
+        assert waiting.status is JobStatus.PENDING
+        assert waiting.attempts == 0
+        assert waiting.run_after == clock.now + __import__("datetime").timedelta(seconds=42)
+        clock.advance(41)
+        assert not clocked_queue.has_runnable(AI_TYPES)
+        clock.advance(1)
+    _run_one(clocked_queue, executor, backend.session_id)
+    done = clocked_queue.get(job.id)
+    assert done.status is JobStatus.COMPLETED
+    assert done.attempts == 1
+    assert [a.outcome for a in clocked_queue.attempts(job.id)].count(AttemptOutcome.RATE_LIMITED) == 5
+
+
+def test_stored_error_chain_is_short_named_and_secret_free(clocked_queue: JobQueue, backend: Backend) -> None:
+    secret = "sk-live-0123456789abcdefSECRET"
+
+    def leaky(_context: JobContext) -> None:
+        try:
+            raise ConnectionRefusedError(f"POST http://127.0.0.1:9/v1 with Authorization: Bearer {secret}")
+        except ConnectionRefusedError as inner:
+            raise ValueError("AI reply was not JSON: " + "garbage " * 300 + secret) from inner
+
+    executor = _executor(clocked_queue, backend, leaky)
+    job = clocked_queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    _run_one(clocked_queue, executor, backend.session_id)
+    failed = clocked_queue.get(job.id)
+    assert failed.error_message is not None
+    assert len(failed.error_message) <= 1000
+    assert failed.error_message.startswith("ValueError: AI reply was not JSON")
+    assert secret not in failed.error_message
+    attempt_text = clocked_queue.attempts(job.id)[0].error_text or ""
+    assert "ConnectionRefusedError" in attempt_text  # the full text keeps every cause
+    assert "ValueError" in attempt_text
+    assert secret not in attempt_text
+    with backend.db.sessions() as session:
+        stored = session.execute(sa.text("SELECT error_message FROM async_jobs")).scalar_one()
+    assert secret not in stored
+
+
+def test_chain_names_each_cause_when_short(clocked_queue: JobQueue, backend: Backend) -> None:
+    def nested(_context: JobContext) -> None:
+        try:
+            raise ConnectionRefusedError("refused")
+        except ConnectionRefusedError as inner:
+            raise RuntimeError("analysis failed") from inner
+
+    executor = _executor(clocked_queue, backend, nested)
+    job = clocked_queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    _run_one(clocked_queue, executor, backend.session_id)
+    assert clocked_queue.get(job.id).error_message == (
+        "RuntimeError: analysis failed <- ConnectionRefusedError: refused"
+    )
+
+
+# --- user actions -----------------------------------------------------------------------------
+
+
+def test_manual_retry_grants_a_fresh_attempt(clocked_queue: JobQueue, backend: Backend, clock: FakeClock) -> None:
+    outcome = {"fail": True}
+
+    def sometimes(_context: JobContext) -> None:
+        if outcome["fail"]:
+            raise TimeoutError("slow")
+
+    executor = _executor(clocked_queue, backend, sometimes)
+    job = clocked_queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1", max_attempts=1)
+    _run_one(clocked_queue, executor, backend.session_id)
+    assert clocked_queue.get(job.id).status is JobStatus.FAILED
+    with pytest.raises(JobStateError):
+        clocked_queue.cancel(job.id)
+    retried = clocked_queue.retry(job.id)
+    assert retried.status is JobStatus.PENDING
+    assert retried.max_attempts == 2
+    outcome["fail"] = False
+    _run_one(clocked_queue, executor, backend.session_id)
+    assert clocked_queue.get(job.id).status is JobStatus.COMPLETED
+
+
+def test_retry_and_cancel_explain_what_is_not_possible(queue: JobQueue) -> None:
+    job = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    with pytest.raises(JobStateError, match="only failed or cancelled"):
+        queue.retry(job.id)
+    assert queue.cancel(job.id).status is JobStatus.CANCELLED
+    with pytest.raises(JobNotFoundError):
+        queue.retry("no-such-job")
+    newer = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    with pytest.raises(DuplicateJobError) as duplicate:
+        queue.retry(job.id)  # another job for the same target is already waiting
+    assert duplicate.value.existing_job_id == newer.id
+
+
+def test_running_job_cancelled_cooperatively(queue: JobQueue, backend: Backend) -> None:
+    started = threading.Event()
+    release = threading.Event()
+
+    def long_running(context: JobContext) -> None:
+        started.set()
+        release.wait(30)
+        context.raise_if_cancelled()
+
+    executor = _executor(queue, backend, long_running)
+    job = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    worker = threading.Thread(target=_run_one, args=(queue, executor, backend.session_id))
+    worker.start()
+    assert started.wait(30)
+    queue.cancel(job.id)
+    assert executor.request_cancel(job.id)
+    release.set()
+    worker.join(30)
+    assert queue.get(job.id).status is JobStatus.CANCELLED
+    assert [a.outcome for a in queue.attempts(job.id)] == [AttemptOutcome.DISCARDED]

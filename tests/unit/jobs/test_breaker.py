@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+from san_desktop.jobs.breaker import BreakerState, BreakerStatus, CircuitBreaker
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _breaker(clock: FakeClock, changes: list[BreakerStatus] | None = None) -> CircuitBreaker:
+    return CircuitBreaker(3, 10.0, 40.0, clock=clock, on_change=None if changes is None else changes.append)
+
+
+def test_opens_after_consecutive_failures_only() -> None:
+    clock = FakeClock()
+    breaker = _breaker(clock)
+    breaker.record_failure()
+    breaker.record_failure()
+    breaker.record_success()  # the streak is broken
+    breaker.record_failure()
+    breaker.record_failure()
+    assert breaker.status().state is BreakerState.CLOSED
+    breaker.record_failure()
+    assert breaker.status().state is BreakerState.OPEN
+    assert not breaker.try_acquire()
+
+
+def test_one_probe_after_cooldown_then_closed_on_success() -> None:
+    clock = FakeClock()
+    changes: list[BreakerStatus] = []
+    breaker = _breaker(clock, changes)
+    for _ in range(3):
+        breaker.record_failure()
+    clock.now += 9.9
+    assert not breaker.try_acquire()
+    clock.now += 0.2
+    assert breaker.try_acquire()  # the probe
+    assert not breaker.try_acquire()  # only one at a time
+    breaker.record_success()
+    assert breaker.try_acquire()
+    assert [change.state for change in changes] == [BreakerState.OPEN, BreakerState.HALF_OPEN, BreakerState.CLOSED]
+
+
+def test_failed_probe_doubles_the_cooldown_up_to_the_maximum() -> None:
+    clock = FakeClock()
+    breaker = _breaker(clock)
+    for _ in range(3):
+        breaker.record_failure()
+    cooldowns = []
+    for _ in range(4):
+        clock.now += breaker.status().cooldown
+        assert breaker.try_acquire()
+        breaker.record_failure()
+        cooldowns.append(breaker.status().cooldown)
+    assert cooldowns == [20.0, 40.0, 40.0, 40.0]
+    assert breaker.seconds_until_probe() == 40.0
+
+
+def test_unused_probe_is_given_back() -> None:
+    clock = FakeClock()
+    breaker = _breaker(clock)
+    for _ in range(3):
+        breaker.record_failure()
+    clock.now += 10
+    assert breaker.try_acquire()
+    breaker.release_unused()
+    assert breaker.try_acquire()
