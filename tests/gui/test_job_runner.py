@@ -1,0 +1,158 @@
+"""The Qt runner end to end: worker threads, signals on the GUI thread, the monitor, the breaker."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from PySide6.QtCore import QCoreApplication, QThread
+from pytestqt.qtbot import QtBot
+
+from san_desktop.core.enums import JobStatus, JobType
+from san_desktop.jobs.breaker import BreakerState
+from san_desktop.jobs.queue import JobQueue
+from san_desktop.jobs.records import JobEvent
+from san_desktop.jobs.registry import JobContext, ProcessorRegistry
+from san_desktop.jobs.runner import BreakerChange, JobRunner
+from san_desktop.ui.jobs_page import JobsPage
+from tests.support.jobs import RecordingProcessor
+
+
+def _start(qtbot: QtBot, runner: JobRunner) -> None:
+    with qtbot.waitSignal(runner.sweep_finished, timeout=10_000):
+        runner.start()
+
+
+def _completed(job_id: str) -> Callable[[JobEvent], bool]:
+    return lambda event: event.job_id == job_id and event.new_status is JobStatus.COMPLETED
+
+
+def test_job_runs_on_a_worker_and_reports_on_the_gui_thread(
+    qtbot: QtBot, runner: JobRunner, registry: ProcessorRegistry, queue: JobQueue
+) -> None:
+    processor = RecordingProcessor()
+    registry.register(JobType.CARD_ANALYSIS, processor)
+    page = JobsPage(runner)
+    qtbot.addWidget(page)
+    resets: list[bool] = []
+    page.model.modelReset.connect(lambda: resets.append(True))
+    received: list[tuple[JobStatus | None, JobStatus, bool]] = []
+    gui_thread = QCoreApplication.instance().thread()  # type: ignore[union-attr]
+
+    def on_changed(event: JobEvent) -> None:
+        received.append((event.old_status, event.new_status, QThread.currentThread() is gui_thread))
+
+    runner.job_changed.connect(on_changed)
+    _start(qtbot, runner)
+
+    with qtbot.waitSignal(runner.job_changed, check_params_cb=_completed_for_any, timeout=10_000) as blocker:
+        job = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")  # from the GUI thread
+    assert blocker.args[0].job_id == job.id
+
+    assert "MainThread" not in processor.threads()
+    assert received == [
+        (None, JobStatus.PENDING, True),
+        (JobStatus.PENDING, JobStatus.PROCESSING, True),
+        (JobStatus.PROCESSING, JobStatus.COMPLETED, True),
+    ]
+    # the monitor row followed the signals without a reload
+    assert resets == []
+    row = page.model.row_of(job.id)
+    assert row == 0
+    record = page.model.job_at(row)
+    assert record is not None
+    assert record.status is JobStatus.COMPLETED
+    assert record.attempts == 1
+
+
+def _completed_for_any(event: JobEvent) -> bool:
+    return event.new_status is JobStatus.COMPLETED
+
+
+def test_retry_button_runs_a_failed_job_again(
+    qtbot: QtBot, runner: JobRunner, registry: ProcessorRegistry, queue: JobQueue
+) -> None:
+    fail = threading.Event()
+    fail.set()
+
+    def behaviour(_context: JobContext) -> None:
+        if fail.is_set():
+            raise ValueError("bad input")  # permanent: fails at once
+
+    registry.register(JobType.CARD_ANALYSIS, RecordingProcessor(behaviour))
+    page = JobsPage(runner)
+    qtbot.addWidget(page)
+    _start(qtbot, runner)
+
+    with qtbot.waitSignal(
+        runner.job_changed, check_params_cb=lambda e: e.new_status is JobStatus.FAILED, timeout=10_000
+    ):
+        job = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    assert page.select_job(job.id)
+    assert page.retry_button.isEnabled()
+    assert not page.cancel_button.isEnabled()
+    assert "ValueError: bad input" in page.details.toPlainText()
+
+    fail.clear()
+    with qtbot.waitSignal(runner.job_changed, check_params_cb=_completed(job.id), timeout=10_000):
+        page.retry_button.click()
+
+    assert queue.get(job.id).status is JobStatus.COMPLETED
+    record = page.model.job_at(page.model.row_of(job.id) or 0)
+    assert record is not None
+    assert record.status is JobStatus.COMPLETED
+    assert not page.retry_button.isEnabled()
+    assert page.details.toPlainText().count("#") >= 2  # both attempts are listed
+
+
+def test_cancel_button_removes_a_waiting_job(qtbot: QtBot, runner: JobRunner, queue: JobQueue) -> None:
+    # no processor is registered for the type: the job waits
+    page = JobsPage(runner)
+    qtbot.addWidget(page)
+    _start(qtbot, runner)
+    with qtbot.waitSignal(runner.job_changed, timeout=5_000):
+        job = queue.enqueue(JobType.GITHUB_STAR_RECOMMENDATION, "account-1")
+    assert page.select_job(job.id)
+    assert page.cancel_button.isEnabled()
+    with qtbot.waitSignal(
+        runner.job_changed, check_params_cb=lambda e: e.new_status is JobStatus.CANCELLED, timeout=5_000
+    ):
+        page.cancel_button.click()
+    assert queue.get(job.id).status is JobStatus.CANCELLED
+
+
+def test_breaker_pauses_the_ai_pool_and_resumes_after_cooldown(
+    qtbot: QtBot, runner: JobRunner, registry: ProcessorRegistry, queue: JobQueue
+) -> None:
+    healthy = threading.Event()
+
+    def ai_server(_context: JobContext) -> None:
+        if not healthy.is_set():
+            raise TimeoutError("the AI server did not answer in time")
+
+    processor = RecordingProcessor(ai_server)
+    registry.register(JobType.CARD_ANALYSIS, processor)
+    changes: list[BreakerState] = []
+    runner.breaker_changed.connect(lambda change: changes.append(change.status.state))
+    threshold = runner.settings.breaker_failure_threshold
+    threads = runner.settings.ai_pool_size
+    _start(qtbot, runner)
+
+    def opened(change: BreakerChange) -> bool:
+        return change.status.state is BreakerState.OPEN
+
+    with qtbot.waitSignal(runner.breaker_changed, check_params_cb=opened, timeout=10_000):
+        jobs = [queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}", max_attempts=100) for n in range(20)]
+    calls_when_opened = processor.count()
+    assert calls_when_opened <= threshold + threads - 1
+    # two more cooldowns: each lets exactly one probe through
+    for _ in range(2):
+        qtbot.waitSignal(runner.breaker_changed, check_params_cb=opened, timeout=10_000).wait()
+    assert processor.count() <= calls_when_opened + threads - 1 + 2
+    assert changes[:3] == [BreakerState.OPEN, BreakerState.HALF_OPEN, BreakerState.OPEN]
+
+    healthy.set()
+    qtbot.waitUntil(lambda: all(queue.get(job.id).status is JobStatus.COMPLETED for job in jobs), timeout=20_000)
+    assert runner.breaker_status() is not None
+    assert runner.breaker_status().state is BreakerState.CLOSED  # type: ignore[union-attr]
+    assert changes[-1] is BreakerState.CLOSED

@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+from PySide6.QtCore import QModelIndex
+from pytestqt.qtbot import QtBot
+
+from san_desktop.bootstrap import Backend
+from san_desktop.core.enums import JobPool, JobStatus, JobType
+from san_desktop.jobs.queue import JobQueue
+from san_desktop.jobs.records import JobEvent
+from san_desktop.ui.job_table_model import JobTableModel
+
+
+def _fill(queue: JobQueue, count: int) -> list[str]:
+    return [queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}").id for n in range(count)]
+
+
+def test_jobs_are_fetched_lazily_newest_first(qtbot: QtBot, queue: JobQueue) -> None:
+    ids = _fill(queue, 250)
+    model = JobTableModel(queue, page_size=100)
+    model.reload()
+    assert model.rowCount() == 100
+    assert model.canFetchMore(QModelIndex())
+    model.fetchMore(QModelIndex())
+    model.fetchMore(QModelIndex())
+    assert model.rowCount() == 250
+    assert not model.canFetchMore(QModelIndex())
+    shown = [model.job_at(row).id for row in range(250)]  # type: ignore[union-attr]
+    assert shown == list(reversed(ids))
+
+
+def test_events_update_rows_in_place_and_add_new_jobs_on_top(qtbot: QtBot, queue: JobQueue, backend: Backend) -> None:
+    _fill(queue, 5)
+    model = JobTableModel(queue, page_size=100)
+    model.reload()
+    events: list[JobEvent] = []
+    queue.add_listener(events.append)
+    changed: list[int] = []
+    model.dataChanged.connect(lambda top, _bottom: changed.append(top.row()))
+
+    claim = queue.claim_next(backend.session_id, JobPool.AI, {JobType.CARD_ANALYSIS})
+    assert claim is not None
+    new = queue.enqueue(JobType.SCRAP_REFINE, "scrap-new")
+    for event in events:
+        model.apply_event(event)
+
+    assert model.rowCount() == 6
+    assert model.job_at(0).id == new.id  # type: ignore[union-attr]
+    oldest_row = model.row_of(claim.job.id)
+    assert oldest_row == 5
+    assert model.job_at(oldest_row).status is JobStatus.PROCESSING  # type: ignore[union-attr]
+    assert changed == [4]  # the claim changed row 4 before the new job pushed it to row 5
+
+
+def test_empty_model_takes_a_first_job(qtbot: QtBot, queue: JobQueue) -> None:
+    model = JobTableModel(queue)
+    model.reload()
+    assert model.rowCount() == 0
+    events: list[JobEvent] = []
+    queue.add_listener(events.append)
+    job = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    model.apply_event(events[0])
+    assert model.rowCount() == 1
+    assert model.job_at(0).id == job.id  # type: ignore[union-attr]

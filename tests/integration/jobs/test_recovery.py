@@ -1,0 +1,133 @@
+"""The recovery sweep: dead sessions' work, stalled jobs, transient failures, overdue jobs, hooks."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Session
+
+from san_desktop.bootstrap import Backend
+from san_desktop.core.enums import AttemptOutcome, ErrorKind, JobPool, JobStatus, JobType
+from san_desktop.core.settings import JobSettings
+from san_desktop.db.models import AppSession, AsyncJob
+from san_desktop.jobs.queue import JobQueue
+from san_desktop.jobs.recovery import sweep
+from san_desktop.services.app_sessions import start_session
+
+AI_TYPES = frozenset({JobType.CARD_ANALYSIS})
+
+
+def _claim_as(queue: JobQueue, session_id: str, target: str = "scrap-1") -> str:
+    job = queue.enqueue(JobType.CARD_ANALYSIS, target)
+    claim = queue.claim_next(session_id, JobPool.AI, AI_TYPES)
+    assert claim is not None
+    assert claim.job.id == job.id
+    return job.id
+
+
+def test_work_of_a_dead_session_is_requeued_at_once(
+    queue: JobQueue, backend: Backend, job_settings: JobSettings
+) -> None:
+    dead = start_session(backend.db, "gui")  # a previous run that was killed
+    job_id = _claim_as(queue, dead)
+
+    report = sweep(queue, backend.session_id, job_settings)
+
+    assert report.requeued_interrupted == [job_id]
+    job = queue.get(job_id)
+    assert job.status is JobStatus.PENDING
+    assert job.owner_session is None
+    assert job.attempts == 0  # the interruption was not the job's fault
+    assert [a.outcome for a in queue.attempts(job_id)] == [AttemptOutcome.INTERRUPTED]
+    with backend.db.sessions() as session:
+        assert session.get(AppSession, dead).ended_at is not None  # type: ignore[union-attr]
+    assert queue.has_runnable(AI_TYPES)
+
+
+def test_a_job_that_keeps_killing_the_app_fails_after_max_interruptions(
+    queue: JobQueue, backend: Backend, job_settings: JobSettings
+) -> None:
+    job_id = None
+    for _ in range(job_settings.max_interruptions):
+        dead = start_session(backend.db, "gui")
+        claim = queue.claim_next(dead, JobPool.AI, AI_TYPES) if job_id else None
+        if job_id is None:
+            job_id = _claim_as(queue, dead)
+        else:
+            assert claim is not None
+        sweep(queue, backend.session_id, job_settings)
+    assert job_id is not None
+    job = queue.get(job_id)
+    assert job.status is JobStatus.FAILED
+    assert "Interrupted 5 times" in (job.error_message or "")
+
+
+def test_a_live_job_past_its_time_is_reported_not_run_twice(
+    queue: JobQueue, backend: Backend, job_settings: JobSettings
+) -> None:
+    job_id = _claim_as(queue, backend.session_id)
+    later = queue.clock() + timedelta(seconds=job_settings.processing_stall_seconds + 60)
+
+    report = sweep(queue, backend.session_id, job_settings, now=later)
+
+    assert report.stalled == [job_id]
+    assert report.requeued_interrupted == []
+    assert queue.get(job_id).status is JobStatus.PROCESSING
+    assert not queue.has_runnable(AI_TYPES)
+
+
+def test_a_recent_live_job_is_left_alone(queue: JobQueue, backend: Backend, job_settings: JobSettings) -> None:
+    job_id = _claim_as(queue, backend.session_id)
+    report = sweep(queue, backend.session_id, job_settings)
+    assert report.stalled == []
+    assert queue.get(job_id).status is JobStatus.PROCESSING
+
+
+def _failed(queue: JobQueue, backend: Backend, target: str, kind: ErrorKind, attempts: int) -> str:
+    job = queue.enqueue(JobType.CARD_ANALYSIS, target)
+    with backend.db.write() as session:
+        session.execute(
+            sa.update(AsyncJob)
+            .where(AsyncJob.id == job.id)
+            .values(status=JobStatus.FAILED, error_kind=kind, attempts=attempts, error_message="x")
+        )
+    return job.id
+
+
+def test_failed_transient_jobs_with_attempts_left_are_retried(
+    queue: JobQueue, backend: Backend, job_settings: JobSettings
+) -> None:
+    retry_me = _failed(queue, backend, "a", ErrorKind.TRANSIENT, 1)
+    permanent = _failed(queue, backend, "b", ErrorKind.PERMANENT, 1)
+    exhausted = _failed(queue, backend, "c", ErrorKind.TRANSIENT, 3)
+    superseded = _failed(queue, backend, "d", ErrorKind.TRANSIENT, 1)
+    newer = queue.enqueue(JobType.CARD_ANALYSIS, "d")
+    claim = queue.claim_next(backend.session_id, JobPool.AI, AI_TYPES)
+    assert claim is not None
+    assert claim.job.id == newer.id
+    queue.complete(claim)
+
+    report = sweep(queue, backend.session_id, job_settings)
+
+    assert report.retried_failed == [retry_me]
+    assert queue.get(retry_me).status is JobStatus.PENDING
+    for job_id in (permanent, exhausted, superseded):
+        assert queue.get(job_id).status is JobStatus.FAILED
+
+
+def test_overdue_waiting_jobs_are_reported(queue: JobQueue, backend: Backend, job_settings: JobSettings) -> None:
+    job = queue.enqueue(JobType.GITHUB_STAR_RECOMMENDATION, "account-1")
+    later = queue.clock() + timedelta(seconds=job_settings.pending_overdue_seconds + 1)
+    assert sweep(queue, backend.session_id, job_settings, now=later).overdue_pending == [job.id]
+    assert sweep(queue, backend.session_id, job_settings).overdue_pending == []
+
+
+def test_hooks_run_in_the_sweep(queue: JobQueue, backend: Backend, job_settings: JobSettings) -> None:
+    def orphan_rule(session: Session, hook_queue: JobQueue) -> int:
+        hook_queue.enqueue(JobType.SCRAP_REFINE, "orphan-scrap", session=session)
+        return 1
+
+    report = sweep(queue, backend.session_id, job_settings, hooks=[orphan_rule])
+    assert report.enqueued_by_hooks == 1
+    assert [job.target_id for job in queue.list_jobs()] == ["orphan-scrap"]
