@@ -33,6 +33,7 @@ from san_desktop.core.settings import JobSettings
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, JobAttempt
+from san_desktop.jobs import claims
 from san_desktop.jobs.errors import JobCancelledError, JobSupersededError, classify
 from san_desktop.jobs.records import AttemptRecord, Claim, JobEvent, JobRecord
 
@@ -230,78 +231,33 @@ class JobQueue:
     def claim_next(self, session_id: str, pool: JobPool, job_types: Collection[JobType]) -> Claim | None:
         """Claim the oldest runnable job of ``job_types`` (all of ``pool``) with one conditional
         UPDATE, and open its attempt."""
-        with self._unit() as (session, events):
+        events: list[JobEvent] = []
+        with self.db.write_connection() as conn:
             now = self.clock()
-            candidate = self._runnable_ids(job_types, now).limit(1).scalar_subquery()
-            row = session.execute(
-                sa.update(AsyncJob)
-                .where(AsyncJob.id == candidate, AsyncJob.status == JobStatus.PENDING)
-                .values(
-                    status=JobStatus.PROCESSING,
-                    owner_session=session_id,
-                    attempts=AsyncJob.attempts + 1,
-                    lease_until=now + timedelta(seconds=self.settings.lease_seconds),
-                    started_at=now,
-                    updated_at=now,
-                    run_after=None,
-                )
-                .returning(AsyncJob)
-                .execution_options(synchronize_session=False, populate_existing=True)
-            ).scalar_one_or_none()
-            if row is None:
-                return None
-            record = JobRecord.from_row(row)
-            attempt = JobAttempt(
-                id=new_id(),
-                job_id=record.id,
-                attempt=record.attempts,
-                run_id=new_id(),
-                session_id=session_id,
-                pool=pool,
-                started_at=now,
-            )
-            session.add(attempt)
-            events.append(JobEvent(record, JobStatus.PENDING))
-        return Claim(record, attempt.id, attempt.run_id, session_id, pool)
-
-    def _owned(self, claim: Claim) -> sa.ColumnElement[bool]:
-        return sa.and_(
-            AsyncJob.id == claim.job.id,
-            AsyncJob.status == JobStatus.PROCESSING,
-            AsyncJob.owner_session == claim.session_id,
-            AsyncJob.attempts == claim.attempt,
-        )
+            lease = now + timedelta(seconds=self.settings.lease_seconds)
+            claim = claims.claim_next(conn, session_id, pool, job_types, now, lease)
+            if claim is not None:
+                events.append(JobEvent(claim.job, JobStatus.PENDING))
+        self.announce(events)
+        return claim
 
     def still_owned(self, session: Session, claim: Claim) -> bool:
-        return session.scalar(sa.select(AsyncJob.id).where(self._owned(claim))) is not None
+        return claims.still_owned(session.connection(), claim)
 
-    def _finish(
+    def _finish_in_own_transaction(
         self,
-        session: Session,
         claim: Claim,
         values: dict[str, object],
         outcome: AttemptOutcome,
         error_text: str | None,
+        *,
+        spend_attempt: bool = True,
     ) -> JobRecord | None:
-        now = self.clock()
-        row = session.execute(
-            sa.update(AsyncJob)
-            .where(self._owned(claim))
-            .values(updated_at=now, **values)
-            .returning(AsyncJob)
-            .execution_options(synchronize_session=False, populate_existing=True)
-        ).scalar_one_or_none()
-        self._close_attempt(session, claim.attempt_id, outcome if row else AttemptOutcome.DISCARDED, error_text)
-        return JobRecord.from_row(row) if row else None
-
-    def _close_attempt(
-        self, session: Session, attempt_id: str, outcome: AttemptOutcome, error_text: str | None
-    ) -> None:
-        session.execute(
-            sa.update(JobAttempt)
-            .where(JobAttempt.id == attempt_id, JobAttempt.outcome.is_(None))
-            .values(ended_at=self.clock(), outcome=outcome, error_text=error_text)
-        )
+        with self.db.write_connection() as conn:
+            record = claims.finish(conn, claim, values, outcome, error_text, self.clock(), spend_attempt=spend_attempt)
+        if record is not None:
+            self.announce([JobEvent(record, JobStatus.PROCESSING)])
+        return record
 
     def complete(self, claim: Claim, session: Session | None = None) -> JobRecord:
         """Mark the claim's job COMPLETED; inside ``session`` when the processor publishes its result
@@ -313,38 +269,25 @@ class JobQueue:
             "error_message": None,
             "error_kind": None,
         }
-        if session is not None:
-            record = self._finish(session, claim, values, AttemptOutcome.SUCCEEDED, None)
-            if record is None:
-                raise JobSupersededError(claim.job.id)
-            self._announce_after_commit(session, JobEvent(record, JobStatus.PROCESSING))
-            return record
-        with self._unit() as (own, events):
-            record = self._finish(own, claim, values, AttemptOutcome.SUCCEEDED, None)
+        if session is None:
+            record = self._finish_in_own_transaction(claim, values, AttemptOutcome.SUCCEEDED, None)
+        else:
+            record = claims.finish(session.connection(), claim, values, AttemptOutcome.SUCCEEDED, None, self.clock())
             if record is not None:
-                events.append(JobEvent(record, JobStatus.PROCESSING))
+                self._announce_after_commit(session, JobEvent(record, JobStatus.PROCESSING))
         if record is None:
             raise JobSupersededError(claim.job.id)
         return record
 
     def release(self, claim: Claim, reason: str) -> JobRecord | None:
         """Give a claimed job back to the queue (the app is closing): INTERRUPTED, no attempt spent."""
-        values: dict[str, object] = {
-            "status": JobStatus.PENDING,
-            "owner_session": None,
-            "lease_until": None,
-            "attempts": AsyncJob.attempts - 1,
-        }
-        with self._unit() as (session, events):
-            record = self._finish(session, claim, values, AttemptOutcome.INTERRUPTED, reason)
-            if record is not None:
-                events.append(JobEvent(record, JobStatus.PROCESSING))
-        return record
+        values: dict[str, object] = {"status": JobStatus.PENDING, "owner_session": None, "lease_until": None}
+        return self._finish_in_own_transaction(claim, values, AttemptOutcome.INTERRUPTED, reason, spend_attempt=False)
 
     def discard(self, claim: Claim) -> None:
         """Close the attempt of a claim whose job was taken from it (cancelled, recovered)."""
-        with self.db.write() as session:
-            self._close_attempt(session, claim.attempt_id, AttemptOutcome.DISCARDED, None)
+        with self.db.write_connection() as conn:
+            claims.close_attempt(conn, claim.attempt_id, AttemptOutcome.DISCARDED, None, self.clock())
 
     def backoff_seconds(self, attempt: int) -> float:
         """Exponential backoff with jitter: base * 2**(attempt-1), scaled by 0.5-1.5, capped."""
@@ -370,7 +313,7 @@ class JobQueue:
                     **common,
                     "status": JobStatus.PENDING,
                     "run_after": now + timedelta(seconds=wait),
-                    "attempts": AsyncJob.attempts - 1,  # waiting out a rate limit spends no attempt
+                    # waiting out a rate limit spends no attempt (see spend_attempt below)
                     "owner_session": None,
                 }
                 outcome = AttemptOutcome.RATE_LIMITED
@@ -386,10 +329,9 @@ class JobQueue:
             else:
                 values = {**common, "status": JobStatus.FAILED, "finished_at": now}
                 outcome = AttemptOutcome.FAILED
-        with self._unit() as (session, events):
-            record = self._finish(session, claim, values, outcome, details)
-            if record is not None:
-                events.append(JobEvent(record, JobStatus.PROCESSING))
+        record = self._finish_in_own_transaction(
+            claim, values, outcome, details, spend_attempt=outcome is not AttemptOutcome.RATE_LIMITED
+        )
         if record is None:
             log.info("Dropped the late result of job %s attempt %s", claim.job.id, claim.attempt)
         return record

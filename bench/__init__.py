@@ -1,0 +1,1 @@
+"""Benchmarks: ``make bench`` (or ``python -m bench``) runs them and prints a table."""

@@ -1,0 +1,18 @@
+"""``python -m bench``: run every benchmark and print one table."""
+
+from __future__ import annotations
+
+import sys
+
+from bench import bench_jobs
+from bench.common import print_table
+
+
+def main() -> int:
+    rows = bench_jobs.run_all()
+    print_table(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,274 @@
+"""Job system benchmarks: enqueue, drain through the runner (vs huey's SqliteHuey), GUI lag, monitor."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+
+import sqlalchemy as sa
+from PySide6.QtCore import QCoreApplication, QElapsedTimer, QTimer
+from PySide6.QtWidgets import QApplication
+
+from bench.common import Row, median, percentile, temporary_data_dir
+from san_desktop.bootstrap import Backend, start_backend
+from san_desktop.core.enums import JobStatus, JobType
+from san_desktop.core.ids import new_id
+from san_desktop.core.settings import JobSettings
+from san_desktop.core.timeutil import utcnow
+from san_desktop.db.models import AsyncJob
+from san_desktop.jobs.queue import JobQueue
+from san_desktop.jobs.registry import JobContext, ProcessorRegistry
+from san_desktop.jobs.runner import JobRunner
+
+SETTINGS = JobSettings()
+
+
+def _app() -> QApplication:
+    app = QApplication.instance()
+    return app if isinstance(app, QApplication) else QApplication([])
+
+
+def _backend(directory: Path) -> Backend:
+    return start_backend(directory, kind="headless", log_to_stderr=False)
+
+
+def _no_op(_context: JobContext) -> None:
+    return None
+
+
+def _wait_until_done(runner: JobRunner, queue: JobQueue, total: int, timeout: float) -> float:
+    """Run the event loop until ``total`` jobs completed; returns the seconds it took."""
+    app = QCoreApplication.instance()
+    assert app is not None
+    done = {"count": 0}
+    start = time.perf_counter()
+
+    def on_changed(event: object) -> None:
+        if getattr(event, "new_status", None) is JobStatus.COMPLETED:
+            done["count"] += 1
+            if done["count"] >= total:
+                app.quit()
+
+    runner.job_changed.connect(on_changed)
+    QTimer.singleShot(int(timeout * 1000), app.quit)
+    runner.start()
+    app.exec()
+    elapsed = time.perf_counter() - start
+    runner.job_changed.disconnect(on_changed)
+    if done["count"] < total:
+        raise RuntimeError(f"only {done['count']} of {total} jobs completed in {timeout} s")
+    return elapsed
+
+
+def bench_enqueue(count: int = 2000) -> list[Row]:
+    with temporary_data_dir() as directory:
+        backend = _backend(directory)
+        queue = JobQueue(backend.db, SETTINGS)
+        latencies = []
+        start = time.perf_counter()
+        for n in range(count):
+            began = time.perf_counter()
+            queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}")
+            latencies.append((time.perf_counter() - began) * 1000)
+        total = time.perf_counter() - start
+        backend.close()
+    return [
+        Row("enqueue rate (own transaction)", count / total, "jobs/s", f"{count} jobs, WAL, synchronous=NORMAL"),
+        Row("enqueue latency p50", median(latencies), "ms"),
+        Row("enqueue latency p99", percentile(latencies, 99), "ms"),
+    ]
+
+
+def bench_drain(count: int = 10_000) -> tuple[list[Row], float]:
+    _app()
+    with temporary_data_dir() as directory:
+        backend = _backend(directory)
+        queue = JobQueue(backend.db, SETTINGS)
+        _bulk_insert(backend, count)
+        registry = ProcessorRegistry()
+        registry.register(JobType.CARD_ANALYSIS, _no_op)
+        runner = JobRunner(queue, registry, backend.session_id, SETTINGS)
+        elapsed = _wait_until_done(runner, queue, count, timeout=600)
+        runner.shutdown()
+        backend.close()
+    rate = count / elapsed
+    return [
+        Row(
+            "drain no-op jobs through the runner",
+            elapsed,
+            "s",
+            f"{count} jobs, AI pool of {SETTINGS.ai_pool_size}: {rate:,.0f} jobs/s "
+            "(claim + attempt row + completion, 2 transactions per job)",
+        )
+    ], elapsed
+
+
+def bench_huey(count: int = 10_000) -> tuple[list[Row], float]:
+    from huey import SqliteHuey
+    from huey.storage import SqliteStorage
+
+    class NormalSyncStorage(SqliteStorage):  # type: ignore[misc]
+        """Matching durability: WAL and synchronous=NORMAL, as SAN's engine uses."""
+
+        def _create_connection(self):  # type: ignore[no-untyped-def]
+            conn = super()._create_connection()
+            conn.execute("pragma synchronous=1")
+            return conn
+
+    logging.getLogger("huey").setLevel(logging.ERROR)
+    with temporary_data_dir() as directory:
+        huey = SqliteHuey(
+            "bench",
+            filename=str(directory / "huey.db"),
+            results=False,
+            storage_class=NormalSyncStorage,
+            cache_mb=32,
+        )
+        done = {"count": 0}
+        lock = threading.Lock()
+        finished = threading.Event()
+
+        @huey.task()  # type: ignore[misc]
+        def no_op() -> None:
+            with lock:
+                done["count"] += 1
+                if done["count"] >= count:
+                    finished.set()
+
+        for _ in range(count):
+            no_op()
+        consumer = huey.create_consumer(
+            workers=SETTINGS.ai_pool_size,
+            worker_type="thread",
+            periodic=False,
+            initial_delay=0.001,
+            backoff=1.0,
+            max_delay=0.01,
+            check_worker_health=False,
+        )
+        start = time.perf_counter()
+        consumer.start()
+        finished.wait(600)
+        elapsed = time.perf_counter() - start
+        consumer.stop(graceful=True)
+        huey.storage.close()
+    return [
+        Row(
+            "drain no-op tasks through huey SqliteHuey",
+            elapsed,
+            "s",
+            f"{count} tasks, {SETTINGS.ai_pool_size} worker threads, WAL, synchronous=NORMAL",
+        )
+    ], elapsed
+
+
+def _bulk_insert(backend: Backend, count: int, job_type: JobType = JobType.CARD_ANALYSIS, **values: object) -> None:
+    now = utcnow()
+    rows = [
+        {
+            "id": new_id(),
+            "job_type": job_type,
+            "target_id": f"target-{n}",
+            "status": JobStatus.PENDING,
+            "attempts": 0,
+            "max_attempts": 3,
+            "created_at": now,
+            "updated_at": now,
+            **values,
+        }
+        for n in range(count)
+    ]
+    with backend.db.write() as session:
+        session.execute(sa.insert(AsyncJob), rows)
+
+
+def bench_gui_lag(count: int = 1000) -> list[Row]:
+    from san_desktop.ui.main_window import MainWindow
+
+    app = _app()
+    with temporary_data_dir() as directory:
+        backend = _backend(directory)
+        queue = JobQueue(backend.db, SETTINGS)
+        _bulk_insert(backend, count)
+
+        def small_work(_context: JobContext) -> None:
+            sum(i * i for i in range(5_000))  # about a millisecond of work per job
+
+        registry = ProcessorRegistry()
+        registry.register(JobType.CARD_ANALYSIS, small_work)
+        runner = JobRunner(queue, registry, backend.session_id, SETTINGS)
+        window = MainWindow(backend, runner)
+        window.show_page("jobs")
+        window.show()
+        lags: list[float] = []
+        clock = QElapsedTimer()
+        interval = 5
+
+        def tick() -> None:
+            lags.append(max(0.0, clock.restart() - interval))
+
+        ticker = QTimer()
+        ticker.setInterval(interval)
+        ticker.timeout.connect(tick)
+        clock.start()
+        ticker.start()
+        elapsed = _wait_until_done(runner, queue, count, timeout=300)
+        ticker.stop()
+        window.close()
+        app.processEvents()
+        window.deleteLater()
+    return [
+        Row(
+            "GUI event-loop lag while 1,000 jobs run, worst",
+            max(lags),
+            "ms",
+            f"target < 50 ms; p99 {percentile(lags, 99):.1f} ms; jobs page open; drained in {elapsed:.1f} s",
+        )
+    ]
+
+
+def bench_monitor(count: int = 100_000) -> list[Row]:
+    from san_desktop.ui.jobs_page import JobsPage
+
+    app = _app()
+    with temporary_data_dir() as directory:
+        backend = _backend(directory)
+        queue = JobQueue(backend.db, SETTINGS)
+        _bulk_insert(backend, count, status=JobStatus.COMPLETED)
+        runner = JobRunner(queue, ProcessorRegistry(), backend.session_id, SETTINGS)
+        start = time.perf_counter()
+        page = JobsPage(runner)
+        page.resize(1000, 700)
+        page.show()
+        app.processEvents()
+        first = (time.perf_counter() - start) * 1000
+        fetches = []
+        for _ in range(20):
+            began = time.perf_counter()
+            page.model.fetchMore(page.model.index(0, 0).parent())
+            fetches.append((time.perf_counter() - began) * 1000)
+        began = time.perf_counter()
+        page.table.scrollToBottom()
+        app.processEvents()
+        scroll = (time.perf_counter() - began) * 1000
+        page.close()
+        runner.shutdown()
+        backend.close()
+    return [
+        Row("job monitor first show, 100,000 jobs", first, "ms", "lazy: first page of 200 rows"),
+        Row("job monitor fetch of the next page", median(fetches), "ms", f"p99 {percentile(fetches, 99):.1f} ms"),
+        Row("job monitor scroll to bottom (one fetch)", scroll, "ms"),
+    ]
+
+
+def run_all() -> list[Row]:
+    rows = bench_enqueue()
+    drain_rows, ours = bench_drain()
+    huey_rows, theirs = bench_huey()
+    rows += drain_rows + huey_rows
+    rows.append(Row("runner / huey drain time", ours / theirs, "x", "below 1: the runner is faster"))
+    rows += bench_gui_lag()
+    rows += bench_monitor()
+    return rows

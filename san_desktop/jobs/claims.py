@@ -1,0 +1,147 @@
+"""The queue's hot path in plain SQL: claiming a job and finishing an attempt.
+
+These run for every job, so they skip the ORM (whose statement building cost ten times the SQL itself)
+and talk to the connection directly. Timestamps are written in the same text form SQLAlchemy's
+SQLite DateTime uses, so ORM reads and these writes agree and compare correctly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from san_desktop.core.enums import AttemptOutcome, ErrorKind, JobPool, JobStatus, JobType
+from san_desktop.core.ids import new_id
+from san_desktop.jobs.records import Claim, JobRecord
+
+JOB_COLUMNS = (
+    "id", "job_type", "target_id", "status", "attempts", "max_attempts", "error_message", "error_kind",
+    "payload", "run_after", "owner_session", "lease_until", "created_at", "updated_at", "started_at",
+    "finished_at",
+)  # fmt: skip
+_RETURNING = "RETURNING " + ", ".join(JOB_COLUMNS)
+
+
+def db_time(value: datetime) -> str:
+    """A UTC datetime as SQLAlchemy stores it in SQLite: ``YYYY-MM-DD HH:MM:SS.ffffff``."""
+    return value.astimezone(UTC).replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
+
+
+def _parse_time(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value).replace(tzinfo=UTC) if value else None
+
+
+def record_from_row(row: Sequence[Any]) -> JobRecord:
+    values = dict(zip(JOB_COLUMNS, row, strict=True))
+    created = _parse_time(values["created_at"])
+    updated = _parse_time(values["updated_at"])
+    assert created is not None
+    assert updated is not None
+    return JobRecord(
+        id=values["id"],
+        job_type=JobType(values["job_type"]),
+        target_id=values["target_id"],
+        status=JobStatus(values["status"]),
+        attempts=values["attempts"],
+        max_attempts=values["max_attempts"],
+        error_message=values["error_message"],
+        error_kind=ErrorKind(values["error_kind"]) if values["error_kind"] else None,
+        payload=values["payload"],
+        run_after=_parse_time(values["run_after"]),
+        owner_session=values["owner_session"],
+        lease_until=_parse_time(values["lease_until"]),
+        created_at=created,
+        updated_at=updated,
+        started_at=_parse_time(values["started_at"]),
+        finished_at=_parse_time(values["finished_at"]),
+    )
+
+
+def claim_next(
+    conn: sa.Connection,
+    session_id: str,
+    pool: JobPool,
+    job_types: Collection[JobType],
+    now: datetime,
+    lease_until: datetime,
+) -> Claim | None:
+    """One conditional UPDATE takes the oldest runnable job; the attempt row is opened with it."""
+    types = sorted(job_type.value for job_type in job_types)
+    placeholders = ", ".join("?" for _ in types)
+    row = conn.exec_driver_sql(
+        "UPDATE async_jobs SET status = 'PROCESSING', owner_session = ?, attempts = attempts + 1, "
+        "lease_until = ?, started_at = ?, updated_at = ?, run_after = NULL "
+        "WHERE id = (SELECT id FROM async_jobs WHERE status = 'PENDING' "
+        f"AND job_type IN ({placeholders}) AND (run_after IS NULL OR run_after <= ?) ORDER BY id LIMIT 1) "
+        f"AND status = 'PENDING' {_RETURNING}",
+        (session_id, db_time(lease_until), db_time(now), db_time(now), *types, db_time(now)),
+    ).fetchone()
+    if row is None:
+        return None
+    record = record_from_row(row)
+    attempt_id, run_id = new_id(), new_id()
+    conn.exec_driver_sql(
+        "INSERT INTO job_attempts (id, job_id, attempt, run_id, session_id, pool, started_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (attempt_id, record.id, record.attempts, run_id, session_id, pool.value, db_time(now)),
+    )
+    return Claim(record, attempt_id, run_id, session_id, pool)
+
+
+_OWNED = "id = ? AND status = 'PROCESSING' AND owner_session = ? AND attempts = ?"
+
+
+def _owned_params(claim: Claim) -> tuple[str, str, int]:
+    return (claim.job.id, claim.session_id, claim.attempt)
+
+
+def still_owned(conn: sa.Connection, claim: Claim) -> bool:
+    return conn.exec_driver_sql(f"SELECT 1 FROM async_jobs WHERE {_OWNED}", _owned_params(claim)).first() is not None
+
+
+def finish(
+    conn: sa.Connection,
+    claim: Claim,
+    values: Mapping[str, object],
+    outcome: AttemptOutcome,
+    error_text: str | None,
+    now: datetime,
+    *,
+    spend_attempt: bool = True,
+) -> JobRecord | None:
+    """Write the attempt's result only if the job is still this claim's; otherwise the attempt is
+    closed as DISCARDED and None is returned (a late worker never overwrites a newer state)."""
+    columns = ["updated_at = ?"]
+    params: list[object] = [db_time(now)]
+    for column, value in values.items():
+        assert column in JOB_COLUMNS, column
+        columns.append(f"{column} = ?")
+        params.append(_bind(value))
+    if not spend_attempt:
+        columns.append("attempts = attempts - 1")
+    row = conn.exec_driver_sql(
+        f"UPDATE async_jobs SET {', '.join(columns)} WHERE {_OWNED} {_RETURNING}",
+        (*params, *_owned_params(claim)),
+    ).fetchone()
+    close_attempt(conn, claim.attempt_id, outcome if row else AttemptOutcome.DISCARDED, error_text, now)
+    return record_from_row(row) if row else None
+
+
+def close_attempt(
+    conn: sa.Connection, attempt_id: str, outcome: AttemptOutcome, error_text: str | None, now: datetime
+) -> None:
+    conn.exec_driver_sql(
+        "UPDATE job_attempts SET ended_at = ?, outcome = ?, error_text = ? WHERE id = ? AND outcome IS NULL",
+        (db_time(now), outcome.value, error_text, attempt_id),
+    )
+
+
+def _bind(value: object) -> object:
+    if isinstance(value, datetime):
+        return db_time(value)
+    if isinstance(value, JobStatus | ErrorKind):
+        return value.value
+    return value
