@@ -1,6 +1,7 @@
 # SAN Desktop — the two commands of the README's quick start, plus benchmarks and lint.
 #   make run    install into .venv (first time or when pyproject.toml changed) and start the app
 #   make test   install the same way, then lint, type-check and run the whole test suite
+#   make bench  run the benchmarks under bench/ and print a table
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -28,3 +29,6 @@ test: lint
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+
+bench: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m bench

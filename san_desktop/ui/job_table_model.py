@@ -6,7 +6,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
-from san_desktop.core.enums import JobStatus
+from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.jobs.queue import JobQueue
 from san_desktop.jobs.records import JobEvent, JobRecord
 
@@ -17,6 +17,16 @@ STATUS_COLORS = {
     JobStatus.COMPLETED: QColor("#2e7d32"),
     JobStatus.PROCESSING: QColor("#1565c0"),
     JobStatus.CANCELLED: QColor("#757575"),
+}
+
+
+JOB_TYPE_LABELS = {
+    JobType.CARD_ANALYSIS: "Card analysis",
+    JobType.SCRAP_REFINE: "Scrap refinement",
+    JobType.TIL_GENERATION: "TIL generation",
+    JobType.TIL_GITHUB_COMMIT: "TIL commit to GitHub",
+    JobType.RECALL_QUIZ_GENERATION: "Recall quiz",
+    JobType.GITHUB_STAR_RECOMMENDATION: "Star recommendations",
 }
 
 
@@ -133,7 +143,7 @@ class JobTableModel(QAbstractTableModel):
         column = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             if column == 0:
-                return job.job_type.value
+                return JOB_TYPE_LABELS[job.job_type]
             if column == 1:
                 return job.target_id
             if column == 2:
@@ -146,8 +156,11 @@ class JobTableModel(QAbstractTableModel):
                 return (job.error_message or "").split("\n", 1)[0]
         if role == Qt.ItemDataRole.ForegroundRole and column == 2:
             return STATUS_COLORS.get(job.status)
-        if role == Qt.ItemDataRole.ToolTipRole and column == 5 and job.error_message:
-            return job.error_message
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if column == 5 and job.error_message:
+                return job.error_message
+            if column == 0:
+                return job.job_type.value
         if role == Qt.ItemDataRole.UserRole:
             return job.id
         return None

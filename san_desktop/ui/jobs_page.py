@@ -21,7 +21,7 @@ from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus
 from san_desktop.core.errors import SanError
 from san_desktop.jobs.records import JobEvent, JobRecord
 from san_desktop.jobs.runner import BreakerChange, JobRunner
-from san_desktop.ui.job_table_model import JobTableModel, local_time, status_text
+from san_desktop.ui.job_table_model import JOB_TYPE_LABELS, JobTableModel, local_time, status_text
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ class JobsPage(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
-        for column, width in enumerate((190, 290, 170, 70, 150)):
+        for column, width in enumerate((170, 230, 160, 70, 150)):
             self.table.setColumnWidth(column, width)
 
         self.details = QTextBrowser()
@@ -116,7 +116,7 @@ class JobsPage(QWidget):
             return
         attempts = self._runner.queue.attempts(job.id)
         parts = [
-            f"<h3>{html.escape(job.job_type.value)} — {html.escape(status_text(job))}</h3>",
+            f"<h3>{html.escape(JOB_TYPE_LABELS[job.job_type])} — {html.escape(status_text(job))}</h3>",
             "<table>",
             *(
                 f"<tr><td><b>{label}</b>&nbsp;</td><td>{html.escape(value)}</td></tr>"

@@ -8,7 +8,10 @@ from collections.abc import Callable
 from PySide6.QtCore import QCoreApplication, QThread
 from pytestqt.qtbot import QtBot
 
+from san_desktop.bootstrap import Backend
 from san_desktop.core.enums import JobStatus, JobType
+from san_desktop.core.settings import JobSettings
+from san_desktop.db.database import open_database
 from san_desktop.jobs.breaker import BreakerState
 from san_desktop.jobs.queue import JobQueue
 from san_desktop.jobs.records import JobEvent
@@ -156,3 +159,22 @@ def test_breaker_pauses_the_ai_pool_and_resumes_after_cooldown(
     assert runner.breaker_status() is not None
     assert runner.breaker_status().state is BreakerState.CLOSED  # type: ignore[union-attr]
     assert changes[-1] is BreakerState.CLOSED
+
+
+def test_jobs_enqueued_by_another_process_are_picked_up_by_polling(
+    qtbot: QtBot, backend: Backend, registry: ProcessorRegistry
+) -> None:
+    """Another process (the command line) shares the database but not our listeners: the default
+    2-second poll must find its job."""
+    settings = JobSettings()  # the real poll interval
+    runner = JobRunner(JobQueue(backend.db, settings), registry, backend.session_id, settings)
+    registry.register(JobType.CARD_ANALYSIS, RecordingProcessor())
+    other_process = open_database(backend.db.path)  # its own engine, like `san` in another process
+    try:
+        _start(qtbot, runner)
+        with qtbot.waitSignal(runner.job_changed, check_params_cb=_completed_for_any, timeout=2 * 2000 + 1000) as done:
+            job = JobQueue(other_process, settings).enqueue(JobType.CARD_ANALYSIS, "scrap-from-cli")
+        assert done.args[0].job_id == job.id
+    finally:
+        runner.shutdown()
+        other_process.dispose()
