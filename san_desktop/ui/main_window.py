@@ -16,7 +16,8 @@ from PySide6.QtWidgets import (
 
 from san_desktop import APP_NAME
 from san_desktop.bootstrap import Backend
-from san_desktop.jobs.runner import JobRunner
+from san_desktop.jobs.breaker import BreakerState
+from san_desktop.jobs.runner import BreakerChange, JobRunner
 from san_desktop.ui.about_dialog import AboutDialog
 from san_desktop.ui.jobs_page import JobsPage
 from san_desktop.ui.placeholder_page import PlaceholderPage
@@ -92,6 +93,8 @@ class MainWindow(QMainWindow):
 
         self._build_menus()
         self._build_status_bar()
+        runner.stalled.connect(self._on_runner_stalled)
+        runner.breaker_changed.connect(self._on_runner_breaker_changed)
 
     # --- construction -------------------------------------------------------------------------
 
@@ -154,6 +157,20 @@ class MainWindow(QMainWindow):
 
     def _on_about_action_triggered(self) -> None:
         self.make_about_dialog().exec()
+
+    def _on_runner_stalled(self, job_ids: list[str]) -> None:
+        self.statusBar().showMessage(
+            f"{len(job_ids)} job(s) have been running for unusually long; see Jobs. They are not started twice.",
+            30_000,
+        )
+
+    def _on_runner_breaker_changed(self, change: BreakerChange) -> None:
+        if change.status.state is BreakerState.OPEN:
+            self.statusBar().showMessage(
+                f"AI server unreachable or failing: AI jobs {change.status.describe()}.", 30_000
+            )
+        elif change.status.state is BreakerState.CLOSED:
+            self.statusBar().showMessage("AI server answers again; AI jobs resumed.", 10_000)
 
     def _on_open_data_triggered(self) -> None:
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(self._backend.data_dir)))

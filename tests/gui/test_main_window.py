@@ -1,14 +1,18 @@
 from __future__ import annotations
 
+import time
+
 import sqlalchemy as sa
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from san_desktop import __version__
 from san_desktop.bootstrap import Backend
+from san_desktop.core.enums import JobPool
 from san_desktop.core.instance_lock import InstanceLock
 from san_desktop.db.models import AppSession
-from san_desktop.jobs.runner import JobRunner
+from san_desktop.jobs.breaker import BreakerState, BreakerStatus
+from san_desktop.jobs.runner import BreakerChange, JobRunner
 from san_desktop.ui.jobs_page import JobsPage
 from san_desktop.ui.main_window import PAGES, MainWindow
 from san_desktop.ui.placeholder_page import PlaceholderPage
@@ -77,3 +81,14 @@ def test_closing_the_window_ends_the_session_and_frees_the_data_directory(
         assert ended is not None
     finally:
         engine.dispose()
+
+
+def test_status_bar_tells_about_a_paused_ai_pool_and_stalled_jobs(
+    qtbot: QtBot, backend: Backend, runner: JobRunner
+) -> None:
+    window = _window(qtbot, backend, runner)
+    status = BreakerStatus(BreakerState.OPEN, 5, time.monotonic() + 60, 60.0)
+    runner.breaker_changed.emit(BreakerChange(JobPool.AI, status))
+    assert "AI jobs paused after 5 failures in a row" in window.statusBar().currentMessage()
+    runner.stalled.emit(["job-1", "job-2"])
+    assert "2 job(s) have been running for unusually long" in window.statusBar().currentMessage()
