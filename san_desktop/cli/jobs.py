@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from san_desktop.bootstrap import start_backend
 from san_desktop.cli.common import open_cli_database, print_json, print_table, short_time
@@ -65,9 +67,13 @@ def _job_type(value: str) -> JobType:
         ) from None
 
 
-def _queue(args: argparse.Namespace) -> JobQueue:
+@contextmanager
+def _queue(args: argparse.Namespace) -> Iterator[JobQueue]:
     db = open_cli_database(args.data_dir)
-    return JobQueue(db, load_settings(db.path.parent).jobs)
+    try:
+        yield JobQueue(db, load_settings(db.path.parent).jobs)
+    finally:
+        db.dispose()
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -82,11 +88,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    queue = _queue(args)
-    try:
+    with _queue(args) as queue:
         jobs = queue.list_jobs(statuses=args.status, job_types=args.types, limit=args.limit)
-    finally:
-        queue.db.dispose()
     if args.json:
         print_json(jobs)
         return 0
@@ -112,12 +115,9 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    queue = _queue(args)
-    try:
+    with _queue(args) as queue:
         job = queue.get(args.job_id)
         attempts = queue.attempts(args.job_id)
-    finally:
-        queue.db.dispose()
     if args.json:
         print_json({"job": job, "attempts": attempts})
         return 0
@@ -145,21 +145,15 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_retry(args: argparse.Namespace) -> int:
-    queue = _queue(args)
-    try:
+    with _queue(args) as queue:
         job = queue.retry(args.job_id)
-    finally:
-        queue.db.dispose()
     print(f"Job {job.id} queued again ({job.attempts} of {job.max_attempts} attempts used).")
     return 0
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    queue = _queue(args)
-    try:
+    with _queue(args) as queue:
         job = queue.cancel(args.job_id)
-    finally:
-        queue.db.dispose()
     print(f"Job {job.id} cancelled.")
     return 0
 
