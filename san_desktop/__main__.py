@@ -24,11 +24,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from PySide6.QtWidgets import QApplication
 
+    from san_desktop.ai.factory import ProviderSource
     from san_desktop.bootstrap import start_backend
     from san_desktop.core.errors import SanError
     from san_desktop.core.settings import load_settings
+    from san_desktop.jobs.processors import build_registry
     from san_desktop.jobs.queue import JobQueue
-    from san_desktop.jobs.registry import default_registry
     from san_desktop.jobs.runner import JobRunner
     from san_desktop.ui.crash_dialog import install_excepthook, show_known_error
     from san_desktop.ui.main_window import MainWindow
@@ -49,7 +50,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     install_excepthook()
     settings = load_settings(backend.data_dir)
-    runner = JobRunner(JobQueue(backend.db, settings.jobs), default_registry(), backend.session_id, settings.jobs)
+    providers = ProviderSource(settings.ai)
+    registry = build_registry(providers)
+    runner = JobRunner(JobQueue(backend.db, settings.jobs), registry, backend.session_id, settings.jobs)
     window = MainWindow(backend, runner)
     window.show()
     runner.start()

@@ -6,13 +6,14 @@ import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from san_desktop.ai.factory import ProviderSource
 from san_desktop.bootstrap import start_backend
 from san_desktop.cli.common import open_cli_database, print_json, print_table, short_time
 from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.settings import load_settings
+from san_desktop.jobs.processors import build_registry
 from san_desktop.jobs.queue import JobQueue
 from san_desktop.jobs.recovery import sweep
-from san_desktop.jobs.registry import default_registry
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -81,8 +82,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     backend = start_backend(args.data_dir, kind="headless")
     try:
-        settings = load_settings(backend.data_dir).jobs
-        return run_headless(backend, default_registry(), settings, until_idle=args.until_idle, timeout=args.timeout)
+        settings = load_settings(backend.data_dir)
+        registry = build_registry(ProviderSource(settings.ai))
+        return run_headless(backend, registry, settings.jobs, until_idle=args.until_idle, timeout=args.timeout)
     finally:
         backend.close()
 
@@ -161,9 +163,10 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 def cmd_sweep(args: argparse.Namespace) -> int:
     backend = start_backend(args.data_dir, kind="cli", log_to_stderr=False)
     try:
-        settings = load_settings(backend.data_dir).jobs
-        queue = JobQueue(backend.db, settings)
-        report = sweep(queue, backend.session_id, settings, hooks=default_registry().sweep_hooks)
+        settings = load_settings(backend.data_dir)
+        queue = JobQueue(backend.db, settings.jobs)
+        hooks = build_registry(ProviderSource(settings.ai)).sweep_hooks
+        report = sweep(queue, backend.session_id, settings.jobs, hooks=hooks)
     finally:
         backend.close()
     if args.json:

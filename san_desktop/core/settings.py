@@ -48,34 +48,96 @@ class JobSettings:
                 raise ValueError(f"jobs.{item.name} must not be negative")
 
 
+AI_PROVIDERS = ("local", "openai")
+
+
+@dataclass(frozen=True)
+class AISettings:
+    """Which AI provider runs card analysis and refinement. The API key lives in the keyring."""
+
+    provider: str = "local"  # "local" (embedded, offline) or "openai" (any OpenAI-compatible server)
+    base_url: str = "http://127.0.0.1:11434/v1"  # Ollama's default; OpenAI: https://api.openai.com/v1
+    chat_model: str = "llama3.1"
+    embedding_model: str = "nomic-embed-text"
+    timeout_seconds: float = 120.0  # slow local models need long timeouts
+    temperature: float = 0.2
+
+    def __post_init__(self) -> None:
+        if self.provider not in AI_PROVIDERS:
+            raise ValueError(f"ai.provider must be one of {', '.join(AI_PROVIDERS)}")
+        if not self.base_url.startswith(("http://", "https://")):
+            raise ValueError("ai.base_url must start with http:// or https://")
+        if self.timeout_seconds <= 0:
+            raise ValueError("ai.timeout_seconds must be positive")
+
+
+@dataclass(frozen=True)
+class CaptureSettings:
+    max_bytes: int = 1_000_000
+    watch_clipboard: bool = False  # opt-in: scrap whatever is copied
+
+    def __post_init__(self) -> None:
+        if self.max_bytes < 1:
+            raise ValueError("capture.max_bytes must be positive")
+
+
 @dataclass(frozen=True)
 class Settings:
     jobs: JobSettings = field(default_factory=JobSettings)
+    ai: AISettings = field(default_factory=AISettings)
+    capture: CaptureSettings = field(default_factory=CaptureSettings)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def _section(cls: type[JobSettings], raw: Any) -> JobSettings:
+SECTIONS: dict[str, type[Any]] = {"jobs": JobSettings, "ai": AISettings, "capture": CaptureSettings}
+
+
+def coerce(section: str, key: str, value: Any) -> Any:
+    """``value`` as the type of ``section.key``'s default, or ValueError saying what is expected."""
+    cls = SECTIONS[section]
+    known = {item.name for item in fields(cls)}
+    if key not in known:
+        raise ValueError(f"unknown setting {section}.{key}; known: {', '.join(sorted(known))}")
+    default = getattr(cls(), key)
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false", "on", "off", "yes", "no", "1", "0"):
+            return value.lower() in ("true", "on", "yes", "1")
+    elif isinstance(default, float):
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                return float(value)
+            except ValueError:
+                pass
+    elif isinstance(default, int):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            return int(value)
+    elif isinstance(default, str) and isinstance(value, str):
+        return value
+    raise ValueError(f"{section}.{key} expects a {type(default).__name__}, not {value!r}")
+
+
+def _section(name: str, raw: Any) -> Any:
+    cls = SECTIONS[name]
     if not isinstance(raw, dict):
         return cls()
-    known = {item.name: item for item in fields(cls)}
     values: dict[str, Any] = {}
     for key, value in raw.items():
-        if key not in known:
-            log.warning("Ignoring unknown setting jobs.%s", key)
-            continue
-        default = getattr(cls(), key)
-        if isinstance(default, float) and isinstance(value, int | float) and not isinstance(value, bool):
-            values[key] = float(value)
-        elif type(value) is type(default):
-            values[key] = value
-        else:
-            log.warning("Ignoring setting jobs.%s=%r: expected %s", key, value, type(default).__name__)
+        try:
+            values[key] = coerce(name, key, value)
+        except ValueError as exc:
+            log.warning("Ignoring a setting: %s", exc)
     try:
         return cls(**values)
     except ValueError as exc:
-        log.warning("Ignoring invalid job settings (%s); using defaults", exc)
+        log.warning("Ignoring invalid %s settings (%s); using defaults", name, exc)
         return cls()
 
 
@@ -92,7 +154,7 @@ def load_settings(data_dir: Path) -> Settings:
     if not isinstance(raw, dict):
         log.warning("%s does not hold a JSON object; using default settings", path)
         return Settings()
-    return Settings(jobs=_section(JobSettings, raw.get("jobs")))
+    return Settings(**{name: _section(name, raw.get(name)) for name in SECTIONS})
 
 
 def save_settings(data_dir: Path, settings: Settings) -> None:
@@ -103,5 +165,9 @@ def save_settings(data_dir: Path, settings: Settings) -> None:
     os.replace(temporary, path)
 
 
-def with_jobs(settings: Settings, **changes: Any) -> Settings:
-    return replace(settings, jobs=replace(settings.jobs, **changes))
+def with_value(settings: Settings, section: str, key: str, value: Any) -> Settings:
+    """A copy with ``section.key`` set (coerced and validated); raises ValueError with a reason."""
+    if section not in SECTIONS:
+        raise ValueError(f"unknown settings section {section!r}; known: {', '.join(SECTIONS)}")
+    current = getattr(settings, section)
+    return replace(settings, **{section: replace(current, **{key: coerce(section, key, value)})})

@@ -87,8 +87,3 @@ class ProcessorRegistry:
 
     def job_types_of(self, pool: JobPool) -> frozenset[JobType]:
         return frozenset(t for t in self._processors if JOB_POOLS[t] == pool)
-
-
-def default_registry() -> ProcessorRegistry:
-    """The processors of the product; each feature's issue adds its own here."""
-    return ProcessorRegistry()

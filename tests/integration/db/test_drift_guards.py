@@ -36,11 +36,11 @@ def test_schema_guard_reports_a_missing_index(db: Database) -> None:
 
 def test_schema_guard_without_the_vec_filter_would_see_vec_tables(db: Database) -> None:
     with db.engine.begin() as conn:
-        table = ensure_card_index(conn, "some-model", 4)
+        table = ensure_card_index(conn, "some-model", 16)
         differences = schema_differences(conn, Base.metadata, include_name=lambda *_args: True)
     removed = {diff[1].name for diff in differences if diff[0] == "remove_table"}
     assert table in removed
-    assert card_index_table("some-model", 4) == table
+    assert card_index_table("some-model", 16) == table
 
 
 # --- 2. every enum's values equal its CHECK constraint in the migrated database ----------------

@@ -84,11 +84,14 @@ def test_sweep_recovers_and_refuses_while_an_app_runs(db: Database, data_dir: ob
 
 def test_headless_run_until_idle_and_timeout(db: Database) -> None:
     queue = JobQueue(db, fast_settings())
-    # no processor for any type in this version's registry: nothing is runnable, so it stops at once
-    queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    job = queue.enqueue(JobType.CARD_ANALYSIS, "no-such-scrap")
     idle = run_san("jobs", "run", "--until-idle", "--timeout", "60")
     assert idle.returncode == 0, idle.stderr
     assert "Nothing left to run" in idle.stderr
+    failed = queue.get(job.id)
+    assert failed.status is JobStatus.FAILED
+    assert failed.attempts == 1  # no retry for a missing target
+    assert "Target data not found (Already deleted)" in (failed.error_message or "")
 
     timed = run_san("jobs", "run", "--timeout", "0.5")
     assert timed.returncode == 0

@@ -1,0 +1,112 @@
+"""The provider interface and the limits every provider's output is held to (seed: title ≤ 20
+characters in Korean, summary ≤ 3 short sentences, ≤ 5 tags, one category from the list)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+DEFAULT_CATEGORIES: tuple[str, ...] = (
+    "Frontend",
+    "Backend",
+    "Programming Languages",
+    "AI/ML",
+    "Data Engineering",
+    "Databases",
+    "Infra/DevOps",
+    "CS",
+    "Security",
+    "Mobile",
+    "Architecture/Design",
+    "Testing/QA",
+    "Other",
+)
+FALLBACK_CATEGORY = "Other"
+MAX_TAGS = 5
+MAX_SUMMARY_SENTENCES = 3
+MAX_TITLE_KOREAN = 20
+MAX_TITLE_OTHER = 60
+MAX_TAG_LENGTH = 40
+
+Vectors = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True)
+class CardDraft:
+    title: str
+    summary: str
+    tags: tuple[str, ...]
+    category: str
+
+
+class AIProvider(Protocol):
+    """What the jobs need from an AI model. TIL writing, quizzes and star ranking join with their issues."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def embedding_model(self) -> str:
+        """Identifies the vector space: vectors of different models are never compared."""
+        ...
+
+    @property
+    def similarity_threshold(self) -> float:
+        """Cosine distance under which two cards count as similar, for this embedding model."""
+        ...
+
+    def analyze_card(self, text: str, categories: Sequence[str]) -> CardDraft: ...
+
+    def refine_scrap(self, text: str) -> str: ...
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """One L2-normalised float32 row per text."""
+        ...
+
+
+_HANGUL = re.compile(r"[가-힣]")
+_SENTENCE_END = re.compile(r"(?<=[.!?。])\s+|(?<=다\.)\s*|\n+")
+
+
+def is_mostly_korean(text: str) -> bool:
+    letters = [ch for ch in text if ch.isalpha()]
+    return bool(letters) and sum(1 for ch in letters if _HANGUL.match(ch)) / len(letters) >= 0.3
+
+
+def split_sentences(text: str) -> list[str]:
+    return [part.strip() for part in _SENTENCE_END.split(text) if part and part.strip()]
+
+
+def clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    if " " in cut[limit // 2 :]:
+        cut = cut[: cut.rfind(" ")]
+    return cut.rstrip(" ,.;:-") + "…"
+
+
+def finalize_draft(draft: CardDraft, categories: Sequence[str]) -> CardDraft:
+    """Hold any provider's answer to the product's limits."""
+    title_limit = MAX_TITLE_KOREAN if is_mostly_korean(draft.title) else MAX_TITLE_OTHER
+    title = clip(draft.title.strip().lstrip("#").strip(), title_limit) or "Untitled scrap"
+    sentences = split_sentences(draft.summary.strip())[:MAX_SUMMARY_SENTENCES]
+    summary = " ".join(clip(sentence, 240) for sentence in sentences)
+    tags: list[str] = []
+    seen: set[str] = set()
+    for tag in draft.tags:
+        cleaned = clip(tag.strip().lstrip("#").strip(), MAX_TAG_LENGTH)
+        if cleaned and cleaned.casefold() not in seen:
+            seen.add(cleaned.casefold())
+            tags.append(cleaned)
+        if len(tags) == MAX_TAGS:
+            break
+    by_key = {category.casefold(): category for category in categories}
+    category = by_key.get(draft.category.strip().casefold(), FALLBACK_CATEGORY)
+    return CardDraft(title, summary, tuple(tags), category)

@@ -1,0 +1,244 @@
+"""An OpenAI-compatible HTTP provider (OpenAI, Ollama, LM Studio, llama.cpp, vLLM) over httpx.
+
+Structured output: JSON schema first; when the server does not support it, ``json_object``; then a plain
+prompt whose answer is repaired (the first JSON object in it). A truncated answer (``finish_reason ==
+"length"``) or a refusal is an error, never a card. HTTP errors are left to the job runner's
+classification (401/403 permanent, 429 waits for Retry-After, 5xx and timeouts transient).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import numpy as np
+
+from san_desktop.ai.base import MAX_TAGS, CardDraft, Vectors, finalize_draft
+from san_desktop.jobs.errors import PermanentJobError, TransientJobError
+
+log = logging.getLogger(__name__)
+
+# Cosine distance for "similar" with model embeddings (seed: 0.5).
+MODEL_SIMILARITY_THRESHOLD = 0.5
+MODES = ("json_schema", "json_object", "prompt")
+
+
+class AIOutputError(TransientJobError):
+    """The model answered, but not in the shape asked for (a retry may well succeed)."""
+
+
+class AITruncatedError(PermanentJobError):
+    """The answer was cut off (``finish_reason == "length"``): the same request would be cut again."""
+
+
+class AIRefusalError(PermanentJobError):
+    """The model refused to answer."""
+
+
+@dataclass(frozen=True)
+class OpenAISettings:
+    base_url: str
+    chat_model: str
+    embedding_model: str
+    api_key: str | None = None
+    timeout_seconds: float = 120.0
+    connect_timeout_seconds: float = 10.0
+    temperature: float = 0.2
+
+
+CARD_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "title": {"type": "string"},
+        "summary": {"type": "string"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "category": {"type": "string"},
+    },
+    "required": ["title", "summary", "tags", "category"],
+    "additionalProperties": False,
+}
+REFINE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"refined": {"type": "string"}},
+    "required": ["refined"],
+    "additionalProperties": False,
+}
+
+
+def _card_instructions(categories: Sequence[str]) -> str:
+    return (
+        "You turn a scrap of text someone saved while learning into a knowledge card. Answer in the "
+        "scrap's own language (Korean or English). Give: a title (at most 20 characters if Korean, "
+        f"otherwise at most 60), a summary of at most 3 short sentences, at most {MAX_TAGS} tags (nouns, "
+        f"no '#'), and exactly one category from this list: {', '.join(categories)}. "
+        'Reply with JSON only: {"title": ..., "summary": ..., "tags": [...], "category": ...}.'
+    )
+
+
+_REFINE_INSTRUCTIONS = (
+    "Clean up this scrap without changing its meaning or language: fix broken line wraps, remove "
+    "navigation or advertising leftovers and duplicated lines, keep code blocks exactly. "
+    'Reply with JSON only: {"refined": "..."}.'
+)
+
+
+def extract_json_object(text: str) -> dict[str, Any]:
+    """The JSON object in a model's answer, tolerating code fences and chatter around it."""
+    cleaned = re.sub(r"^```(?:json)?\s*|\s*```$", "", text.strip(), flags=re.I)
+    try:
+        value = json.loads(cleaned)
+    except json.JSONDecodeError:
+        start, end = cleaned.find("{"), cleaned.rfind("}")
+        if start < 0 or end <= start:
+            raise AIOutputError(f"The AI answer held no JSON object: {text[:200]!r}") from None
+        try:
+            value = json.loads(cleaned[start : end + 1])
+        except json.JSONDecodeError as exc:
+            raise AIOutputError(f"The AI answer was not valid JSON: {text[:200]!r}") from exc
+    if not isinstance(value, dict):
+        raise AIOutputError(f"The AI answer was JSON but not an object: {text[:200]!r}")
+    return value
+
+
+class OpenAICompatibleProvider:
+    name = "openai"
+
+    def __init__(self, settings: OpenAISettings, transport: httpx.BaseTransport | None = None) -> None:
+        self.settings = settings
+        headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
+        self._client = httpx.Client(
+            base_url=settings.base_url.rstrip("/") + "/",
+            headers=headers,
+            timeout=httpx.Timeout(settings.timeout_seconds, connect=settings.connect_timeout_seconds),
+            transport=transport,
+        )
+        self._mode_index = 0  # falls back along MODES when the server rejects a response_format
+        self._lock = threading.Lock()
+
+    @property
+    def embedding_model(self) -> str:
+        return self.settings.embedding_model
+
+    @property
+    def similarity_threshold(self) -> float:
+        return MODEL_SIMILARITY_THRESHOLD
+
+    def close(self) -> None:
+        self._client.close()
+
+    # --- operations ---------------------------------------------------------------------------
+
+    def analyze_card(self, text: str, categories: Sequence[str]) -> CardDraft:
+        data = self._structured(_card_instructions(categories), text, "knowledge_card", CARD_SCHEMA)
+        try:
+            tags = data.get("tags") or []
+            draft = CardDraft(
+                title=str(data["title"]),
+                summary=str(data["summary"]),
+                tags=tuple(str(tag) for tag in (tags if isinstance(tags, list) else [tags])),
+                category=str(data.get("category", "")),
+            )
+        except (KeyError, TypeError) as exc:
+            raise AIOutputError(f"The AI answer lacks a field of the card: {exc}") from exc
+        return finalize_draft(draft, categories)
+
+    def refine_scrap(self, text: str) -> str:
+        data = self._structured(_REFINE_INSTRUCTIONS, text, "refined_scrap", REFINE_SCHEMA)
+        refined = data.get("refined")
+        if not isinstance(refined, str) or not refined.strip():
+            raise AIOutputError("The AI answer had no refined text")
+        return refined.strip()
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        response = self._client.post("embeddings", json={"model": self.settings.embedding_model, "input": list(texts)})
+        response.raise_for_status()
+        try:
+            items = sorted(response.json()["data"], key=lambda item: item["index"])
+            matrix = np.asarray([item["embedding"] for item in items], dtype=np.float32)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise AIOutputError("The embeddings answer was not in the OpenAI format") from exc
+        if matrix.ndim != 2 or matrix.shape[0] != len(texts):
+            raise AIOutputError(f"Asked for {len(texts)} embeddings, got {matrix.shape[0] if matrix.ndim else 0}")
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        normalized: Vectors = (matrix / norms).astype(np.float32)
+        return normalized
+
+    def test_connection(self) -> str:
+        """A short description of what answered, or an exception saying what failed."""
+        vector = self.embed(["connection test"])
+        draft = self.analyze_card("SQLite is an embedded SQL database engine.", ["Databases", "Other"])
+        return (
+            f"Chat model {self.settings.chat_model} answered ({draft.title!r}); embedding model "
+            f"{self.settings.embedding_model} gives {vector.shape[1]} dimensions."
+        )
+
+    # --- chat with structured output ----------------------------------------------------------
+
+    def _structured(self, instructions: str, text: str, name: str, schema: dict[str, Any]) -> dict[str, Any]:
+        while True:
+            with self._lock:
+                mode = MODES[self._mode_index]
+            response = self._chat(instructions, text, mode, name, schema)
+            if response.status_code == 400 and mode != "prompt" and _rejects_response_format(response):
+                with self._lock:
+                    if MODES[self._mode_index] == mode:
+                        self._mode_index += 1
+                        log.info(
+                            "%s does not accept %s output; falling back to %s",
+                            self.settings.base_url,
+                            mode,
+                            MODES[self._mode_index],
+                        )
+                continue
+            response.raise_for_status()
+            return self._parse_chat(response)
+
+    def _chat(self, instructions: str, text: str, mode: str, name: str, schema: dict[str, Any]) -> httpx.Response:
+        body: dict[str, Any] = {
+            "model": self.settings.chat_model,
+            "temperature": self.settings.temperature,
+            "messages": [
+                {"role": "system", "content": instructions},
+                {"role": "user", "content": text},
+            ],
+        }
+        if mode == "json_schema":
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": name, "schema": schema, "strict": True},
+            }
+        elif mode == "json_object":
+            body["response_format"] = {"type": "json_object"}
+        return self._client.post("chat/completions", json=body)
+
+    @staticmethod
+    def _parse_chat(response: httpx.Response) -> dict[str, Any]:
+        try:
+            payload = response.json()
+            choice = payload["choices"][0]
+            message = choice.get("message") or {}
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise AIOutputError(f"The chat answer was not in the OpenAI format: {response.text[:200]!r}") from exc
+        if choice.get("finish_reason") == "length":
+            raise AITruncatedError(
+                "The AI answer was cut off (finish_reason=length): raise the model's output limit or "
+                "scrap a shorter text"
+            )
+        if message.get("refusal"):
+            raise AIRefusalError(f"The AI refused: {str(message['refusal'])[:200]}")
+        content = message.get("content")
+        if not isinstance(content, str) or not content.strip():
+            raise AIOutputError("The AI answer was empty")
+        return extract_json_object(content)
+
+
+def _rejects_response_format(response: httpx.Response) -> bool:
+    text = response.text.lower()
+    return "response_format" in text or "json_schema" in text or "json_object" in text

@@ -1,0 +1,118 @@
+"""Text helpers for captured content: normalisation, hashing, decoding files, HTML to readable text."""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+from html.parser import HTMLParser
+
+from san_desktop.core.errors import SanError
+
+DEFAULT_MAX_CAPTURE_BYTES = 1_000_000
+
+
+class RejectedContentError(SanError):
+    """Captured content that cannot become a scrap; the message says why."""
+
+
+def normalize(text: str) -> str:
+    """CRLF and CR to LF, trimmed (seed 001): the form that is hashed and stored."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").strip()
+
+
+def content_hash(normalized: str) -> str:
+    return hashlib.sha256(normalized.encode("utf-8")).hexdigest()
+
+
+def check_capturable(text: str, max_bytes: int = DEFAULT_MAX_CAPTURE_BYTES) -> str:
+    """The normalised text, or ``RejectedContentError`` with a reason a user understands."""
+    normalized = normalize(text)
+    if not normalized:
+        raise RejectedContentError("Nothing to scrap: the content is empty or only whitespace.")
+    size = len(normalized.encode("utf-8"))
+    if size > max_bytes:
+        raise RejectedContentError(
+            f"Too large to scrap: {size / 1_000_000:.1f} MB, the limit is {max_bytes / 1_000_000:.1f} MB "
+            "(change it in settings)."
+        )
+    if "\x00" in normalized:
+        raise RejectedContentError("This looks like binary data, not text; nothing was scrapped.")
+    return normalized
+
+
+def decode_bytes(data: bytes, name: str = "the file") -> str:
+    """Decode a text file (UTF-8, with or without BOM, or UTF-16 with BOM); binary data is rejected."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            pass
+    if b"\x00" in data[:8192]:
+        raise RejectedContentError(f"{name} is a binary file, not text; nothing was scrapped.")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        pass
+    try:
+        return data.decode("cp949")  # common for Korean text files saved on Windows
+    except UnicodeDecodeError:
+        raise RejectedContentError(
+            f"{name} is not valid UTF-8 (or another known text encoding); nothing was scrapped."
+        ) from None
+
+
+_BLOCK_TAGS = {
+    "p", "div", "br", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote",
+    "tr", "table", "section", "article", "header", "footer", "hr",
+}  # fmt: skip
+_SKIP_TAGS = {"script", "style", "head", "noscript", "template"}
+
+
+class _TextExtractor(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self._skip = 0
+        self._pre = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _SKIP_TAGS:
+            self._skip += 1
+        elif tag == "pre":
+            self._pre += 1
+            self.parts.append("\n")
+        elif tag == "li":
+            self.parts.append("\n- ")
+        elif tag in _BLOCK_TAGS:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _SKIP_TAGS:
+            self._skip = max(0, self._skip - 1)
+        elif tag == "pre":
+            self._pre = max(0, self._pre - 1)
+            self.parts.append("\n")
+        elif tag in _BLOCK_TAGS:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if self._skip:
+            return
+        self.parts.append(data if self._pre else re.sub(r"\s+", " ", data))
+
+
+def html_to_text(markup: str) -> str:
+    """Readable text from an HTML fragment or page (scripts and styles dropped, blocks on lines)."""
+    parser = _TextExtractor()
+    parser.feed(markup)
+    parser.close()
+    text = html.unescape("".join(parser.parts))
+    lines = [line.strip() for line in text.split("\n")]
+    collapsed = re.sub(r"\n{3,}", "\n\n", "\n".join(lines))
+    return collapsed.strip()
+
+
+def preview(text: str, limit: int = 120) -> str:
+    single = " ".join(text.split())
+    return single if len(single) <= limit else single[: limit - 1] + "…"

@@ -1,0 +1,146 @@
+"""The product's job processors (plain code run on worker threads) and the registry that holds them.
+
+Each loads its target first (a deleted or missing target fails the job with "Target data not found
+(Already deleted)", without retry), calls the AI outside any transaction, and publishes its result in
+one short transaction that also completes the job, so running a job twice never makes two cards.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Session
+
+from san_desktop.ai.base import DEFAULT_CATEGORIES
+from san_desktop.ai.factory import ProviderSource
+from san_desktop.core.enums import JobType
+from san_desktop.db.database import Database
+from san_desktop.db.models import KnowledgeCard, Scrap
+from san_desktop.jobs.errors import TargetNotFoundError
+from san_desktop.jobs.queue import DuplicateJobError, JobQueue
+from san_desktop.jobs.recovery import SweepHook
+from san_desktop.jobs.registry import JobContext, ProcessorRegistry
+from san_desktop.services.cards import save_card, save_embedding
+from san_desktop.services.scraps import orphan_hook
+
+EMBED_TEXT_LIMIT = 4000
+
+
+@dataclass(frozen=True)
+class ScrapText:
+    content: str
+    refined: str | None
+
+    @property
+    def best(self) -> str:
+        return self.refined or self.content
+
+
+def load_scrap(db: Database, scrap_id: str) -> ScrapText:
+    with db.sessions() as session:
+        scrap = session.get(Scrap, scrap_id)
+        if scrap is None:
+            raise TargetNotFoundError(f"scrap {scrap_id}")
+        if scrap.deleted_at is not None:
+            raise TargetNotFoundError(f"scrap {scrap_id} was deleted")
+        return ScrapText(scrap.content, scrap.refined_content)
+
+
+def embedding_text(title: str, summary: str, tags: tuple[str, ...], body: str) -> str:
+    return "\n".join((title, summary, " ".join(tags), body[:EMBED_TEXT_LIMIT]))
+
+
+class CardAnalysisProcessor:
+    """CARD_ANALYSIS (target: scrap id): title, summary, tags, category and embedding.
+    With payload ``{"embed_only": true}`` it only re-embeds the existing card (embedding model changed)."""
+
+    def __init__(self, providers: ProviderSource) -> None:
+        self.providers = providers
+
+    def __call__(self, context: JobContext) -> None:
+        scrap_id = context.job.target_id
+        text = load_scrap(context.db, scrap_id)
+        provider = self.providers.get()
+        payload = json.loads(context.job.payload) if context.job.payload else {}
+        if payload.get("embed_only"):
+            self._reembed(context, scrap_id, text)
+            return
+        draft = provider.analyze_card(text.best, DEFAULT_CATEGORIES)
+        context.raise_if_cancelled()
+        vector = provider.embed([embedding_text(draft.title, draft.summary, draft.tags, text.best)])[0]
+        context.raise_if_cancelled()
+        with context.publish() as session:
+            if session.scalar(sa.select(Scrap.deleted_at).where(Scrap.id == scrap_id)) is not None:
+                raise TargetNotFoundError(f"scrap {scrap_id} was deleted")
+            save_card(session, scrap_id, draft, provider.embedding_model, vector)
+
+    def _reembed(self, context: JobContext, scrap_id: str, text: ScrapText) -> None:
+        provider = self.providers.get()
+        with context.db.sessions() as session:
+            card = session.scalar(sa.select(KnowledgeCard).where(KnowledgeCard.scrap_id == scrap_id))
+            if card is None:
+                raise TargetNotFoundError(f"card of scrap {scrap_id}")
+            tags = tuple(tag.name for tag in card.tags)
+            source = embedding_text(card.title, card.summary, tags, text.best)
+        vector = provider.embed([source])[0]
+        with context.publish() as session:
+            card = session.scalar(sa.select(KnowledgeCard).where(KnowledgeCard.scrap_id == scrap_id))
+            if card is None:
+                raise TargetNotFoundError(f"card of scrap {scrap_id}")
+            save_embedding(session, card, provider.embedding_model, vector)
+
+
+class ScrapRefineProcessor:
+    """SCRAP_REFINE (target: scrap id): a cleaned-up text saved beside the original."""
+
+    def __init__(self, providers: ProviderSource) -> None:
+        self.providers = providers
+
+    def __call__(self, context: JobContext) -> None:
+        scrap_id = context.job.target_id
+        text = load_scrap(context.db, scrap_id)
+        refined = self.providers.get().refine_scrap(text.content)
+        with context.publish() as session:
+            scrap = session.get(Scrap, scrap_id)
+            if scrap is None or scrap.deleted_at is not None:
+                raise TargetNotFoundError(f"scrap {scrap_id}")
+            scrap.refined_content = refined or text.content
+
+
+def build_registry(providers: ProviderSource) -> ProcessorRegistry:
+    registry = ProcessorRegistry()
+    registry.register(JobType.CARD_ANALYSIS, CardAnalysisProcessor(providers))
+    registry.register(JobType.SCRAP_REFINE, ScrapRefineProcessor(providers))
+    registry.sweep_hooks.append(orphan_hook)
+    registry.sweep_hooks.append(stale_embedding_hook(providers))
+    return registry
+
+
+def stale_embedding_hook(providers: ProviderSource) -> SweepHook:
+    """Cards embedded with another model than the configured one are re-embedded through jobs."""
+
+    def hook(session: Session, queue: JobQueue) -> int:
+        model = providers.embedding_model()
+        stale = session.scalars(
+            sa.select(KnowledgeCard.scrap_id)
+            .join(Scrap, Scrap.id == KnowledgeCard.scrap_id)
+            .where(
+                Scrap.deleted_at.is_(None),
+                sa.or_(KnowledgeCard.embedding_model.is_(None), KnowledgeCard.embedding_model != model),
+            )
+            .limit(10_000)
+        ).all()
+        count = 0
+        for scrap_id in stale:
+            try:
+                queue.enqueue(
+                    JobType.CARD_ANALYSIS, scrap_id, session=session, payload=json.dumps({"embed_only": True})
+                )
+                count += 1
+            except DuplicateJobError:
+                pass
+        return count
+
+    return hook

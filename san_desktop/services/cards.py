@@ -1,0 +1,212 @@
+"""Knowledge cards: saving an analysis (idempotently), reading cards, and finding similar ones."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TypeVar
+
+import numpy as np
+import numpy.typing as npt
+import sqlalchemy as sa
+from sqlalchemy.orm import Session, selectinload
+
+from san_desktop.ai.base import CardDraft
+from san_desktop.core.errors import SanError
+from san_desktop.core.timeutil import utcnow
+from san_desktop.db.database import Database
+from san_desktop.db.models import CardEmbedding, Category, KnowledgeCard, Scrap, Tag
+from san_desktop.db.vectors import from_blob, hamming_candidates, index_card_vector, to_blob, unindex_card
+
+SIMILAR_LIMIT = 10
+# Candidates from the bit index that are re-scored exactly; generous, since sign bits are coarse.
+CANDIDATES_PER_RESULT = 20
+MIN_CANDIDATES = 200
+
+
+class CardNotFoundError(SanError):
+    exit_code = 5
+
+    def __init__(self, card_id: str) -> None:
+        super().__init__(f"There is no card with id {card_id}.")
+
+
+@dataclass(frozen=True)
+class CardSummary:
+    id: str
+    scrap_id: str
+    title: str
+    summary: str
+    category: str | None
+    tags: tuple[str, ...]
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class CardDetail:
+    card: CardSummary
+    content: str
+    refined_content: str | None
+    raw_content: str | None
+    source_type: str
+    source_ref: str | None
+    embedding_model: str | None
+
+
+@dataclass(frozen=True)
+class SimilarCard:
+    card: CardSummary
+    distance: float  # cosine distance: 0 same direction, 1 unrelated, 2 opposite
+    within_threshold: bool
+
+
+NamedT = TypeVar("NamedT", Category, Tag)
+
+
+def _get_or_create(session: Session, model: type[NamedT], name: str) -> NamedT:
+    """Get-or-create by case-insensitive name (the ``name_key`` column is unique)."""
+    key = name.casefold()
+    found = session.scalar(sa.select(model).where(model.name_key == key))
+    if found is not None:
+        return found
+    created = model(name=name, name_key=key)
+    try:
+        with session.begin_nested():
+            session.add(created)
+    except sa.exc.IntegrityError:  # created meanwhile by another writer: use theirs
+        found = session.scalar(sa.select(model).where(model.name_key == key))
+        assert found is not None
+        return found
+    return created
+
+
+def save_card(session: Session, scrap_id: str, draft: CardDraft, model_id: str, vector: npt.NDArray[np.float32]) -> str:
+    """Create or update the scrap's card (one per scrap, however often analysis runs) with its vector."""
+    card = session.scalar(sa.select(KnowledgeCard).where(KnowledgeCard.scrap_id == scrap_id))
+    if card is None:
+        card = KnowledgeCard(scrap_id=scrap_id, title=draft.title, summary=draft.summary)
+        session.add(card)
+    card.title = draft.title
+    card.summary = draft.summary
+    card.category = _get_or_create(session, Category, draft.category)
+    card.tags = [_get_or_create(session, Tag, name) for name in draft.tags]
+    session.flush()
+    save_embedding(session, card, model_id, vector)
+    return card.id
+
+
+def save_embedding(session: Session, card: KnowledgeCard, model_id: str, vector: npt.NDArray[np.float32]) -> None:
+    conn = session.connection()
+    old = session.get(CardEmbedding, card.id)
+    if old is not None:
+        unindex_card(conn, card.id, old.model_id, old.dim)
+        session.delete(old)
+        session.flush()
+    session.add(CardEmbedding(card_id=card.id, model_id=model_id, dim=int(vector.shape[0]), vector=to_blob(vector)))
+    card.embedding_model = model_id
+    card.updated_at = utcnow()
+    index_card_vector(conn, card.id, model_id, vector)
+
+
+def _summary(card: KnowledgeCard) -> CardSummary:
+    return CardSummary(
+        id=card.id,
+        scrap_id=card.scrap_id,
+        title=card.title,
+        summary=card.summary,
+        category=card.category.name if card.category else None,
+        tags=tuple(sorted((tag.name for tag in card.tags), key=str.casefold)),
+        created_at=card.created_at,
+    )
+
+
+def _live_cards() -> sa.Select[KnowledgeCard]:
+    return (
+        sa.select(KnowledgeCard)
+        .join(Scrap, Scrap.id == KnowledgeCard.scrap_id)
+        .where(Scrap.deleted_at.is_(None))
+        .options(selectinload(KnowledgeCard.tags), selectinload(KnowledgeCard.category))
+    )
+
+
+def list_cards(db: Database, search: str = "", *, limit: int = 200, before_id: str | None = None) -> list[CardSummary]:
+    """Newest first; ``search`` matches title, summary, tags and category (case-insensitive)."""
+    query = _live_cards().order_by(KnowledgeCard.id.desc()).limit(limit)
+    if before_id:
+        query = query.where(KnowledgeCard.id < before_id)
+    for word in search.split():
+        pattern = f"%{word.replace('%', '').replace('_', '')}%"
+        tagged = sa.select(Tag.id).where(Tag.name.ilike(pattern))
+        query = query.where(
+            sa.or_(
+                KnowledgeCard.title.ilike(pattern),
+                KnowledgeCard.summary.ilike(pattern),
+                KnowledgeCard.tags.any(Tag.id.in_(tagged)),
+                KnowledgeCard.category.has(Category.name.ilike(pattern)),
+            )
+        )
+    with db.sessions() as session:
+        return [_summary(card) for card in session.scalars(query)]
+
+
+def get_card(db: Database, card_id: str) -> CardDetail:
+    with db.sessions() as session:
+        card = session.scalar(_live_cards().where(KnowledgeCard.id == card_id))
+        if card is None:
+            raise CardNotFoundError(card_id)
+        scrap = card.scrap
+        return CardDetail(
+            card=_summary(card),
+            content=scrap.content,
+            refined_content=scrap.refined_content,
+            raw_content=scrap.raw_content,
+            source_type=scrap.source_type.value,
+            source_ref=scrap.source_ref,
+            embedding_model=card.embedding_model,
+        )
+
+
+def card_id_for_scrap(db: Database, scrap_id: str) -> str | None:
+    with db.sessions() as session:
+        return session.scalar(sa.select(KnowledgeCard.id).where(KnowledgeCard.scrap_id == scrap_id))
+
+
+def similar_cards(db: Database, card_id: str, threshold: float, *, limit: int = SIMILAR_LIMIT) -> list[SimilarCard]:
+    """Cards nearest to ``card_id`` within ``threshold`` (cosine distance), itself excluded; when none
+    pass, the ``limit`` nearest. Only vectors of the card's own embedding model are compared."""
+    with db.sessions() as session:
+        own = session.get(CardEmbedding, card_id)
+        if own is None:
+            if session.get(KnowledgeCard, card_id) is None:
+                raise CardNotFoundError(card_id)
+            return []
+        vector = from_blob(own.vector)
+        wanted = max(MIN_CANDIDATES, limit * CANDIDATES_PER_RESULT)
+        candidates = [cid for cid in hamming_candidates(session.connection(), own.model_id, vector, wanted + 1)]
+        candidates = [cid for cid in candidates if cid != card_id]
+        if not candidates:
+            return []
+        rows = session.execute(
+            sa.select(CardEmbedding.card_id, CardEmbedding.vector)
+            .join(KnowledgeCard, KnowledgeCard.id == CardEmbedding.card_id)
+            .join(Scrap, Scrap.id == KnowledgeCard.scrap_id)
+            .where(
+                CardEmbedding.card_id.in_(candidates),
+                CardEmbedding.model_id == own.model_id,
+                Scrap.deleted_at.is_(None),
+            )
+        ).all()
+        if not rows:
+            return []
+        matrix = np.stack([from_blob(row.vector) for row in rows])
+        distances = 1.0 - matrix @ vector
+        order = np.argsort(distances, kind="stable")
+        passing = [int(i) for i in order if distances[i] <= threshold][:limit]
+        chosen = passing or [int(i) for i in order[:limit]]
+        ids = [rows[i].card_id for i in chosen]
+        cards = {card.id: card for card in session.scalars(_live_cards().where(KnowledgeCard.id.in_(ids)))}
+        return [
+            SimilarCard(_summary(cards[rows[i].card_id]), float(distances[i]), bool(passing))
+            for i in chosen
+            if rows[i].card_id in cards
+        ]

@@ -1,0 +1,274 @@
+"""Scraps (seed 001): capture with dedupe, the jobs that follow a new scrap, listing, delete and undo."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus, JobType, SourceType
+from san_desktop.core.errors import SanError
+from san_desktop.core.text import (
+    DEFAULT_MAX_CAPTURE_BYTES,
+    RejectedContentError,
+    check_capturable,
+    content_hash,
+    decode_bytes,
+    html_to_text,
+)
+from san_desktop.core.timeutil import utcnow
+from san_desktop.db.database import Database
+from san_desktop.db.models import AsyncJob, KnowledgeCard, Scrap
+from san_desktop.jobs.queue import DuplicateJobError, JobQueue
+
+log = logging.getLogger(__name__)
+
+TEXT_FILE_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm")
+
+
+class ScrapNotFoundError(SanError):
+    exit_code = 5
+
+    def __init__(self, scrap_id: str) -> None:
+        super().__init__(f"There is no scrap with id {scrap_id}.")
+
+
+@dataclass(frozen=True)
+class CaptureResult:
+    scrap_id: str
+    created: bool  # False: the same content was scrapped before ("already scrapped")
+    analysis_job_id: str | None
+    refine_job_id: str | None
+
+    @property
+    def duplicate(self) -> bool:
+        return not self.created
+
+
+@dataclass(frozen=True)
+class ScrapInfo:
+    id: str
+    source_type: SourceType
+    source_ref: str | None
+    content: str
+    refined: bool
+    created_at: datetime
+    deleted: bool
+    card_id: str | None
+    card_title: str | None
+    analysis_status: JobStatus | None  # of the newest CARD_ANALYSIS job
+    analysis_error: str | None
+    refine_status: JobStatus | None
+
+
+class ScrapService:
+    def __init__(self, db: Database, queue: JobQueue, max_bytes: int = DEFAULT_MAX_CAPTURE_BYTES) -> None:
+        self.db = db
+        self.queue = queue
+        self.max_bytes = max_bytes
+
+    # --- capture ------------------------------------------------------------------------------
+
+    def capture(
+        self,
+        content: str,
+        source_type: SourceType = SourceType.TEXT,
+        source_ref: str | None = None,
+        raw_content: str | None = None,
+    ) -> CaptureResult:
+        """Store ``content`` as a scrap with its CARD_ANALYSIS and SCRAP_REFINE jobs, all in one
+        transaction; or report the existing scrap of the same content and source type. Raises
+        ``RejectedContentError`` for empty, binary or oversized content (nothing is stored)."""
+        normalized = check_capturable(content, self.max_bytes)
+        digest = content_hash(normalized)
+        with self.db.write() as session:
+            existing = self._live_scrap_id(session, source_type, digest)
+            if existing is not None:
+                return self._on_duplicate(session, existing)
+            scrap = Scrap(
+                source_type=source_type,
+                source_ref=source_ref,
+                content=normalized,
+                raw_content=raw_content,
+                content_hash=digest,
+            )
+            try:
+                with session.begin_nested():
+                    session.add(scrap)
+            except IntegrityError:
+                # another process inserted the same content first: theirs is the scrap (re-read)
+                existing = self._live_scrap_id(session, source_type, digest)
+                if existing is None:
+                    raise
+                return self._on_duplicate(session, existing)
+            analysis = self.queue.enqueue(JobType.CARD_ANALYSIS, scrap.id, session=session)
+            refine = self.queue.enqueue(JobType.SCRAP_REFINE, scrap.id, session=session)
+        log.info("Scrapped %s (%s, %d characters)", scrap.id, source_type.value, len(normalized))
+        return CaptureResult(scrap.id, True, analysis.id, refine.id)
+
+    def capture_html(self, markup: str, source_ref: str | None = None) -> CaptureResult:
+        """HTML is stored as readable text, with the HTML source kept beside it."""
+        return self.capture(html_to_text(markup), SourceType.HTML, source_ref, raw_content=markup)
+
+    def capture_url(self, url: str, title: str | None = None) -> CaptureResult:
+        text = f"{title.strip()}\n{url}" if title and title.strip() and title.strip() != url else url
+        return self.capture(text, SourceType.URL, url)
+
+    def capture_file(self, path: Path) -> CaptureResult:
+        if path.suffix.lower() not in TEXT_FILE_SUFFIXES:
+            raise RejectedContentError(
+                f"{path.name}: only text files can be scrapped ({', '.join(TEXT_FILE_SUFFIXES)})."
+            )
+        try:
+            size = path.stat().st_size
+            if size > self.max_bytes * 4:  # decoded text is checked exactly below
+                raise RejectedContentError(f"{path.name} is too large to scrap ({size / 1_000_000:.1f} MB).")
+            data = path.read_bytes()
+        except OSError as exc:
+            raise RejectedContentError(f"Could not read {path.name}: {exc.strerror or exc}.") from exc
+        text = decode_bytes(data, path.name)
+        if path.suffix.lower() in (".html", ".htm"):
+            return self.capture(html_to_text(text), SourceType.FILE, path.name, raw_content=text)
+        return self.capture(text, SourceType.FILE, path.name)
+
+    @staticmethod
+    def _live_scrap_id(session: Session, source_type: SourceType, digest: str) -> str | None:
+        return session.scalar(
+            sa.select(Scrap.id).where(
+                Scrap.source_type == source_type, Scrap.content_hash == digest, Scrap.deleted_at.is_(None)
+            )
+        )
+
+    def _on_duplicate(self, session: Session, scrap_id: str) -> CaptureResult:
+        """Already scrapped: analyse it again only if it has no card and no analysis waiting."""
+        has_card = session.scalar(sa.select(KnowledgeCard.id).where(KnowledgeCard.scrap_id == scrap_id))
+        analysis_id = None
+        if has_card is None:
+            try:
+                analysis_id = self.queue.enqueue(JobType.CARD_ANALYSIS, scrap_id, session=session).id
+            except DuplicateJobError as exc:
+                analysis_id = exc.existing_job_id
+        return CaptureResult(scrap_id, False, analysis_id, None)
+
+    # --- delete and undo ----------------------------------------------------------------------
+
+    def delete(self, scrap_id: str) -> None:
+        """Move a scrap to the bin (its card disappears from lists; its waiting jobs will fail as
+        "Target data not found"). ``restore`` undoes it."""
+        with self.db.write() as session:
+            scrap = session.get(Scrap, scrap_id)
+            if scrap is None or scrap.deleted_at is not None:
+                raise ScrapNotFoundError(scrap_id)
+            scrap.deleted_at = utcnow()
+
+    def restore(self, scrap_id: str) -> None:
+        with self.db.write() as session:
+            scrap = session.get(Scrap, scrap_id)
+            if scrap is None or scrap.deleted_at is None:
+                raise ScrapNotFoundError(scrap_id)
+            if self._live_scrap_id(session, scrap.source_type, scrap.content_hash) is not None:
+                raise SanError("The same content was scrapped again since; the deleted copy stays deleted.")
+            scrap.deleted_at = None
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def list_scraps(self, *, limit: int = 200, before_id: str | None = None) -> list[ScrapInfo]:
+        """Live scraps, newest first."""
+        query = sa.select(Scrap.id).where(Scrap.deleted_at.is_(None)).order_by(Scrap.id.desc()).limit(limit)
+        if before_id:
+            query = query.where(Scrap.id < before_id)
+        with self.db.sessions() as session:
+            ids = list(session.scalars(query))
+            return self._infos(session, ids)
+
+    def get(self, scrap_id: str) -> ScrapInfo:
+        with self.db.sessions() as session:
+            infos = self._infos(session, [scrap_id])
+        if not infos:
+            raise ScrapNotFoundError(scrap_id)
+        return infos[0]
+
+    @staticmethod
+    def _infos(session: Session, ids: list[str]) -> list[ScrapInfo]:
+        if not ids:
+            return []
+        scraps = {s.id: s for s in session.scalars(sa.select(Scrap).where(Scrap.id.in_(ids)))}
+        cards = {
+            row.scrap_id: (row.id, row.title)
+            for row in session.execute(
+                sa.select(KnowledgeCard.scrap_id, KnowledgeCard.id, KnowledgeCard.title).where(
+                    KnowledgeCard.scrap_id.in_(ids)
+                )
+            )
+        }
+        newest: dict[tuple[str, JobType], tuple[JobStatus, str | None]] = {}
+        for row in session.execute(
+            sa.select(AsyncJob.target_id, AsyncJob.job_type, AsyncJob.status, AsyncJob.error_message)
+            .where(
+                AsyncJob.target_id.in_(ids),
+                AsyncJob.job_type.in_([JobType.CARD_ANALYSIS, JobType.SCRAP_REFINE]),
+            )
+            .order_by(AsyncJob.id)
+        ):
+            newest[(row.target_id, row.job_type)] = (row.status, row.error_message)
+        infos = []
+        for scrap_id in ids:
+            scrap = scraps.get(scrap_id)
+            if scrap is None:
+                continue
+            card = cards.get(scrap_id)
+            analysis = newest.get((scrap_id, JobType.CARD_ANALYSIS))
+            refine = newest.get((scrap_id, JobType.SCRAP_REFINE))
+            infos.append(
+                ScrapInfo(
+                    id=scrap.id,
+                    source_type=scrap.source_type,
+                    source_ref=scrap.source_ref,
+                    content=scrap.content,
+                    refined=scrap.refined_content is not None,
+                    created_at=scrap.created_at,
+                    deleted=scrap.deleted_at is not None,
+                    card_id=card[0] if card else None,
+                    card_title=card[1] if card else None,
+                    analysis_status=analysis[0] if analysis else None,
+                    analysis_error=analysis[1] if analysis else None,
+                    refine_status=refine[0] if refine else None,
+                )
+            )
+        return infos
+
+
+def orphan_hook(session: Session, queue: JobQueue) -> int:
+    """Recovery rule (seed 001): scraps without a card and without an active CARD_ANALYSIS job get one;
+    scraps without refined content and without an active SCRAP_REFINE job get one."""
+    enqueued = 0
+    for job_type, missing in (
+        (JobType.CARD_ANALYSIS, ~sa.exists().where(KnowledgeCard.scrap_id == Scrap.id)),
+        (JobType.SCRAP_REFINE, Scrap.refined_content.is_(None)),
+    ):
+        active = sa.exists().where(
+            AsyncJob.target_id == Scrap.id,
+            AsyncJob.job_type == job_type,
+            AsyncJob.status.in_(ACTIVE_JOB_STATUSES),
+        )
+        # a scrap whose last job failed for good is left for the user to retry, not re-run forever
+        failed_for_good = sa.exists().where(
+            AsyncJob.target_id == Scrap.id,
+            AsyncJob.job_type == job_type,
+            AsyncJob.status == JobStatus.FAILED,
+        )
+        orphans = session.scalars(
+            sa.select(Scrap.id).where(Scrap.deleted_at.is_(None), missing, ~active, ~failed_for_good).limit(10_000)
+        ).all()
+        for scrap_id in orphans:
+            try:
+                queue.enqueue(job_type, scrap_id, session=session)
+                enqueued += 1
+            except DuplicateJobError:
+                pass
+    return enqueued

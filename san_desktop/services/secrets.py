@@ -1,0 +1,54 @@
+"""Secrets (API keys, tokens) live in the system keyring only: never in the database, settings, logs or
+error messages. ``keyrings.alt`` (plain-text files) is deliberately not used."""
+
+from __future__ import annotations
+
+import logging
+
+import keyring
+import keyring.errors
+
+from san_desktop.core.errors import KeyringUnavailableError
+from san_desktop.core.redact import register_secret
+from san_desktop.services.diagnostics import keyring_status
+
+log = logging.getLogger(__name__)
+
+SERVICE = "san-desktop"
+AI_API_KEY = "ai-api-key"
+
+
+def _require_backend() -> None:
+    _name, usable, message = keyring_status()
+    if not usable:
+        raise KeyringUnavailableError(message)
+
+
+def get_secret(name: str) -> str | None:
+    """The stored secret, or None when there is none (or no keyring to hold one; that is logged)."""
+    try:
+        _require_backend()
+        value = keyring.get_password(SERVICE, name)
+    except (KeyringUnavailableError, keyring.errors.KeyringError) as exc:
+        log.warning("Cannot read %s from the keyring: %s", name, exc)
+        return None
+    register_secret(value)
+    return value
+
+
+def set_secret(name: str, value: str) -> None:
+    _require_backend()
+    try:
+        keyring.set_password(SERVICE, name, value)
+    except keyring.errors.KeyringError as exc:
+        raise KeyringUnavailableError(f"the keyring refused to store it: {type(exc).__name__}") from exc
+    register_secret(value)
+
+
+def delete_secret(name: str) -> bool:
+    _require_backend()
+    try:
+        keyring.delete_password(SERVICE, name)
+    except keyring.errors.PasswordDeleteError:
+        return False
+    return True
