@@ -24,13 +24,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from PySide6.QtWidgets import QApplication
 
-    from san_desktop.ai.factory import ProviderSource
     from san_desktop.bootstrap import start_backend
     from san_desktop.core.errors import SanError
     from san_desktop.core.settings import load_settings
-    from san_desktop.jobs.processors import build_registry
-    from san_desktop.jobs.queue import JobQueue
-    from san_desktop.jobs.runner import JobRunner
+    from san_desktop.ui.context import build_context
     from san_desktop.ui.crash_dialog import install_excepthook, show_known_error
     from san_desktop.ui.main_window import MainWindow
     from san_desktop.ui.resources import app_icon
@@ -49,17 +46,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
 
     install_excepthook()
-    settings = load_settings(backend.data_dir)
-    providers = ProviderSource(settings.ai)
-    registry = build_registry(providers)
-    runner = JobRunner(JobQueue(backend.db, settings.jobs), registry, backend.session_id, settings.jobs)
-    window = MainWindow(backend, runner)
+    context = build_context(backend, load_settings(backend.data_dir))
+    window = MainWindow(context)
     window.show()
-    runner.start()
+    context.runner.start()
     try:
         return app.exec()
     finally:
-        runner.shutdown()
+        context.runner.shutdown()
         backend.close()
 
 

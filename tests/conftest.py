@@ -13,14 +13,18 @@ from pathlib import Path
 import keyring
 import pytest
 
+from san_desktop.ai.factory import ProviderSource
 from san_desktop.bootstrap import Backend, start_backend
 from san_desktop.core.logging_setup import teardown_logging
 from san_desktop.core.paths import database_path
-from san_desktop.core.settings import JobSettings
+from san_desktop.core.settings import AISettings, JobSettings, Settings
 from san_desktop.db.database import Database, open_database
+from san_desktop.jobs.processors import build_registry
 from san_desktop.jobs.queue import JobQueue
 from san_desktop.jobs.registry import ProcessorRegistry
 from san_desktop.jobs.runner import JobRunner
+from san_desktop.services.scraps import ScrapService
+from san_desktop.ui.context import AppContext
 from tests.support.jobs import fast_settings
 from tests.support.memory_keyring import MemoryKeyring
 
@@ -86,5 +90,26 @@ def runner(
 ) -> Iterator[JobRunner]:
     job_runner = JobRunner(queue, registry, backend.session_id, job_settings)
     yield job_runner
+    job_runner.shutdown()
+    job_runner.deleteLater()
+
+
+def _context(backend: Backend, runner: JobRunner, job_settings: JobSettings, providers: ProviderSource) -> AppContext:
+    settings = Settings(jobs=job_settings)
+    return AppContext(backend, settings, providers, runner, ScrapService(backend.db, runner.queue))
+
+
+@pytest.fixture
+def context(backend: Backend, runner: JobRunner, job_settings: JobSettings) -> AppContext:
+    """The window's services around the test's runner (whose registry each test fills)."""
+    return _context(backend, runner, job_settings, ProviderSource(AISettings()))
+
+
+@pytest.fixture
+def live_context(qapp: object, backend: Backend, queue: JobQueue, job_settings: JobSettings) -> Iterator[AppContext]:
+    """The window's services with the product's processors and the embedded AI provider."""
+    providers = ProviderSource(AISettings())
+    job_runner = JobRunner(queue, build_registry(providers), backend.session_id, job_settings)
+    yield _context(backend, job_runner, job_settings, providers)
     job_runner.shutdown()
     job_runner.deleteLater()

@@ -34,10 +34,16 @@ _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9+#]*(?:[.\-][A-Za-z0-9+#]+)*|[가-힣]+|
 _CODE_FENCE = re.compile(r"```.*?```", re.S)
 
 
+# Topic and object particles also follow one-syllable nouns (훅은, 앱을, 키를).
+_SHORT_STEM_PARTICLES = ("은", "는", "을", "를")
+
+
 def strip_korean_particle(word: str) -> str:
     for suffix in KOREAN_SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 2:
             return word[: -len(suffix)]
+    if len(word) == 2 and word.endswith(_SHORT_STEM_PARTICLES):
+        return word[0]
     return word
 
 
@@ -50,7 +56,7 @@ def tokens(text: str) -> list[tuple[str, str]]:
             continue
         if "가" <= word[0] <= "힣":
             stem = strip_korean_particle(word)
-            if len(stem) < 2 or stem in KOREAN_STOPWORDS or word in KOREAN_STOPWORDS:
+            if stem in KOREAN_STOPWORDS or word in KOREAN_STOPWORDS:
                 continue
             found.append((stem, stem))
         else:

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from san_desktop import APP_NAME, __version__
-from san_desktop.cli import doctor, jobs
+from san_desktop.cli import config, doctor, jobs, scraps
 from san_desktop.core.errors import SanError
 
 
@@ -24,6 +24,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands.required = True
 
     doctor.add_parser(commands)
+    scraps.add_parsers(commands)
+    config.add_parser(commands)
     jobs.add_parser(commands)
     return parser
 
@@ -39,6 +41,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `san ... | head`: the reader has gone, which is fine
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

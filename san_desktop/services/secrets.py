@@ -30,7 +30,7 @@ def get_secret(name: str) -> str | None:
         _require_backend()
         value = keyring.get_password(SERVICE, name)
     except (KeyringUnavailableError, keyring.errors.KeyringError) as exc:
-        log.warning("Cannot read %s from the keyring: %s", name, exc)
+        log.info("Cannot read %s from the keyring: %s", name, exc)
         return None
     register_secret(value)
     return value

@@ -3,7 +3,14 @@ from __future__ import annotations
 import logging
 
 from PySide6.QtCore import QSize, Qt, QUrl, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QDesktopServices,
+    QDragEnterEvent,
+    QDropEvent,
+    QKeySequence,
+)
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -15,42 +22,33 @@ from PySide6.QtWidgets import (
 )
 
 from san_desktop import APP_NAME
-from san_desktop.bootstrap import Backend
 from san_desktop.jobs.breaker import BreakerState
-from san_desktop.jobs.runner import BreakerChange, JobRunner
+from san_desktop.jobs.runner import BreakerChange
 from san_desktop.ui.about_dialog import AboutDialog
+from san_desktop.ui.capture import CaptureController, CaptureOutcome
+from san_desktop.ui.cards_page import CardsPage
+from san_desktop.ui.context import AppContext
+from san_desktop.ui.inbox_page import InboxPage
 from san_desktop.ui.jobs_page import JobsPage
 from san_desktop.ui.placeholder_page import PlaceholderPage
 from san_desktop.ui.resources import app_icon
+from san_desktop.ui.settings_dialog import SettingsDialog
 
 log = logging.getLogger(__name__)
 
 # (key, navigation label, what the page will do)
 PAGES: tuple[tuple[str, str, str], ...] = (
-    (
-        "inbox",
-        "Inbox",
-        "Everything you scrap — from the clipboard, drag and drop, files and URLs — lands here, "
-        "with the state of its analysis.",
-    ),
-    (
-        "cards",
-        "Cards",
-        "Knowledge cards made from your scraps: search them, read them and follow similar cards.",
-    ),
+    ("inbox", "Inbox", "Everything you scrap, with the state of its analysis."),
+    ("cards", "Cards", "Knowledge cards made from your scraps."),
     ("til", "TIL", 'A "Today I Learned" note per day: generate it, review and edit it, commit it to GitHub.'),
     ("quizzes", "Quizzes", "Recall quizzes that bring back what you learned."),
     ("stars", "Stars", "Recommendations from your starred GitHub repositories."),
-    (
-        "jobs",
-        "Jobs",
-        "Background work (analysis, TIL generation, commits) with its state, errors and retries.",
-    ),
+    ("jobs", "Jobs", "Background work with its state, errors and retries."),
 )
 
 
 class MainWindow(QMainWindow):
-    """The SAN Desktop window: navigation, pages, status bar.
+    """The SAN Desktop window: navigation, pages, capture (shortcut, drops, clipboard watcher), status.
 
     Signals:
         shut_down(): emitted once, after closing has stopped the job runner and released the database
@@ -59,15 +57,23 @@ class MainWindow(QMainWindow):
 
     shut_down = Signal()
 
-    def __init__(self, backend: Backend, runner: JobRunner) -> None:
+    def __init__(self, context: AppContext) -> None:
         super().__init__()
-        self._backend = backend
-        self._runner = runner
+        self._context = context
+        self._backend = context.backend
+        self._runner = context.runner
         self._closed = False
         self.setWindowTitle(APP_NAME)
         self.setWindowIcon(app_icon())
         self.resize(1100, 720)
         self.setMinimumSize(QSize(640, 420))
+        self.setAcceptDrops(True)
+
+        self.capture = CaptureController(context.scraps, self)
+        self.inbox = InboxPage(context)
+        self.cards = CardsPage(context)
+        self.jobs = JobsPage(context.runner)
+        built: dict[str, QWidget] = {"inbox": self.inbox, "cards": self.cards, "jobs": self.jobs}
 
         self.navigation = QListWidget()
         self.navigation.setObjectName("navigation")
@@ -76,7 +82,7 @@ class MainWindow(QMainWindow):
         self.pages = QStackedWidget()
         self._page_index: dict[str, int] = {}
         for key, label, promise in PAGES:
-            page: QWidget = JobsPage(runner) if key == "jobs" else PlaceholderPage(label, promise)
+            page = built.get(key) or PlaceholderPage(label, promise)
             self._page_index[key] = self.pages.addWidget(page)
             item = QListWidgetItem(label)
             item.setData(Qt.ItemDataRole.UserRole, key)
@@ -93,13 +99,33 @@ class MainWindow(QMainWindow):
 
         self._build_menus()
         self._build_status_bar()
-        runner.stalled.connect(self._on_runner_stalled)
-        runner.breaker_changed.connect(self._on_runner_breaker_changed)
+        self.capture.captured.connect(self._on_capture_captured)
+        self.capture.rejected.connect(self._on_capture_rejected)
+        self.inbox.scrap_clipboard_requested.connect(self.capture.scrap_clipboard)
+        self.inbox.open_card.connect(self._on_inbox_open_card)
+        self._runner.stalled.connect(self._on_runner_stalled)
+        self._runner.breaker_changed.connect(self._on_runner_breaker_changed)
+        if context.settings.capture.watch_clipboard:
+            self.watch_action.setChecked(True)
 
     # --- construction -------------------------------------------------------------------------
 
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
+        self.scrap_action = QAction("&Scrap clipboard", self)
+        self.scrap_action.setShortcut(QKeySequence("Ctrl+Shift+V"))
+        self.scrap_action.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
+        self.scrap_action.triggered.connect(self.capture.scrap_clipboard)
+        file_menu.addAction(self.scrap_action)
+        self.watch_action = QAction("&Watch clipboard (scrap everything copied)", self)
+        self.watch_action.setCheckable(True)
+        self.watch_action.toggled.connect(self._on_watch_action_toggled)
+        file_menu.addAction(self.watch_action)
+        file_menu.addSeparator()
+        settings_action = QAction("Se&ttings…", self)
+        settings_action.setShortcut(QKeySequence.StandardKey.Preferences)
+        settings_action.triggered.connect(self._on_settings_action_triggered)
+        file_menu.addAction(settings_action)
         quit_action = QAction("&Quit", self)
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
         quit_action.triggered.connect(self.close)
@@ -153,7 +179,42 @@ class MainWindow(QMainWindow):
     def make_about_dialog(self) -> AboutDialog:
         return AboutDialog(self._backend, self)
 
+    # --- drag and drop anywhere on the window -------------------------------------------------
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if self.capture.can_scrap(event.mimeData()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        self.capture.scrap_mime(event.mimeData())
+        event.acceptProposedAction()
+
     # --- slots --------------------------------------------------------------------------------
+
+    def _on_capture_captured(self, outcome: CaptureOutcome) -> None:
+        self.inbox.show_capture(outcome)
+        verb = "Scrapped" if outcome.result.created else "Already scrapped"
+        self.statusBar().showMessage(f"{verb}: {outcome.label}", 8_000)
+
+    def _on_capture_rejected(self, reason: str) -> None:
+        self.inbox.show_rejection(reason)
+        self.statusBar().showMessage(reason, 10_000)
+
+    def _on_inbox_open_card(self, card_id: str) -> None:
+        self.show_page("cards")
+        self.cards.open_card(card_id)
+
+    def _on_watch_action_toggled(self, checked: bool) -> None:
+        self.capture.set_watching(checked)
+        if checked != self._context.settings.capture.watch_clipboard:
+            self._context.apply_settings(self._context.with_capture(watch_clipboard=checked))
+        self.statusBar().showMessage(
+            "Watching the clipboard: everything you copy is scrapped." if checked else "Clipboard watcher off.",
+            8_000,
+        )
+
+    def _on_settings_action_triggered(self) -> None:
+        SettingsDialog(self._context, self).exec()
 
     def _on_about_action_triggered(self) -> None:
         self.make_about_dialog().exec()
@@ -181,6 +242,8 @@ class MainWindow(QMainWindow):
         if not self._closed:
             self._closed = True
             log.info("Main window closing")
+            if self.capture.watching:
+                self.capture.set_watching(False)
             self._runner.shutdown()
             self._backend.close()
             self.shut_down.emit()

@@ -13,21 +13,26 @@ from san_desktop.core.instance_lock import InstanceLock
 from san_desktop.db.models import AppSession
 from san_desktop.jobs.breaker import BreakerState, BreakerStatus
 from san_desktop.jobs.runner import BreakerChange, JobRunner
+from san_desktop.ui.cards_page import CardsPage
+from san_desktop.ui.context import AppContext
+from san_desktop.ui.inbox_page import InboxPage
 from san_desktop.ui.jobs_page import JobsPage
 from san_desktop.ui.main_window import PAGES, MainWindow
 from san_desktop.ui.placeholder_page import PlaceholderPage
 
 
-def _window(qtbot: QtBot, backend: Backend, runner: JobRunner) -> MainWindow:
-    window = MainWindow(backend, runner)
+def _window(qtbot: QtBot, context: AppContext) -> MainWindow:
+    window = MainWindow(context)
     qtbot.addWidget(window)
     window.show()
     qtbot.waitExposed(window)
     return window
 
 
-def test_navigation_lists_every_section_and_switches_pages(qtbot: QtBot, backend: Backend, runner: JobRunner) -> None:
-    window = _window(qtbot, backend, runner)
+def test_navigation_lists_every_section_and_switches_pages(
+    qtbot: QtBot, backend: Backend, runner: JobRunner, context: AppContext
+) -> None:
+    window = _window(qtbot, context)
     labels = [window.navigation.item(row).text() for row in range(window.navigation.count())]
     assert labels == ["Inbox", "Cards", "TIL", "Quizzes", "Stars", "Jobs"]
     assert window.current_page_key() == "inbox"
@@ -39,25 +44,31 @@ def test_navigation_lists_every_section_and_switches_pages(qtbot: QtBot, backend
     assert window.pages.currentWidget() is window.page("jobs")
 
 
-def test_unbuilt_pages_say_so_plainly(qtbot: QtBot, backend: Backend, runner: JobRunner) -> None:
-    window = _window(qtbot, backend, runner)
+def test_unbuilt_pages_say_so_plainly(qtbot: QtBot, backend: Backend, runner: JobRunner, context: AppContext) -> None:
+    window = _window(qtbot, context)
     assert isinstance(window.page("jobs"), JobsPage)
+    assert isinstance(window.page("inbox"), InboxPage)
+    assert isinstance(window.page("cards"), CardsPage)
     for key, _label, _promise in PAGES:
-        if key == "jobs":
+        if key in ("jobs", "inbox", "cards"):
             continue
         page = window.page(key)
         assert isinstance(page, PlaceholderPage)
         assert "Not available in this version yet" in page.message.text()
 
 
-def test_status_bar_welcomes_a_new_database(qtbot: QtBot, backend: Backend, runner: JobRunner) -> None:
-    window = _window(qtbot, backend, runner)
+def test_status_bar_welcomes_a_new_database(
+    qtbot: QtBot, backend: Backend, runner: JobRunner, context: AppContext
+) -> None:
+    window = _window(qtbot, context)
     assert "new database" in window.statusBar().currentMessage()
     assert str(backend.data_dir) in window.database_label.text()
 
 
-def test_about_dialog_shows_version_and_data_directory(qtbot: QtBot, backend: Backend, runner: JobRunner) -> None:
-    window = _window(qtbot, backend, runner)
+def test_about_dialog_shows_version_and_data_directory(
+    qtbot: QtBot, backend: Backend, runner: JobRunner, context: AppContext
+) -> None:
+    window = _window(qtbot, context)
     dialog = window.make_about_dialog()
     qtbot.addWidget(dialog)
     assert dialog.version_label.text() == __version__
@@ -65,9 +76,9 @@ def test_about_dialog_shows_version_and_data_directory(qtbot: QtBot, backend: Ba
 
 
 def test_closing_the_window_ends_the_session_and_frees_the_data_directory(
-    qtbot: QtBot, backend: Backend, runner: JobRunner
+    qtbot: QtBot, backend: Backend, runner: JobRunner, context: AppContext
 ) -> None:
-    window = _window(qtbot, backend, runner)
+    window = _window(qtbot, context)
     with qtbot.waitSignal(window.shut_down, timeout=5000):
         window.close()
     assert not backend.lock.held
@@ -84,9 +95,9 @@ def test_closing_the_window_ends_the_session_and_frees_the_data_directory(
 
 
 def test_status_bar_tells_about_a_paused_ai_pool_and_stalled_jobs(
-    qtbot: QtBot, backend: Backend, runner: JobRunner
+    qtbot: QtBot, backend: Backend, runner: JobRunner, context: AppContext
 ) -> None:
-    window = _window(qtbot, backend, runner)
+    window = _window(qtbot, context)
     status = BreakerStatus(BreakerState.OPEN, 5, time.monotonic() + 60, 60.0)
     runner.breaker_changed.emit(BreakerChange(JobPool.AI, status))
     assert "AI jobs paused after 5 failures in a row" in window.statusBar().currentMessage()

@@ -1,0 +1,71 @@
+"""``san config show`` and ``san config set KEY VALUE`` (the API key is read from standard input)."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+
+from san_desktop.cli.common import print_json
+from san_desktop.core.errors import SanError
+from san_desktop.core.paths import ensure_data_dir, resolve_data_dir
+from san_desktop.core.settings import load_settings, save_settings, with_value
+from san_desktop.services.secrets import AI_API_KEY, delete_secret, get_secret, set_secret
+
+SECRET_KEYS = {"ai.api_key": AI_API_KEY}
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    config = commands.add_parser("config", help="settings (AI provider, capture, jobs)")
+    sub = config.add_subparsers(dest="config_command", metavar="ACTION", required=True)
+    show = sub.add_parser("show", help="all settings")
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(handler=cmd_show)
+    set_ = sub.add_parser(
+        "set",
+        help="change one setting, e.g. `ai.provider openai`; `ai.api_key` reads the key from standard input",
+    )
+    set_.add_argument("key", metavar="KEY", help="section.name, e.g. ai.base_url")
+    set_.add_argument("value", metavar="VALUE", nargs="?")
+    set_.set_defaults(handler=cmd_set)
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    directory = resolve_data_dir(args.data_dir)
+    data = load_settings(directory).as_dict()
+    data["ai"]["api_key"] = "stored in keyring" if get_secret(AI_API_KEY) else "not set"
+    if args.json:
+        print_json(data)
+        return 0
+    for section, values in data.items():
+        for key, value in values.items():
+            print(f"{section}.{key} = {value}")
+    return 0
+
+
+def cmd_set(args: argparse.Namespace) -> int:
+    directory = ensure_data_dir(resolve_data_dir(args.data_dir))
+    if args.key in SECRET_KEYS:
+        if args.value is not None:
+            raise SanError(
+                f"Secrets are never taken from the command line (it ends up in shell history). Run "
+                f"`san config set {args.key}` and type or pipe the key on standard input."
+            )
+        secret = getpass.getpass("API key: ") if sys.stdin.isatty() else sys.stdin.readline().strip()
+        if not secret:
+            deleted = delete_secret(SECRET_KEYS[args.key])
+            print("API key removed." if deleted else "No API key was stored.")
+            return 0
+        set_secret(SECRET_KEYS[args.key], secret)
+        print("API key stored in the system keyring.")
+        return 0
+    if args.value is None:
+        raise SanError(f"Give a value: san config set {args.key} VALUE")
+    section, _, name = args.key.partition(".")
+    try:
+        settings = with_value(load_settings(directory), section, name, args.value)
+    except (ValueError, TypeError) as exc:
+        raise SanError(f"Cannot set {args.key}: {exc}") from None
+    save_settings(directory, settings)
+    print(f"{args.key} = {getattr(getattr(settings, section), name)}")
+    return 0

@@ -1,0 +1,171 @@
+"""``san scrap ...`` and ``san cards ...``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from san_desktop.ai.factory import ProviderSource
+from san_desktop.cli.common import open_cli_database, print_json, print_table, short_time
+from san_desktop.core.enums import SourceType
+from san_desktop.core.settings import Settings, load_settings
+from san_desktop.core.text import decode_bytes, preview
+from san_desktop.db.database import Database
+from san_desktop.jobs.queue import JobQueue
+from san_desktop.services import cards
+from san_desktop.services.scraps import ScrapService
+
+
+def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    scrap = commands.add_parser("scrap", help="capture and manage scraps")
+    sub = scrap.add_subparsers(dest="scrap_command", metavar="ACTION", required=True)
+    add = sub.add_parser("add", help="scrap text (the running app or `san jobs run` analyses it)")
+    source = add.add_mutually_exclusive_group(required=True)
+    source.add_argument("--text", help="the text to scrap")
+    source.add_argument("--file", type=Path, help="a .txt, .md or .html file")
+    source.add_argument("-", dest="stdin", action="store_true", help="read the text from standard input")
+    add.add_argument("--json", action="store_true")
+    add.set_defaults(handler=cmd_add)
+    listing = sub.add_parser("list", help="scraps, newest first")
+    listing.add_argument("--limit", type=int, default=50)
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(handler=cmd_list)
+    delete = sub.add_parser("delete", help="move a scrap to the bin (undo with `san scrap restore`)")
+    delete.add_argument("scrap_id", metavar="ID")
+    delete.set_defaults(handler=cmd_delete)
+    restore = sub.add_parser("restore", help="undo a delete")
+    restore.add_argument("scrap_id", metavar="ID")
+    restore.set_defaults(handler=cmd_restore)
+
+    card = commands.add_parser("cards", help="knowledge cards")
+    card_sub = card.add_subparsers(dest="cards_command", metavar="ACTION", required=True)
+    card_list = card_sub.add_parser("list", help="cards, newest first")
+    card_list.add_argument("--search", default="")
+    card_list.add_argument("--limit", type=int, default=50)
+    card_list.add_argument("--json", action="store_true")
+    card_list.set_defaults(handler=cmd_cards_list)
+    show = card_sub.add_parser("show", help="one card in full")
+    show.add_argument("card_id", metavar="ID")
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(handler=cmd_cards_show)
+    similar = card_sub.add_parser("similar", help="cards similar to one card")
+    similar.add_argument("card_id", metavar="ID")
+    similar.add_argument("--limit", type=int, default=10)
+    similar.add_argument("--json", action="store_true")
+    similar.set_defaults(handler=cmd_cards_similar)
+
+
+@contextmanager
+def _open(args: argparse.Namespace) -> Iterator[tuple[Database, Settings]]:
+    db = open_cli_database(args.data_dir)
+    try:
+        yield db, load_settings(db.path.parent)
+    finally:
+        db.dispose()
+
+
+def _service(db: Database, settings: Settings) -> ScrapService:
+    return ScrapService(db, JobQueue(db, settings.jobs), settings.capture.max_bytes)
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    with _open(args) as (db, settings):
+        service = _service(db, settings)
+        if args.file is not None:
+            result = service.capture_file(args.file)
+        elif args.stdin:
+            result = service.capture(decode_bytes(sys.stdin.buffer.read(), "standard input"), SourceType.TEXT)
+        else:
+            result = service.capture(args.text)
+    if args.json:
+        print_json(result)
+    elif result.created:
+        print(f"scrap {result.scrap_id}")
+        print(f"jobs {result.analysis_job_id} {result.refine_job_id}")
+    else:
+        print(f"duplicate of {result.scrap_id}")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    with _open(args) as (db, settings):
+        scraps = _service(db, settings).list_scraps(limit=args.limit)
+    if args.json:
+        print_json(scraps)
+        return 0
+    if not scraps:
+        print("No scraps yet.")
+        return 0
+    print_table(
+        ["ID", "CAPTURED", "SOURCE", "CARD", "TEXT"],
+        [
+            [s.id, short_time(s.created_at), s.source_type.value, (s.card_title or "-")[:30], preview(s.content, 50)]
+            for s in scraps
+        ],
+    )
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    with _open(args) as (db, settings):
+        _service(db, settings).delete(args.scrap_id)
+    print(f"Scrap {args.scrap_id} deleted; undo with: san scrap restore {args.scrap_id}")
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    with _open(args) as (db, settings):
+        _service(db, settings).restore(args.scrap_id)
+    print(f"Scrap {args.scrap_id} restored.")
+    return 0
+
+
+def cmd_cards_list(args: argparse.Namespace) -> int:
+    with _open(args) as (db, _settings):
+        found = cards.list_cards(db, args.search, limit=args.limit)
+    if args.json:
+        print_json(found)
+        return 0
+    if not found:
+        print("No cards." if not args.search else "No card matches.")
+        return 0
+    print_table(
+        ["ID", "CATEGORY", "TITLE", "TAGS"],
+        [[c.id, c.category or "-", c.title, ", ".join(c.tags)] for c in found],
+    )
+    return 0
+
+
+def cmd_cards_show(args: argparse.Namespace) -> int:
+    with _open(args) as (db, _settings):
+        detail = cards.get_card(db, args.card_id)
+    if args.json:
+        print_json(detail)
+        return 0
+    card = detail.card
+    print(card.title)
+    print(f"{card.category or 'Uncategorised'} · {', '.join(card.tags)}")
+    print()
+    print(card.summary)
+    print()
+    print(detail.refined_content or detail.content)
+    return 0
+
+
+def cmd_cards_similar(args: argparse.Namespace) -> int:
+    with _open(args) as (db, settings):
+        threshold = ProviderSource(settings.ai).get().similarity_threshold
+        found = cards.similar_cards(db, args.card_id, threshold, limit=args.limit)
+    if args.json:
+        print_json(found)
+        return 0
+    if not found:
+        print("No similar cards yet.")
+        return 0
+    if not found[0].within_threshold:
+        print("No card is close; the nearest ones:")
+    print_table(["ID", "DISTANCE", "TITLE"], [[s.card.id, f"{s.distance:.3f}", s.card.title] for s in found])
+    return 0

@@ -1,0 +1,49 @@
+"""Everything the window talks to, built once at start-up (and by tests, with their own settings)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from san_desktop.ai.factory import ProviderSource
+from san_desktop.bootstrap import Backend
+from san_desktop.core.settings import Settings, save_settings
+from san_desktop.jobs.processors import build_registry
+from san_desktop.jobs.queue import JobQueue
+from san_desktop.jobs.registry import ProcessorRegistry
+from san_desktop.jobs.runner import JobRunner
+from san_desktop.services.scraps import ScrapService
+
+
+@dataclass
+class AppContext:
+    backend: Backend
+    settings: Settings
+    providers: ProviderSource
+    runner: JobRunner
+    scraps: ScrapService
+
+    @property
+    def queue(self) -> JobQueue:
+        return self.runner.queue
+
+    def apply_settings(self, settings: Settings) -> None:
+        """Save new settings and put them to use (the AI provider is rebuilt on its next job)."""
+        save_settings(self.backend.data_dir, settings)
+        embedding_changed = self.providers.embedding_model() != ProviderSource(settings.ai).embedding_model()
+        self.settings = settings
+        self.providers.update(settings.ai)
+        self.scraps.max_bytes = settings.capture.max_bytes
+        if embedding_changed:
+            self.runner.run_sweep_now()  # its hook re-embeds cards of the old model, through jobs
+
+    def with_capture(self, **changes: Any) -> Settings:
+        return replace(self.settings, capture=replace(self.settings.capture, **changes))
+
+
+def build_context(backend: Backend, settings: Settings, registry: ProcessorRegistry | None = None) -> AppContext:
+    providers = ProviderSource(settings.ai)
+    queue = JobQueue(backend.db, settings.jobs)
+    runner = JobRunner(queue, registry or build_registry(providers), backend.session_id, settings.jobs)
+    scraps = ScrapService(backend.db, queue, settings.capture.max_bytes)
+    return AppContext(backend, settings, providers, runner, scraps)

@@ -1,0 +1,140 @@
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Generic, TypeVar
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+
+Index = QModelIndex | QPersistentModelIndex
+RowT = TypeVar("RowT")
+
+
+class LazyTableModel(QAbstractTableModel, Generic[RowT]):
+    """Rows newest first, fetched a page at a time as the view scrolls (quick with 100,000 rows), and
+    kept live by ``upsert``: a known row updates in place, a newer one appears on top.
+
+    Rows live in a dict keyed by a sequence number: new rows get numbers above the top, older pages
+    below the bottom, so both ends grow in O(1) and a row's position is ``top - seq``. Subclasses give
+    ``COLUMNS``, ``fetch_page`` (rows older than an id, newest first), ``row_key`` (a time-ordered id)
+    and ``cell``.
+    """
+
+    COLUMNS: Sequence[str] = ()
+
+    def __init__(self, page_size: int = 200) -> None:
+        super().__init__()
+        self._page_size = page_size
+        self._rows: dict[int, RowT] = {}
+        self._seq_of: dict[str, int] = {}
+        self._top = 0  # sequence number of row 0
+        self._bottom = 1  # sequence number of the last row; empty when bottom > top
+        self._exhausted = False
+
+    # --- for subclasses -----------------------------------------------------------------------
+
+    def fetch_page(self, before_id: str | None, limit: int) -> list[RowT]:
+        raise NotImplementedError
+
+    def row_key(self, row: RowT) -> str:
+        raise NotImplementedError
+
+    def cell(self, row: RowT, column: int, role: int) -> Any:
+        raise NotImplementedError
+
+    # --- loading ------------------------------------------------------------------------------
+
+    def reload(self) -> None:
+        self.beginResetModel()
+        self._rows.clear()
+        self._seq_of.clear()
+        self._top, self._bottom = 0, 1
+        self._exhausted = False
+        self.endResetModel()
+        if self.canFetchMore(QModelIndex()):
+            self.fetchMore(QModelIndex())
+
+    def canFetchMore(self, parent: Index = QModelIndex()) -> bool:  # noqa: B008 - Qt's signature
+        return not parent.isValid() and not self._exhausted
+
+    def fetchMore(self, parent: Index = QModelIndex()) -> None:  # noqa: B008 - Qt's signature
+        if parent.isValid() or self._exhausted:
+            return
+        oldest = self.row_key(self._rows[self._bottom]) if self.rowCount() else None
+        fetched = self.fetch_page(oldest, self._page_size)
+        if len(fetched) < self._page_size:
+            self._exhausted = True
+        page = [row for row in fetched if self.row_key(row) not in self._seq_of]
+        if not page:
+            return
+        first = self.rowCount()
+        self.beginInsertRows(QModelIndex(), first, first + len(page) - 1)
+        for row in page:  # an empty model has top 0 and bottom 1: the newest row gets number 0
+            self._bottom -= 1
+            self._rows[self._bottom] = row
+            self._seq_of[self.row_key(row)] = self._bottom
+        self.endInsertRows()
+
+    # --- live updates -------------------------------------------------------------------------
+
+    def upsert(self, row: RowT) -> None:
+        """Update a loaded row in place, or put a row newer than all loaded ones on top. An older row
+        not loaded yet is left alone: it shows with its current state when scrolled to."""
+        key = self.row_key(row)
+        seq = self._seq_of.get(key)
+        if seq is not None:
+            self._rows[seq] = row
+            position = self._top - seq
+            self.dataChanged.emit(self.index(position, 0), self.index(position, len(self.COLUMNS) - 1))
+            return
+        newest = self.row_key(self._rows[self._top]) if self.rowCount() else None
+        if newest is None or key > newest:
+            self.beginInsertRows(QModelIndex(), 0, 0)
+            if self.rowCount():
+                self._top += 1
+            else:
+                self._top, self._bottom = 0, 0
+            self._rows[self._top] = row
+            self._seq_of[key] = self._top
+            self.endInsertRows()
+
+    def remove(self, key: str) -> None:
+        """Drop a row (deleted item): rows below move up."""
+        seq = self._seq_of.pop(key, None)
+        if seq is None:
+            return
+        position = self._top - seq
+        self.beginRemoveRows(QModelIndex(), position, position)
+        for moving in range(seq, self._top):
+            self._rows[moving] = self._rows[moving + 1]
+            self._seq_of[self.row_key(self._rows[moving])] = moving
+        del self._rows[self._top]
+        self._top -= 1
+        self.endRemoveRows()
+
+    # --- Qt model API -------------------------------------------------------------------------
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
+        return 0 if parent.isValid() else max(0, self._top - self._bottom + 1)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
+        return 0 if parent.isValid() else len(self.COLUMNS)
+
+    def row_at(self, position: int) -> RowT | None:
+        return self._rows.get(self._top - position) if 0 <= position < self.rowCount() else None
+
+    def position_of(self, key: str) -> int | None:
+        seq = self._seq_of.get(key)
+        return None if seq is None else self._top - seq
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.COLUMNS[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        row = self.row_at(index.row())
+        if row is None:
+            return None
+        if role == Qt.ItemDataRole.UserRole:
+            return self.row_key(row)
+        return self.cell(row, index.column(), role)
