@@ -96,7 +96,7 @@ def extract_json_object(text: str) -> dict[str, Any]:
     except json.JSONDecodeError:
         start, end = cleaned.find("{"), cleaned.rfind("}")
         if start < 0 or end <= start:
-            raise AIOutputError(f"The AI answer held no JSON object: {text[:200]!r}") from None
+            raise AIOutputError(f"The AI answer was not valid JSON (no object in it): {text[:200]!r}") from None
         try:
             value = json.loads(cleaned[start : end + 1])
         except json.JSONDecodeError as exc:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import html
 import re
 from html.parser import HTMLParser
 
@@ -45,9 +44,11 @@ def decode_bytes(data: bytes, name: str = "the file") -> str:
     """Decode a text file (UTF-8, with or without BOM, or UTF-16 with BOM); binary data is rejected."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         try:
-            return data.decode("utf-16")
+            text = data.decode("utf-16")
         except UnicodeDecodeError:
-            pass
+            text = ""
+        if text and sum(1 for ch in text if ch.isprintable() or ch in "\n\r\t") / len(text) >= 0.95:
+            return text
     if b"\x00" in data[:8192]:
         raise RejectedContentError(f"{name} is a binary file, not text; nothing was scrapped.")
     try:
@@ -55,11 +56,18 @@ def decode_bytes(data: bytes, name: str = "the file") -> str:
     except UnicodeDecodeError:
         pass
     try:
-        return data.decode("cp949")  # common for Korean text files saved on Windows
+        text = data.decode("cp949")  # common for Korean text files saved on Windows
     except UnicodeDecodeError:
-        raise RejectedContentError(
-            f"{name} is not valid UTF-8 (or another known text encoding); nothing was scrapped."
-        ) from None
+        text = ""
+    if text and _looks_like_text(text):
+        return text
+    raise RejectedContentError(f"{name} is not valid UTF-8 (or another known text encoding); nothing was scrapped.")
+
+
+def _looks_like_text(text: str) -> bool:
+    """cp949 decodes much binary junk: accept it only when it reads as Korean or ASCII text."""
+    readable = sum(1 for ch in text if (ch.isascii() and (ch.isprintable() or ch in "\n\r\t")) or "가" <= ch <= "힣")
+    return readable / len(text) >= 0.95
 
 
 _BLOCK_TAGS = {
@@ -73,6 +81,7 @@ class _TextExtractor(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
+        self.preformatted: list[str] = []  # <pre> blocks, put back verbatim after whitespace clean-up
         self._skip = 0
         self._pre = 0
 
@@ -82,6 +91,8 @@ class _TextExtractor(HTMLParser):
         elif tag == "pre":
             self._pre += 1
             self.parts.append("\n")
+            self.preformatted.append("")
+            self.parts.append(f"\x02{len(self.preformatted) - 1}\x02")
         elif tag == "li":
             self.parts.append("\n- ")
         elif tag in _BLOCK_TAGS:
@@ -93,13 +104,16 @@ class _TextExtractor(HTMLParser):
         elif tag == "pre":
             self._pre = max(0, self._pre - 1)
             self.parts.append("\n")
-        elif tag in _BLOCK_TAGS:
+        elif tag in _BLOCK_TAGS and tag != "li":
             self.parts.append("\n")
 
     def handle_data(self, data: str) -> None:
         if self._skip:
             return
-        self.parts.append(data if self._pre else re.sub(r"\s+", " ", data))
+        if self._pre:
+            self.preformatted[-1] += data
+        else:
+            self.parts.append(re.sub(r"\s+", " ", data))
 
 
 def html_to_text(markup: str) -> str:
@@ -107,10 +121,10 @@ def html_to_text(markup: str) -> str:
     parser = _TextExtractor()
     parser.feed(markup)
     parser.close()
-    text = html.unescape("".join(parser.parts))
+    text = "".join(parser.parts)
     lines = [line.strip() for line in text.split("\n")]
-    collapsed = re.sub(r"\n{3,}", "\n\n", "\n".join(lines))
-    return collapsed.strip()
+    collapsed = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    return re.sub(r"\x02(\d+)\x02", lambda m: parser.preformatted[int(m.group(1))].strip("\n"), collapsed)
 
 
 def preview(text: str, limit: int = 120) -> str:

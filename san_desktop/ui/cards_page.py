@@ -65,7 +65,7 @@ def card_html(detail: CardDetail) -> str:
         f"<p>{html.escape(card.summary)}</p>",
         f"<p><small>Source: {source}</small></p>",
     ]
-    if detail.refined_content:
+    if detail.refined_content and detail.refined_content.strip() != detail.content.strip():
         parts.append(
             f"<h4>Refined text</h4><pre style='white-space:pre-wrap'>{html.escape(detail.refined_content)}</pre>"
         )

@@ -1,0 +1,153 @@
+"""The OpenAI-compatible provider against a real local HTTP server, through the real job processor:
+each server behaviour ends in the right job outcome, with a useful error chain and no API key in it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+
+import pytest
+
+from san_desktop.ai.factory import ProviderSource
+from san_desktop.bootstrap import Backend
+from san_desktop.core.enums import AttemptOutcome, ErrorKind, JobPool, JobStatus, JobType
+from san_desktop.core.settings import AISettings
+from san_desktop.jobs.executor import JobExecutor
+from san_desktop.jobs.processors import build_registry
+from san_desktop.jobs.queue import JobQueue
+from san_desktop.jobs.records import JobRecord
+from san_desktop.services.cards import list_cards
+from san_desktop.services.scraps import ScrapService
+from san_desktop.services.secrets import AI_API_KEY, set_secret
+from tests.support.clock import FakeClock
+from tests.support.openai_server import FakeOpenAI, fake_openai_server
+
+API_KEY = "sk-test-DO-NOT-LEAK-0123456789abcdef"
+SCRAP = "SQLite WAL mode lets readers continue while a writer commits. Checkpoints move pages back."
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAI]:
+    with fake_openai_server() as fake:
+        yield fake
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+def _analyse(backend: Backend, job_settings: object, server: FakeOpenAI, clock: FakeClock) -> JobRecord:
+    set_secret(AI_API_KEY, API_KEY)
+    providers = ProviderSource(
+        AISettings(
+            provider="openai",
+            base_url=server.url,
+            chat_model="gpt-test",
+            embedding_model="embed-test",
+            timeout_seconds=0.5,
+        )
+    )
+    queue = JobQueue(backend.db, job_settings, clock=clock)  # type: ignore[arg-type]
+    executor = JobExecutor(queue, build_registry(providers), backend.session_id, breakers={})
+    capture = ScrapService(backend.db, queue).capture(SCRAP)
+    claim = queue.claim_next(backend.session_id, JobPool.AI, {JobType.CARD_ANALYSIS})
+    assert claim is not None
+    assert claim.job.id == capture.analysis_job_id
+    executor.run(claim)
+    job = queue.get(claim.job.id)
+    stored = (job.error_message or "") + "".join(a.error_text or "" for a in queue.attempts(job.id))
+    assert API_KEY not in stored
+    return job
+
+
+def test_a_good_answer_makes_a_card(
+    backend: Backend, job_settings: object, server: FakeOpenAI, clock: FakeClock
+) -> None:
+    job = _analyse(backend, job_settings, server, clock)
+    assert job.status is JobStatus.COMPLETED
+    [card] = list_cards(backend.db)
+    assert (card.title, card.category, card.tags) == ("SQLite WAL", "Databases", ("checkpoint", "SQLite", "WAL"))
+    chat = next(r for r in server.requests if r.path.endswith("/chat/completions"))
+    assert chat.headers["Authorization"] == f"Bearer {API_KEY}"
+    assert chat.body["response_format"]["type"] == "json_schema"
+    assert chat.body["model"] == "gpt-test"
+    assert "temperature" in chat.body
+    embed = next(r for r in server.requests if r.path.endswith("/embeddings"))
+    assert embed.body["model"] == "embed-test"
+
+
+def test_server_without_json_schema_falls_back_to_json_object(
+    backend: Backend, job_settings: object, server: FakeOpenAI, clock: FakeClock
+) -> None:
+    server.behaviour = "no_schema"
+    job = _analyse(backend, job_settings, server, clock)
+    assert job.status is JobStatus.COMPLETED
+    formats = [r.body["response_format"]["type"] for r in server.requests if r.path.endswith("/chat/completions")]
+    assert formats == ["json_schema", "json_object"]
+
+
+def test_401_fails_at_once(backend: Backend, job_settings: object, server: FakeOpenAI, clock: FakeClock) -> None:
+    server.behaviour = "401"
+    job = _analyse(backend, job_settings, server, clock)
+    assert job.status is JobStatus.FAILED
+    assert job.error_kind is ErrorKind.PERMANENT
+    assert job.attempts == 1
+    assert "401 Unauthorized" in (job.error_message or "")
+
+
+def test_429_waits_for_retry_after_without_spending_an_attempt(
+    backend: Backend, job_settings: object, server: FakeOpenAI, clock: FakeClock
+) -> None:
+    server.behaviour = "429"
+    job = _analyse(backend, job_settings, server, clock)
+    assert job.status is JobStatus.PENDING
+    assert job.attempts == 0
+    assert job.run_after == clock.now + timedelta(seconds=7)
+    assert "429 Too Many Requests" in (job.error_message or "")
+
+
+def test_500_is_retried_later(backend: Backend, job_settings: object, server: FakeOpenAI, clock: FakeClock) -> None:
+    server.behaviour = "500"
+    job = _analyse(backend, job_settings, server, clock)
+    assert job.status is JobStatus.PENDING
+    assert job.error_kind is ErrorKind.TRANSIENT
+    assert job.attempts == 1
+    assert "500 Internal Server Error" in (job.error_message or "")
+
+
+def test_malformed_json_is_retried_with_the_reason(
+    backend: Backend, job_settings: object, server: FakeOpenAI, clock: FakeClock
+) -> None:
+    server.behaviour = "malformed"
+    job = _analyse(backend, job_settings, server, clock)
+    assert job.status is JobStatus.PENDING
+    assert job.error_kind is ErrorKind.TRANSIENT
+    assert (job.error_message or "").startswith("AIOutputError: The AI answer was not valid JSON")
+
+
+def test_truncated_answer_fails(backend: Backend, job_settings: object, server: FakeOpenAI, clock: FakeClock) -> None:
+    server.behaviour = "length"
+    job = _analyse(backend, job_settings, server, clock)
+    assert job.status is JobStatus.FAILED
+    assert "finish_reason=length" in (job.error_message or "")
+    assert list_cards(backend.db) == []
+
+
+def test_refusal_fails(backend: Backend, job_settings: object, server: FakeOpenAI, clock: FakeClock) -> None:
+    server.behaviour = "refusal"
+    job = _analyse(backend, job_settings, server, clock)
+    assert job.status is JobStatus.FAILED
+    assert "The AI refused" in (job.error_message or "")
+
+
+def test_a_server_that_answers_too_slowly_times_out_and_is_retried(
+    backend: Backend, job_settings: object, server: FakeOpenAI, clock: FakeClock
+) -> None:
+    server.behaviour = "slow"
+    job = _analyse(backend, job_settings, server, clock)
+    assert job.status is JobStatus.PENDING
+    assert job.error_kind is ErrorKind.TRANSIENT
+    assert "ReadTimeout" in (job.error_message or "")
+    queue = JobQueue(backend.db, job_settings)  # type: ignore[arg-type]
+    assert [a.outcome for a in queue.attempts(job.id)] == [AttemptOutcome.RETRY_SCHEDULED]

@@ -1,0 +1,116 @@
+"""A local HTTP server speaking OpenAI's ``/v1/chat/completions`` and ``/v1/embeddings`` on 127.0.0.1,
+with scripted misbehaviour (errors, rate limits, malformed or truncated answers, slowness)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from san_desktop.ai.local import LocalProvider
+
+
+@dataclass
+class Recorded:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+@dataclass
+class FakeOpenAI:
+    """``behaviour`` decides every answer: ok, 401, 429, 500, malformed, length, refusal, slow,
+    no_schema (json_schema rejected, json_object accepted)."""
+
+    behaviour: str = "ok"
+    requests: list[Recorded] = field(default_factory=list)
+    release: threading.Event = field(default_factory=threading.Event)  # ends a "slow" answer early
+    card: dict[str, Any] = field(
+        default_factory=lambda: {
+            "title": "SQLite WAL",
+            "summary": "WAL lets readers work during writes. Checkpoints copy pages back.",
+            "tags": ["SQLite", "WAL", "checkpoint"],
+            "category": "Databases",
+        }
+    )
+    url: str = ""
+
+
+def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
+    local = LocalProvider()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
+            pass
+
+        def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+            body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length", "0"))
+            body = json.loads(self.rfile.read(length) or b"{}")
+            fake.requests.append(Recorded(self.path, dict(self.headers.items()), body))
+            behaviour = fake.behaviour
+            if behaviour == "slow":
+                fake.release.wait(10)
+                return self._send(200, {"error": "too late"})
+            if behaviour == "401":
+                return self._send(
+                    401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}
+                )
+            if behaviour == "429":
+                return self._send(429, {"error": {"message": "Rate limit reached"}}, {"Retry-After": "7"})
+            if behaviour == "500":
+                return self._send(500, {"error": {"message": "The server had an error"}})
+            if self.path.endswith("/embeddings"):
+                vectors = local.embed(body["input"])
+                data = [{"object": "embedding", "index": i, "embedding": v.tolist()} for i, v in enumerate(vectors)]
+                return self._send(200, {"object": "list", "data": data, "model": body["model"]})
+            fmt = (body.get("response_format") or {}).get("type")
+            if behaviour == "no_schema" and fmt == "json_schema":
+                return self._send(400, {"error": {"message": "response_format json_schema is not supported"}})
+            content: str | None = json.dumps(fake.card)
+            finish, refusal = "stop", None
+            if (
+                "refined" in json.dumps(body.get("response_format") or {})
+                or "Clean up" in body["messages"][0]["content"]
+            ):
+                content = json.dumps({"refined": body["messages"][1]["content"].strip()})
+            if behaviour == "malformed":
+                content = "Sure! Here is your card: {title: SQLite"
+            elif behaviour == "length":
+                content, finish = '{"title": "SQLite WAL", "summ', "length"
+            elif behaviour == "refusal":
+                content, refusal = None, "I can't help with that."
+            message = {"role": "assistant", "content": content, "refusal": refusal}
+            return self._send(200, {"choices": [{"index": 0, "message": message, "finish_reason": finish}]})
+
+    return Handler
+
+
+@contextmanager
+def fake_openai_server() -> Iterator[FakeOpenAI]:
+    fake = FakeOpenAI()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
+    server.daemon_threads = True
+    fake.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield fake
+    finally:
+        fake.release.set()
+        server.shutdown()
+        server.server_close()
+        thread.join(10)

@@ -1,0 +1,98 @@
+"""The embedded provider on English and Korean scraps: sensible tags, categories and similarity."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+
+from san_desktop.ai.base import DEFAULT_CATEGORIES, CardDraft, finalize_draft
+from san_desktop.ai.local import LOCAL_DIMENSIONS, LocalProvider, strip_korean_particle
+
+ENGLISH = (
+    "SQLite WAL mode lets readers continue while a writer commits.\n"
+    "In WAL mode, changes are appended to a separate write-ahead log. A checkpoint moves pages back into "
+    "the database file. Set synchronous=NORMAL with WAL for speed."
+)
+KOREAN = (
+    "리액트 훅은 함수 컴포넌트에서 상태를 관리하게 해준다.\n"
+    "useState 훅은 컴포넌트의 상태를 선언한다. useEffect는 렌더링 이후에 부수 효과를 실행한다. "
+    "의존성 배열을 잘못 지정하면 무한 렌더링이 발생할 수 있다."
+)
+
+
+def test_english_scrap_gets_technical_tags_and_its_category() -> None:
+    card = LocalProvider().analyze_card(ENGLISH, DEFAULT_CATEGORIES)
+    assert card.category == "Databases"
+    assert {"SQLite", "WAL"} <= set(card.tags)
+    assert len(card.tags) <= 5
+    assert card.title.startswith("SQLite WAL mode")
+    assert len(card.title) <= 60
+    assert 1 <= card.summary.count(".") <= 3
+
+
+def test_korean_scrap_gets_tags_without_particles() -> None:
+    card = LocalProvider().analyze_card(KOREAN, DEFAULT_CATEGORIES)
+    assert card.category == "Frontend"
+    assert {"컴포넌트", "상태"} <= set(card.tags)
+    assert not any(tag.endswith(("은", "는", "을", "를", "의")) and len(tag) > 1 for tag in card.tags)
+    assert len(card.title) <= 20
+
+
+def test_particles_are_stripped() -> None:
+    assert strip_korean_particle("컴포넌트에서") == "컴포넌트"
+    assert strip_korean_particle("데이터베이스의") == "데이터베이스"
+    assert strip_korean_particle("훅은") == "훅"
+    assert strip_korean_particle("리액트") == "리액트"
+
+
+def test_unknown_topics_fall_back_to_other() -> None:
+    card = LocalProvider().analyze_card("Grandma's apple pie: butter, flour, apples, cinnamon.", DEFAULT_CATEGORIES)
+    assert card.category == "Other"
+
+
+def test_limits_are_enforced_on_any_answer() -> None:
+    draft = CardDraft(
+        "#" + "아주 긴 한국어 제목입니다 " * 5, "One. Two. Three. Four.", tuple(f"t{i}" for i in range(9)), "databases"
+    )
+    final = finalize_draft(draft, DEFAULT_CATEGORIES)
+    assert len(final.title) <= 20
+    assert final.summary == "One. Two. Three."
+    assert len(final.tags) == 5
+    assert final.category == "Databases"
+
+
+def test_embeddings_are_normalised_and_stable_across_processes() -> None:
+    vectors = LocalProvider().embed([ENGLISH, KOREAN, ""])
+    assert vectors.shape == (3, LOCAL_DIMENSIONS)
+    assert np.allclose(np.linalg.norm(vectors[:2], axis=1), 1.0)
+    code = (
+        "from san_desktop.ai.local import LocalProvider; import sys; "
+        "sys.stdout.write(LocalProvider().embed([sys.argv[1]]).tobytes().hex())"
+    )
+    other = subprocess.run([sys.executable, "-c", code, ENGLISH], capture_output=True, text=True, check=True)
+    assert bytes.fromhex(other.stdout) == vectors[0].tobytes()  # crc32, not the salted hash()
+
+
+def test_related_texts_are_nearer_than_unrelated_ones() -> None:
+    texts = {
+        "wal": ENGLISH,
+        "wal2": "SQLite write-ahead logging (WAL): readers and a writer at once; checkpoints copy pages back.",
+        "vacuum": "PostgreSQL VACUUM removes dead row versions left by MVCC; autovacuum runs it in the background.",
+        "react": KOREAN,
+        "react2": "리액트 useEffect 훅은 렌더링 후에 실행되고, 컴포넌트 상태가 바뀌면 다시 렌더링된다.",
+        "pie": "Grandma's apple pie: butter, flour, apples and cinnamon, baked for an hour.",
+    }
+    keys = list(texts)
+    vectors = LocalProvider().embed(list(texts.values()))
+    similarity = vectors @ vectors.T
+
+    def ranking(key: str) -> list[str]:
+        row = similarity[keys.index(key)]
+        return [keys[i] for i in np.argsort(-row) if keys[i] != key]
+
+    assert ranking("wal")[0] == "wal2"
+    assert ranking("react")[0] == "react2"
+    assert ranking("wal").index("pie") > ranking("wal").index("vacuum")
+    assert ranking("react2")[0] == "react"
