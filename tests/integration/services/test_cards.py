@@ -1,0 +1,131 @@
+"""Cards: get-or-create of categories and tags, similar cards in one embedding space, re-embedding."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import sqlalchemy as sa
+
+from san_desktop.ai.base import CardDraft
+from san_desktop.ai.factory import ProviderSource
+from san_desktop.ai.local import LOCAL_EMBEDDING_MODEL, LOCAL_SIMILARITY_THRESHOLD, LocalProvider
+from san_desktop.bootstrap import Backend
+from san_desktop.core.settings import AISettings
+from san_desktop.db.models import Category, KnowledgeCard, Tag
+from san_desktop.jobs.processors import stale_embedding_hook
+from san_desktop.jobs.queue import JobQueue
+from san_desktop.jobs.recovery import sweep
+from san_desktop.services.cards import (
+    CardNotFoundError,
+    card_id_for_scrap,
+    get_card,
+    list_cards,
+    save_card,
+    similar_cards,
+)
+from san_desktop.services.scraps import ScrapService
+from tests.support.local_jobs import run_all_jobs
+
+TEXTS = {
+    "wal": "SQLite WAL mode lets readers continue while a writer commits. Checkpoints copy pages back.",
+    "wal2": "Write-ahead logging in SQLite: a checkpoint moves WAL pages into the database file.",
+    "vacuum": "PostgreSQL VACUUM removes dead row versions that MVCC leaves behind.",
+    "react": "React useEffect runs after render; a wrong dependency array causes endless re-renders.",
+    "docker": "Docker multi-stage builds keep images small: build in one stage, copy the binary out.",
+    "pie": "Grandma's apple pie needs butter, flour, apples and cinnamon.",
+}
+
+
+@pytest.fixture
+def cards_by_key(backend: Backend, queue: JobQueue) -> dict[str, str]:
+    scraps = ScrapService(backend.db, queue)
+    scrap_ids = {key: scraps.capture(text).scrap_id for key, text in TEXTS.items()}
+    run_all_jobs(queue, backend.session_id)
+    found = {key: card_id_for_scrap(backend.db, scrap_id) for key, scrap_id in scrap_ids.items()}
+    assert all(found.values())
+    return {key: card_id for key, card_id in found.items() if card_id}
+
+
+def test_related_cards_come_first(backend: Backend, cards_by_key: dict[str, str]) -> None:
+    similar = similar_cards(backend.db, cards_by_key["wal"], LOCAL_SIMILARITY_THRESHOLD)
+    keys = {card_id: key for key, card_id in cards_by_key.items()}
+    ranked = [keys[item.card.id] for item in similar]
+    assert ranked[0] == "wal2"
+    assert "wal" not in ranked  # never itself
+    assert all(a.distance <= b.distance for a, b in itertools.pairwise(similar))
+
+
+def test_threshold_then_fallback_to_nearest(backend: Backend, cards_by_key: dict[str, str]) -> None:
+    strict = similar_cards(backend.db, cards_by_key["wal"], threshold=0.0001, limit=3)
+    assert len(strict) == 3  # nothing passes: the 3 nearest instead
+    assert not strict[0].within_threshold
+    loose = similar_cards(backend.db, cards_by_key["wal"], threshold=2.0, limit=10)
+    assert len(loose) == len(TEXTS) - 1
+    assert all(item.within_threshold for item in loose)
+
+
+def test_vectors_of_another_model_are_never_compared(backend: Backend, cards_by_key: dict[str, str]) -> None:
+    with backend.db.write() as session:
+        card = session.get(KnowledgeCard, cards_by_key["wal2"])
+        assert card is not None
+        other = LocalProvider().embed([TEXTS["wal2"]])[0]
+        from san_desktop.services.cards import save_embedding
+
+        save_embedding(session, card, "another-model", other)
+    keys = {card_id: key for key, card_id in cards_by_key.items()}
+    ranked = [keys[item.card.id] for item in similar_cards(backend.db, cards_by_key["wal"], 2.0)]
+    assert "wal2" not in ranked
+    assert similar_cards(backend.db, cards_by_key["wal2"], 2.0) == []  # alone in its space
+
+
+def test_deleted_scraps_cards_disappear(backend: Backend, queue: JobQueue, cards_by_key: dict[str, str]) -> None:
+    detail = get_card(backend.db, cards_by_key["wal2"])
+    ScrapService(backend.db, queue).delete(detail.card.scrap_id)
+    assert cards_by_key["wal2"] not in {c.id for c in list_cards(backend.db)}
+    keys = [item.card.id for item in similar_cards(backend.db, cards_by_key["wal"], 2.0)]
+    assert cards_by_key["wal2"] not in keys
+    with pytest.raises(CardNotFoundError):
+        get_card(backend.db, cards_by_key["wal2"])
+
+
+def test_search(backend: Backend, cards_by_key: dict[str, str]) -> None:
+    found = {c.id for c in list_cards(backend.db, "sqlite")}
+    assert cards_by_key["wal"] in found
+    assert cards_by_key["react"] not in found
+    assert {c.id for c in list_cards(backend.db, "databases")} >= {cards_by_key["wal"], cards_by_key["vacuum"]}
+    assert list_cards(backend.db, "zzz-nothing") == []
+
+
+def test_categories_and_tags_are_shared_case_insensitively(backend: Backend, queue: JobQueue) -> None:
+    scraps = ScrapService(backend.db, queue)
+    one = scraps.capture("first").scrap_id
+    two = scraps.capture("second").scrap_id
+    vector = np.ones(8, dtype=np.float32) / np.sqrt(8)
+    with backend.db.write() as session:
+        save_card(session, one, CardDraft("A", "a.", ("SQLite", "wal"), "Databases"), "m", vector)
+        save_card(session, two, CardDraft("B", "b.", ("sqlite", "WAL", "index"), "databases"), "m", vector)
+        save_card(session, one, CardDraft("A2", "a.", ("SQLITE",), "Databases"), "m", vector)  # re-run
+    with backend.db.sessions() as session:
+        assert session.scalar(sa.select(sa.func.count()).select_from(Tag)) == 3
+        assert session.scalar(sa.select(sa.func.count()).select_from(Category)) == 1
+        assert session.scalar(sa.select(sa.func.count()).select_from(KnowledgeCard)) == 2
+
+
+def test_changing_the_embedding_model_re_embeds_cards_through_jobs(
+    backend: Backend, queue: JobQueue, cards_by_key: dict[str, str], job_settings: object
+) -> None:
+    with backend.db.write() as session:
+        session.execute(sa.update(KnowledgeCard).values(embedding_model="old-model"))
+    providers = ProviderSource(AISettings())
+    report = sweep(queue, backend.session_id, job_settings, hooks=[stale_embedding_hook(providers)])  # type: ignore[arg-type]
+    assert report.enqueued_by_hooks == len(TEXTS)
+    assert all(
+        '"embed_only": true' in (job.payload or "") for job in queue.list_jobs() if job.status.value == "PENDING"
+    )
+    run_all_jobs(queue, backend.session_id, providers)
+    with backend.db.sessions() as session:
+        models = set(session.scalars(sa.select(KnowledgeCard.embedding_model)))
+    assert models == {LOCAL_EMBEDDING_MODEL}
+    assert similar_cards(backend.db, cards_by_key["wal"], LOCAL_SIMILARITY_THRESHOLD)

@@ -1,0 +1,182 @@
+"""Capture (seed 001): one transaction for a scrap and its jobs, dedupe, rejections, delete and undo."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from san_desktop.bootstrap import Backend
+from san_desktop.core.enums import JobStatus, JobType, SourceType
+from san_desktop.core.text import RejectedContentError
+from san_desktop.db.models import AsyncJob, Scrap
+from san_desktop.jobs.queue import JobQueue
+from san_desktop.jobs.records import JobEvent
+from san_desktop.jobs.recovery import sweep
+from san_desktop.services.cards import list_cards
+from san_desktop.services.scraps import ScrapService, orphan_hook
+from tests.support.local_jobs import run_all_jobs
+
+TEXT = "SQLite WAL mode lets readers continue while a writer commits."
+
+
+@pytest.fixture
+def scraps(backend: Backend, queue: JobQueue) -> ScrapService:
+    return ScrapService(backend.db, queue, max_bytes=10_000)
+
+
+def _jobs(queue: JobQueue) -> list[tuple[JobType, str, JobStatus]]:
+    return sorted((j.job_type, j.target_id, j.status) for j in queue.list_jobs())
+
+
+def test_a_new_scrap_comes_with_its_two_jobs(scraps: ScrapService, queue: JobQueue) -> None:
+    events: list[JobEvent] = []
+    queue.add_listener(events.append)
+    result = scraps.capture("  " + TEXT + "\r\n")
+    assert result.created
+    info = scraps.get(result.scrap_id)
+    assert info.content == TEXT
+    assert _jobs(queue) == [
+        (JobType.CARD_ANALYSIS, result.scrap_id, JobStatus.PENDING),
+        (JobType.SCRAP_REFINE, result.scrap_id, JobStatus.PENDING),
+    ]
+    assert {e.job_id for e in events} == {result.analysis_job_id, result.refine_job_id}
+
+
+def test_the_same_text_twice_is_one_scrap(scraps: ScrapService, queue: JobQueue) -> None:
+    first = scraps.capture(TEXT)
+    again = scraps.capture(TEXT.replace("\n", "\r\n") + "\n\n")
+    assert again.duplicate
+    assert again.scrap_id == first.scrap_id
+    assert again.analysis_job_id == first.analysis_job_id  # the waiting analysis, not a new one
+    assert len(scraps.list_scraps()) == 1
+    assert len(queue.list_jobs()) == 2
+    # the same content from another source type is another scrap (unique per source type)
+    assert scraps.capture_url("https://sqlite.org/wal.html").created
+
+
+def test_a_duplicate_without_card_and_without_analysis_gets_analysed_again(
+    scraps: ScrapService, queue: JobQueue, backend: Backend
+) -> None:
+    first = scraps.capture(TEXT)
+    assert first.analysis_job_id is not None
+    queue.cancel(first.analysis_job_id)
+    again = scraps.capture(TEXT)
+    assert again.duplicate
+    assert again.analysis_job_id not in (None, first.analysis_job_id)
+    run_all_jobs(queue, backend.session_id)
+    assert scraps.capture(TEXT).analysis_job_id is None  # it has a card now
+
+
+def test_concurrent_captures_of_the_same_text_leave_one_scrap(scraps: ScrapService, queue: JobQueue) -> None:
+    barrier = threading.Barrier(6)
+    results: list[str] = []
+    errors: list[BaseException] = []
+
+    def capture() -> None:
+        barrier.wait()
+        try:
+            results.append(scraps.capture(TEXT).scrap_id)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=capture) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert errors == []
+    assert len(set(results)) == 1
+    assert [j.job_type for j in queue.list_jobs()].count(JobType.CARD_ANALYSIS) == 1
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [("", "empty"), ("   \n\t", "empty"), ("x" * 20_000, "Too large"), ("a\x00b", "binary")],
+)
+def test_rejected_content_stores_nothing(scraps: ScrapService, queue: JobQueue, content: str, reason: str) -> None:
+    with pytest.raises(RejectedContentError, match=reason):
+        scraps.capture(content)
+    assert scraps.list_scraps() == []
+    assert queue.list_jobs() == []
+
+
+def test_files(scraps: ScrapService, tmp_path: Path) -> None:
+    note = tmp_path / "note.md"
+    note.write_text("# WAL\n\nReaders and a writer at once.", encoding="utf-8")
+    page = tmp_path / "page.html"
+    page.write_text("<h1>MVCC</h1><p>Old versions stay until <b>VACUUM</b>.</p>", encoding="utf-8")
+    binary = tmp_path / "data.txt"
+    binary.write_bytes(b"\x00\x01\x02\x03" * 100)
+    image = tmp_path / "photo.png"
+    image.write_bytes(b"\x89PNG")
+    md = scraps.get(scraps.capture_file(note).scrap_id)
+    assert (md.source_type, md.source_ref) == (SourceType.FILE, "note.md")
+    html = scraps.get(scraps.capture_file(page).scrap_id)
+    assert html.content == "MVCC\n\nOld versions stay until VACUUM."
+    with pytest.raises(RejectedContentError, match="binary"):
+        scraps.capture_file(binary)
+    with pytest.raises(RejectedContentError, match="only text files"):
+        scraps.capture_file(image)
+    with pytest.raises(RejectedContentError, match="Could not read"):
+        scraps.capture_file(tmp_path / "missing.txt")
+    assert len(scraps.list_scraps()) == 2
+
+
+def test_html_keeps_its_source(scraps: ScrapService, backend: Backend) -> None:
+    markup = "<p>Use <code>EXPLAIN QUERY PLAN</code> to see index use.</p>"
+    result = scraps.capture_html(markup)
+    with backend.db.sessions() as session:
+        scrap = session.get(Scrap, result.scrap_id)
+        assert scrap is not None
+        assert scrap.content == "Use EXPLAIN QUERY PLAN to see index use."
+        assert scrap.raw_content == markup
+        assert scrap.source_type is SourceType.HTML
+
+
+def test_deleting_a_scrap_fails_its_waiting_jobs_as_target_not_found_and_can_be_undone(
+    scraps: ScrapService, queue: JobQueue, backend: Backend
+) -> None:
+    result = scraps.capture(TEXT)
+    scraps.delete(result.scrap_id)
+    assert scraps.list_scraps() == []
+    run_all_jobs(queue, backend.session_id)
+    for job in queue.list_jobs():
+        assert job.status is JobStatus.FAILED
+        assert job.attempts == 1
+        assert "Target data not found (Already deleted)" in (job.error_message or "")
+    scraps.restore(result.scrap_id)
+    assert [s.id for s in scraps.list_scraps()] == [result.scrap_id]
+
+
+def test_processing_makes_one_card_and_a_refined_text_however_often_it_runs(
+    scraps: ScrapService, queue: JobQueue, backend: Backend
+) -> None:
+    result = scraps.capture(TEXT + "\n\n\n\nReaders   keep reading.")
+    assert run_all_jobs(queue, backend.session_id) == 2
+    info = scraps.get(result.scrap_id)
+    assert info.card_title is not None
+    assert info.refined
+    with backend.db.sessions() as session:
+        refined = session.scalar(sa.select(Scrap.refined_content))
+    assert refined == TEXT + "\n\nReaders keep reading."
+    queue.enqueue(JobType.CARD_ANALYSIS, result.scrap_id)  # analyse again
+    run_all_jobs(queue, backend.session_id)
+    assert len(list_cards(backend.db)) == 1
+
+
+def test_orphan_hook_finds_scraps_without_card_or_refined_text(
+    scraps: ScrapService, queue: JobQueue, backend: Backend, job_settings: object
+) -> None:
+    result = scraps.capture(TEXT)
+    with backend.db.write() as session:  # as if the jobs had been lost
+        session.execute(sa.delete(AsyncJob))
+    report = sweep(queue, backend.session_id, job_settings, hooks=[orphan_hook])  # type: ignore[arg-type]
+    assert report.enqueued_by_hooks == 2
+    assert _jobs(queue) == [
+        (JobType.CARD_ANALYSIS, result.scrap_id, JobStatus.PENDING),
+        (JobType.SCRAP_REFINE, result.scrap_id, JobStatus.PENDING),
+    ]
+    assert sweep(queue, backend.session_id, job_settings, hooks=[orphan_hook]).enqueued_by_hooks == 0  # type: ignore[arg-type]
