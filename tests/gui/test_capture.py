@@ -1,0 +1,146 @@
+"""Capture end to end with the embedded provider: clipboard + Ctrl+Shift+V, drops, rejections."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication
+from pytestqt.qtbot import QtBot
+
+from san_desktop.core.enums import JobStatus, JobType
+from san_desktop.jobs.records import JobEvent
+from san_desktop.services.cards import get_card
+from san_desktop.ui.context import AppContext
+from san_desktop.ui.main_window import MainWindow
+
+TEXT = (
+    "SQLite WAL mode lets readers continue while a writer commits.\n"
+    "A checkpoint moves pages from the write-ahead log back into the database file."
+)
+
+
+@pytest.fixture
+def window(qtbot: QtBot, live_context: AppContext) -> MainWindow:
+    main = MainWindow(live_context)
+    qtbot.addWidget(main)
+    main.show()
+    qtbot.waitExposed(main)
+    with qtbot.waitSignal(live_context.runner.sweep_finished, timeout=10_000):
+        live_context.runner.start()
+    return main
+
+
+def _analysed(event: JobEvent) -> bool:
+    return event.job.job_type is JobType.CARD_ANALYSIS and event.new_status is JobStatus.COMPLETED
+
+
+def _drop(window: MainWindow, mime: QMimeData) -> None:
+    """What Qt does when something is dragged over the window and let go."""
+    point, action = QPoint(200, 200), Qt.DropAction.CopyAction
+    buttons, modifiers = Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    enter = QDragEnterEvent(point, action, mime, buttons, modifiers)
+    window.dragEnterEvent(enter)
+    assert enter.isAccepted()
+    window.dropEvent(QDropEvent(QPointF(point), action, mime, buttons, modifiers))
+
+
+def test_clipboard_shortcut_makes_a_scrap_and_then_a_card(
+    qtbot: QtBot, window: MainWindow, live_context: AppContext
+) -> None:
+    QGuiApplication.clipboard().setText(TEXT)
+    window.activateWindow()
+    with qtbot.waitSignal(live_context.runner.job_changed, check_params_cb=_analysed, timeout=20_000):
+        with qtbot.waitSignal(window.capture.captured, timeout=5_000) as captured:
+            qtbot.keyClick(
+                window, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+            )
+        scrap_id = captured.args[0].result.scrap_id
+        assert window.inbox.model.position_of(scrap_id) == 0  # in the Inbox at once
+        assert "Scrapped" in window.statusBar().currentMessage()
+
+    info = window.inbox.model.row_at(0)
+    assert info is not None
+    assert info.card_title is not None  # the row followed the job's signals
+    detail = get_card(live_context.backend.db, info.card_id or "")
+    assert detail.card.title.startswith("SQLite WAL mode")
+    assert detail.card.summary
+    assert {"SQLite", "WAL"} <= set(detail.card.tags)
+    assert detail.card.category == "Databases"
+    window.inbox.select_scrap(scrap_id)
+    window.inbox.table.doubleClicked.emit(window.inbox.model.index(0, 0))
+    assert window.current_page_key() == "cards"
+    assert "SQLite WAL mode" in window.cards.detail.toPlainText()
+
+
+def test_scrapping_the_same_text_twice_makes_one_scrap(window: MainWindow, live_context: AppContext) -> None:
+    QGuiApplication.clipboard().setText(TEXT)
+    first = window.capture.scrap_clipboard()
+    second = window.capture.scrap_clipboard()
+    assert first[0].result.created
+    assert second[0].result.duplicate
+    assert second[0].result.scrap_id == first[0].result.scrap_id
+    assert len(live_context.scraps.list_scraps()) == 1
+    assert "Already scrapped" in window.statusBar().currentMessage()
+
+
+def test_drops_of_a_file_html_and_a_url_each_make_a_scrap(
+    qtbot: QtBot, window: MainWindow, live_context: AppContext, tmp_path: Path
+) -> None:
+    note = tmp_path / "wal.md"
+    note.write_text("# WAL\n\nReaders and one writer at the same time.", encoding="utf-8")
+    files = QMimeData()
+    files.setUrls([QUrl.fromLocalFile(str(note))])
+    html = QMimeData()
+    html.setHtml("<p>Use <b>EXPLAIN QUERY PLAN</b> to check index use.</p>")
+    html.setText("Use EXPLAIN QUERY PLAN to check index use.")
+    link = QMimeData()
+    link.setUrls([QUrl("https://sqlite.org/wal.html")])
+    for mime in (files, html, link):
+        with qtbot.waitSignal(window.capture.captured, timeout=5_000):
+            _drop(window, mime)
+    scraps = live_context.scraps.list_scraps()
+    assert sorted((s.source_type.value, s.source_ref) for s in scraps) == [
+        ("FILE", "wal.md"),
+        ("HTML", None),
+        ("URL", "https://sqlite.org/wal.html"),
+    ]
+
+
+def test_binary_files_and_empty_text_are_refused_with_a_message(
+    qtbot: QtBot, window: MainWindow, live_context: AppContext, tmp_path: Path
+) -> None:
+    binary = tmp_path / "dump.txt"
+    binary.write_bytes(bytes(range(256)) * 10)
+    files = QMimeData()
+    files.setUrls([QUrl.fromLocalFile(str(binary))])
+    with qtbot.waitSignal(window.capture.rejected, timeout=5_000) as refused:
+        _drop(window, files)
+    assert "binary file" in refused.args[0]
+    assert "binary file" in window.statusBar().currentMessage()
+    assert "binary file" in window.inbox.message.text()
+
+    empty = QMimeData()
+    empty.setText("   \n  ")
+    with qtbot.waitSignal(window.capture.rejected, timeout=5_000) as refused:
+        _drop(window, empty)
+    assert "empty" in refused.args[0]
+    assert live_context.scraps.list_scraps() == []
+
+
+def test_clipboard_watcher_is_opt_in_and_skips_repeats(
+    qtbot: QtBot, window: MainWindow, live_context: AppContext
+) -> None:
+    clipboard = QGuiApplication.clipboard()
+    clipboard.setText("copied before watching: never scrapped")
+    assert not window.watch_action.isChecked()
+    window.watch_action.setChecked(True)
+    assert live_context.settings.capture.watch_clipboard  # remembered
+    with qtbot.waitSignal(window.capture.captured, timeout=5_000):
+        clipboard.setText("Kafka consumer groups share partitions between consumers.")
+    clipboard.setText("Kafka consumer groups share partitions between consumers.")  # the same again
+    window.watch_action.setChecked(False)
+    clipboard.setText("copied after watching: never scrapped")
+    contents = [s.content for s in live_context.scraps.list_scraps()]
+    assert contents == ["Kafka consumer groups share partitions between consumers."]

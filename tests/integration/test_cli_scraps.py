@@ -1,0 +1,111 @@
+"""``san scrap``, ``san cards`` and ``san config`` in child processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from san_desktop.core.enums import JobType
+from san_desktop.db.database import Database
+from san_desktop.jobs.queue import JobQueue
+from tests.support.jobs import fast_settings
+from tests.support.processes import child_env, run_san
+
+TEXT = "SQLite WAL mode lets readers continue while a writer commits."
+
+
+def test_eight_concurrent_adds_of_the_same_text_make_one_scrap_and_one_analysis(db: Database) -> None:
+    command = [sys.executable, "-m", "san_desktop.cli.main", "scrap", "add", "--json", "--text", TEXT]
+    children = [
+        subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env())
+        for _ in range(8)
+    ]
+    results = []
+    for child in children:
+        out, err = child.communicate(timeout=120)
+        assert child.returncode == 0, err
+        results.append(json.loads(out))
+    assert len({r["scrap_id"] for r in results}) == 1
+    assert sum(r["created"] for r in results) == 1
+    jobs = JobQueue(db, fast_settings()).list_jobs()
+    assert [j.job_type for j in jobs].count(JobType.CARD_ANALYSIS) == 1
+    assert [j.job_type for j in jobs].count(JobType.SCRAP_REFINE) == 1
+
+
+def test_add_list_run_cards_delete_restore(tmp_path: Path) -> None:
+    added = run_san("scrap", "add", "--text", TEXT)
+    assert added.returncode == 0, added.stderr
+    scrap_id = added.stdout.split()[1]
+    assert run_san("scrap", "add", "--text", TEXT).stdout.strip() == f"duplicate of {scrap_id}"
+    korean = subprocess.run(
+        [sys.executable, "-m", "san_desktop.cli.main", "scrap", "add", "-"],
+        input="리액트 훅은 함수 컴포넌트에서 상태를 관리하게 해준다.",
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        timeout=60,
+        check=False,
+    )
+    assert korean.returncode == 0, korean.stderr
+    note = tmp_path / "note.md"
+    note.write_text("Write-ahead logging: a checkpoint copies WAL pages into the database.", encoding="utf-8")
+    assert run_san("scrap", "add", "--file", str(note)).returncode == 0
+
+    assert run_san("jobs", "run", "--until-idle", "--timeout", "60").returncode == 0
+    cards = json.loads(run_san("cards", "list", "--json").stdout)
+    assert len(cards) == 3
+    wal = next(card for card in cards if card["title"].startswith("SQLite WAL"))
+    shown = json.loads(run_san("cards", "show", wal["id"], "--json").stdout)
+    assert shown["content"] == TEXT
+    similar = json.loads(run_san("cards", "similar", wal["id"], "--json").stdout)
+    assert {item["card"]["id"] for item in similar} == {c["id"] for c in cards if c["id"] != wal["id"]}
+    assert similar[0]["card"]["title"].startswith("Write-ahead logging")  # the related one first
+
+    listed = run_san("scrap", "list")
+    assert "SQLite WAL mode" in listed.stdout
+    deleted = run_san("scrap", "delete", scrap_id)
+    assert f"san scrap restore {scrap_id}" in deleted.stdout
+    assert len(json.loads(run_san("cards", "list", "--json").stdout)) == 2
+    assert run_san("scrap", "restore", scrap_id).returncode == 0
+    assert run_san("scrap", "delete", "no-such-scrap").returncode == 5
+
+
+def test_rejections_exit_non_zero_with_a_message(tmp_path: Path) -> None:
+    empty = run_san("scrap", "add", "--text", "  ")
+    assert empty.returncode == 1
+    assert "empty" in empty.stderr
+    binary = tmp_path / "x.txt"
+    binary.write_bytes(b"\x00\x01" * 50)
+    refused = run_san("scrap", "add", "--file", str(binary))
+    assert refused.returncode == 1
+    assert "binary" in refused.stderr
+
+
+def test_config_set_show_and_the_api_key_from_stdin() -> None:
+    assert run_san("config", "set", "ai.provider", "openai").returncode == 0
+    assert run_san("config", "set", "ai.timeout_seconds", "300").returncode == 0
+    bad = run_san("config", "set", "ai.provider", "skynet")
+    assert bad.returncode == 1
+    assert "must be one of" in bad.stderr
+    leaked = run_san("config", "set", "ai.api_key", "sk-never-on-the-command-line")
+    assert leaked.returncode == 1
+    assert "never taken from the command line" in leaked.stderr
+    shown = json.loads(run_san("config", "show", "--json").stdout)
+    assert shown["ai"]["provider"] == "openai"
+    assert shown["ai"]["timeout_seconds"] == 300.0
+    assert shown["ai"]["api_key"] == "not set"
+    # children have no keyring backend (tests never touch a real one): storing a key explains why not
+    stored = subprocess.run(
+        [sys.executable, "-m", "san_desktop.cli.main", "config", "set", "ai.api_key"],
+        input="sk-from-stdin\n",
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        timeout=60,
+        check=False,
+    )
+    assert stored.returncode == 1
+    assert "No system keyring is available" in stored.stderr
+    assert "sk-from-stdin" not in stored.stderr
