@@ -8,8 +8,10 @@ their shadow tables, so autogenerate and the drift guard skip them through ``inc
 from __future__ import annotations
 
 import re
+import threading
 import zlib
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -70,6 +72,11 @@ def to_blob(vector: npt.NDArray[np.float32]) -> bytes:
     return np.ascontiguousarray(vector, dtype="<f4").tobytes()
 
 
+def db_blob_rows(ids: list[str], vectors: npt.NDArray[np.float32]) -> list[tuple[str, bytes]]:
+    """(id, float32 blob) pairs for bulk inserts."""
+    return [(item, to_blob(vector)) for item, vector in zip(ids, vectors, strict=True)]
+
+
 def from_blob(blob: bytes) -> npt.NDArray[np.float32]:
     return np.frombuffer(blob, dtype="<f4")
 
@@ -89,13 +96,67 @@ def unindex_card(conn: sa.Connection, card_id: str, model_id: str, dim: int) -> 
         conn.exec_driver_sql(f"DELETE FROM {table} WHERE card_id = ?", (card_id,))
 
 
-def hamming_candidates(conn: sa.Connection, model_id: str, vector: npt.NDArray[np.float32], limit: int) -> list[str]:
-    """Ids of the ``limit`` cards whose sign bits are nearest to ``vector``'s (same space only)."""
-    table = card_index_table(model_id, int(vector.shape[0]))
+@dataclass
+class _BitMatrix:
+    generation: tuple[int, int]
+    ids: list[str]
+    words: npt.NDArray[np.uint64]  # one row of packed sign bits per card
+
+
+_bit_cache: dict[tuple[str, str, int], _BitMatrix] = {}  # (database, model, dimension)
+_bit_cache_lock = threading.Lock()
+
+
+def _generation(conn: sa.Connection, model_id: str) -> tuple[int, int]:
+    """Changes whenever a vector of this space is added or removed (re-embedding deletes and inserts),
+    by this process or another: (count, newest rowid) of the space's rows, read from an index."""
+    count, newest = conn.exec_driver_sql(
+        "SELECT count(*), coalesce(max(rowid), 0) FROM card_embeddings WHERE model_id = ?", (model_id,)
+    ).one()
+    return int(count), int(newest)
+
+
+def _quantize(conn: sa.Connection, vector: npt.NDArray[np.float32]) -> npt.NDArray[np.uint64]:
+    blob = conn.exec_driver_sql("SELECT vec_quantize_binary(?)", (to_blob(vector),)).scalar_one()
+    return np.frombuffer(bytes(blob), dtype=np.uint8).view(np.uint64)
+
+
+def _bit_matrix(conn: sa.Connection, model_id: str, dim: int) -> _BitMatrix | None:
+    table = card_index_table(model_id, dim)
     if not conn.exec_driver_sql("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).first():
+        return None
+    generation = _generation(conn, model_id)
+    key = (str(conn.engine.url), model_id, dim)
+    with _bit_cache_lock:
+        cached = _bit_cache.get(key)
+    if cached is not None and cached.generation == generation:
+        return cached
+    rows = conn.exec_driver_sql(f"SELECT card_id, embedding FROM {table}").all()
+    width = dim // 8
+    packed = np.frombuffer(b"".join(bytes(row[1]) for row in rows), dtype=np.uint8)
+    matrix = _BitMatrix(generation, [row[0] for row in rows], packed.reshape(len(rows), width).view(np.uint64))
+    with _bit_cache_lock:
+        _bit_cache[key] = matrix
+    return matrix
+
+
+def hamming_candidates(conn: sa.Connection, model_id: str, vector: npt.NDArray[np.float32], limit: int) -> list[str]:
+    """Ids of the ``limit`` cards whose sign bits are nearest to ``vector``'s (same space only).
+
+    The bits persist in the vec0 table; the scan runs in numpy over a copy kept in memory (64 bytes a
+    card for 512 dimensions), because the PyPI sqlite-vec build has no SIMD and scans ~20x slower.
+    The copy is reloaded when the space changed, in this process or another.
+    """
+    if vector.shape[0] % 64:
+        raise ValueError("the in-memory scan needs a dimension that is a multiple of 64")
+    matrix = _bit_matrix(conn, model_id, int(vector.shape[0]))
+    if matrix is None or not matrix.ids:
         return []
-    rows = conn.exec_driver_sql(
-        f"SELECT card_id FROM {table} WHERE embedding MATCH vec_quantize_binary(?) AND k = ? ORDER BY distance",
-        (to_blob(vector), limit),
-    )
-    return [row[0] for row in rows]
+    query = _quantize(conn, vector)
+    distances = np.bitwise_count(matrix.words ^ query).sum(axis=1, dtype=np.uint32)
+    if limit < len(distances):
+        nearest = np.argpartition(distances, limit)[:limit]
+        nearest = nearest[np.argsort(distances[nearest], kind="stable")]
+    else:
+        nearest = np.argsort(distances, kind="stable")
+    return [matrix.ids[i] for i in nearest]

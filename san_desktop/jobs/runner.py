@@ -93,7 +93,7 @@ class JobRunner(QObject):
 
     Signals:
         job_changed(object): a ``JobEvent`` for every status change (enqueue, claim, finish, retry,
-            cancel, recovery), delivered on the runner's (GUI) thread.
+            cancel, recovery), emitted on the runner's (GUI) thread whatever thread made the change.
         breaker_changed(object): a ``BreakerChange`` when a pool pauses or resumes.
         sweep_finished(object): the ``SweepReport`` of each recovery sweep.
         stalled(list): ids of jobs running far past their lease in this session.
@@ -107,6 +107,10 @@ class JobRunner(QObject):
     stalled = Signal(list)
     idle = Signal()
     _wake_requested = Signal()
+    # Announcements made on worker threads cross to the runner's thread through these, so that every
+    # public signal is emitted on the GUI thread and reaches its receivers directly.
+    _queue_event = Signal(object)
+    _breaker_event = Signal(object)
 
     def __init__(
         self,
@@ -150,6 +154,8 @@ class JobRunner(QObject):
         self._sweep_timer.setInterval(int(settings.sweep_interval_seconds * 1000))
         self._sweep_timer.timeout.connect(self._on_sweep_timer_timeout)
         self._wake_requested.connect(self._on_wake_requested)
+        self._queue_event.connect(self._on_queue_event_arrived)
+        self._breaker_event.connect(self._on_breaker_event_arrived)
         queue.add_listener(self._on_queue_event)
 
     # --- lifecycle ----------------------------------------------------------------------------
@@ -251,14 +257,25 @@ class JobRunner(QObject):
     # --- slots --------------------------------------------------------------------------------
 
     def _on_queue_event(self, event: JobEvent) -> None:
-        # any thread: signals emitted here reach receivers on their own (GUI) thread, queued
+        # any thread: hand the event to the runner's own thread
+        self._queue_event.emit(event)
+
+    @Slot(object)
+    def _on_queue_event_arrived(self, event: JobEvent) -> None:
+        if self._stopped:
+            return
         self.job_changed.emit(event)
         if event.old_status is None or event.new_status.value == "PENDING":
-            self._wake_requested.emit()
+            self.dispatch()
 
     def _on_breaker_change(self, pool: JobPool, status: BreakerStatus) -> None:
         log.warning("%s pool: %s", pool.value, status.describe())
-        self.breaker_changed.emit(BreakerChange(pool, status))
+        self._breaker_event.emit(BreakerChange(pool, status))
+
+    @Slot(object)
+    def _on_breaker_event_arrived(self, change: BreakerChange) -> None:
+        if not self._stopped:
+            self.breaker_changed.emit(change)
 
     @Slot()
     def _on_wake_requested(self) -> None:

@@ -186,27 +186,37 @@ def similar_cards(db: Database, card_id: str, threshold: float, *, limit: int = 
         candidates = [cid for cid in candidates if cid != card_id]
         if not candidates:
             return []
-        rows = session.execute(
-            sa.select(CardEmbedding.card_id, CardEmbedding.vector)
-            .join(KnowledgeCard, KnowledgeCard.id == CardEmbedding.card_id)
-            .join(Scrap, Scrap.id == KnowledgeCard.scrap_id)
-            .where(
-                CardEmbedding.card_id.in_(candidates),
-                CardEmbedding.model_id == own.model_id,
-                Scrap.deleted_at.is_(None),
+        conn = session.connection()
+        marks = ", ".join("?" for _ in candidates)
+        # Driven by the primary keys of the candidates (CROSS JOIN fixes the join order): a plan that
+        # starts from the scraps table would read every row.
+        live = {
+            row[0]
+            for row in conn.exec_driver_sql(
+                f"SELECT kc.id FROM knowledge_cards AS kc CROSS JOIN scraps AS s ON s.id = kc.scrap_id "
+                f"WHERE kc.id IN ({marks}) AND s.deleted_at IS NULL",
+                tuple(candidates),
             )
-        ).all()
+        }
+        # by primary key only: with "model_id = ?" in the WHERE clause SQLite walks that index instead
+        rows = [
+            (row[0], row[1])
+            for row in conn.exec_driver_sql(
+                f"SELECT card_id, vector, model_id FROM card_embeddings WHERE card_id IN ({marks})", tuple(candidates)
+            )
+            if row[0] in live and row[2] == own.model_id
+        ]
         if not rows:
             return []
-        matrix = np.stack([from_blob(row.vector) for row in rows])
+        matrix = np.stack([from_blob(row[1]) for row in rows])
         distances = 1.0 - matrix @ vector
         order = np.argsort(distances, kind="stable")
         passing = [int(i) for i in order if distances[i] <= threshold][:limit]
         chosen = passing or [int(i) for i in order[:limit]]
-        ids = [rows[i].card_id for i in chosen]
+        ids = [rows[i][0] for i in chosen]
         cards = {card.id: card for card in session.scalars(_live_cards().where(KnowledgeCard.id.in_(ids)))}
         return [
-            SimilarCard(_summary(cards[rows[i].card_id]), float(distances[i]), bool(passing))
+            SimilarCard(_summary(cards[rows[i][0]]), float(distances[i]), bool(passing))
             for i in chosen
-            if rows[i].card_id in cards
+            if rows[i][0] in cards
         ]

@@ -1,0 +1,140 @@
+"""Scrap and card benchmarks: capture latency on a full database, local analysis time, similar-card
+query latency against a numpy brute-force scan of the same vectors."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from bench.common import Row, median, percentile, temporary_data_dir
+from san_desktop.ai.base import DEFAULT_CATEGORIES
+from san_desktop.ai.local import LOCAL_DIMENSIONS, LOCAL_SIMILARITY_THRESHOLD, LocalProvider
+from san_desktop.bootstrap import start_backend
+from san_desktop.core.ids import new_id
+from san_desktop.core.settings import JobSettings
+from san_desktop.core.text import content_hash
+from san_desktop.core.timeutil import utcnow
+from san_desktop.db.vectors import db_blob_rows, ensure_card_index
+from san_desktop.jobs.claims import db_time
+from san_desktop.jobs.queue import JobQueue
+from san_desktop.services.cards import similar_cards
+from san_desktop.services.scraps import ScrapService
+
+SAMPLE = (
+    "SQLite WAL mode lets readers continue while a writer commits. In WAL mode, changes are appended to a "
+    "separate write-ahead log file; readers see a consistent snapshot. A checkpoint moves pages back into "
+    "the database file. 리액트 훅은 함수 컴포넌트에서 상태를 관리하게 해준다. useEffect는 렌더링 이후에 실행된다. "
+)
+
+
+def _bulk_scraps(conn: object, count: int, tag: str) -> list[str]:
+    now = db_time(utcnow())
+    ids = [new_id() for _ in range(count)]
+    rows = [
+        (i, "TEXT", f"{tag} scrap {n} {SAMPLE[: n % 200]}", content_hash(f"{tag}-{n}"), now) for n, i in enumerate(ids)
+    ]
+    conn.exec_driver_sql(  # type: ignore[attr-defined]
+        "INSERT INTO scraps (id, source_type, content, content_hash, created_at) VALUES (?, ?, ?, ?, ?)", rows
+    )
+    return ids
+
+
+def bench_capture(existing: int = 50_000, samples: int = 500) -> list[Row]:
+    with temporary_data_dir() as directory:
+        backend = start_backend(directory, kind="headless", log_to_stderr=False)
+        with backend.db.write_connection() as conn:
+            _bulk_scraps(conn, existing, "old")
+        scraps = ScrapService(backend.db, JobQueue(backend.db, JobSettings()))
+        latencies = []
+        for n in range(samples):
+            began = time.perf_counter()
+            scraps.capture(f"new scrap {n}: {SAMPLE}")
+            latencies.append((time.perf_counter() - began) * 1000)
+        backend.close()
+    return [
+        Row(
+            f"capture latency p50 ({existing:,} scraps stored)",
+            median(latencies),
+            "ms",
+            "scrap + 2 jobs, one transaction",
+        ),
+        Row(f"capture latency p99 ({existing:,} scraps stored)", percentile(latencies, 99), "ms"),
+    ]
+
+
+def bench_local_analysis(samples: int = 300) -> list[Row]:
+    provider = LocalProvider()
+    texts = [f"{n} {SAMPLE * 3}" for n in range(samples)]
+    began = time.perf_counter()
+    for text in texts:
+        draft = provider.analyze_card(text, DEFAULT_CATEGORIES)
+        provider.embed([f"{draft.title}\n{draft.summary}\n{text}"])
+    per_scrap = (time.perf_counter() - began) * 1000 / samples
+    return [
+        Row("local analysis + embedding per scrap", per_scrap, "ms", f"~{len(texts[0])} characters, embedded provider")
+    ]
+
+
+def bench_similar(count: int, queries: int = 50) -> list[Row]:
+    rng = np.random.default_rng(7)
+    model = "bench-model"
+    vectors = rng.standard_normal((count, LOCAL_DIMENSIONS)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    with temporary_data_dir() as directory:
+        backend = start_backend(directory, kind="headless", log_to_stderr=False)
+        with backend.db.write_connection() as conn:
+            scrap_ids = _bulk_scraps(conn, count, "vec")
+            card_ids = [new_id() for _ in range(count)]
+            now = db_time(utcnow())
+            conn.exec_driver_sql(
+                "INSERT INTO knowledge_cards (id, scrap_id, title, summary, embedding_model, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (c, s, f"card {n}", "summary.", model, now, now)
+                    for n, (c, s) in enumerate(zip(card_ids, scrap_ids, strict=True))
+                ],
+            )
+            conn.exec_driver_sql(
+                "INSERT INTO card_embeddings (card_id, model_id, dim, vector, created_at) VALUES (?, ?, ?, ?, ?)",
+                [(c, model, LOCAL_DIMENSIONS, blob, now) for c, blob in db_blob_rows(card_ids, vectors)],
+            )
+            table = ensure_card_index(conn, model, LOCAL_DIMENSIONS)
+            conn.exec_driver_sql(
+                f"INSERT INTO {table} (card_id, embedding) VALUES (?, vec_quantize_binary(?))",
+                list(db_blob_rows(card_ids, vectors)),
+            )
+        picks = rng.choice(count, size=queries + 1, replace=False)
+        began = time.perf_counter()
+        similar_cards(backend.db, card_ids[picks[0]], LOCAL_SIMILARITY_THRESHOLD, limit=10)
+        cold = (time.perf_counter() - began) * 1000  # loads the space's bits into memory once
+        picks = picks[1:]
+        ours, brute, overlap = [], [], []
+        for index in picks:
+            began = time.perf_counter()
+            found = similar_cards(backend.db, card_ids[index], LOCAL_SIMILARITY_THRESHOLD, limit=10)
+            ours.append((time.perf_counter() - began) * 1000)
+            began = time.perf_counter()
+            scores = vectors @ vectors[index]
+            scores[index] = -np.inf
+            top = np.argpartition(-scores, 10)[:10]
+            top = top[np.argsort(-scores[top])]
+            brute.append((time.perf_counter() - began) * 1000)
+            exact = {card_ids[i] for i in top}
+            overlap.append(len(exact & {item.card.id for item in found}) / 10)
+        backend.close()
+    p50, numpy_p50 = median(ours), median(brute)
+    return [
+        Row(
+            f"similar cards p50, {count:,} cards",
+            p50,
+            "ms",
+            f"numpy brute force {numpy_p50:.2f} ms ({p50 / numpy_p50:.1f}x); recall@10 vs exact "
+            f"{np.mean(overlap):.0%} (random vectors: the worst case); p99 {percentile(ours, 99):.1f} ms; "
+            f"first query {cold:.0f} ms (loads the bits)",
+        )
+    ]
+
+
+def run_all() -> list[Row]:
+    return bench_capture() + bench_local_analysis() + bench_similar(10_000) + bench_similar(100_000)
