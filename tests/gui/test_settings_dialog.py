@@ -1,0 +1,69 @@
+"""Settings: the connection test runs off the GUI thread; saving stores the key in the keyring only."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from san_desktop.core.settings import SETTINGS_FILE
+from san_desktop.services.secrets import AI_API_KEY, SERVICE
+from san_desktop.ui.context import AppContext
+from san_desktop.ui.settings_dialog import SettingsDialog
+from tests.support.memory_keyring import MemoryKeyring
+from tests.support.openai_server import FakeOpenAI, fake_openai_server
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAI]:
+    with fake_openai_server() as fake:
+        yield fake
+
+
+def _dialog(qtbot: QtBot, context: AppContext, server: FakeOpenAI) -> SettingsDialog:
+    dialog = SettingsDialog(context)
+    qtbot.addWidget(dialog)
+    dialog.provider.setCurrentIndex(1)
+    dialog.base_url.setText(server.url)
+    dialog.chat_model.setText("gpt-test")
+    dialog.embedding_model.setText("embed-test")
+    dialog.timeout.setValue(5)
+    return dialog
+
+
+def test_test_connection_reports_success_without_blocking(
+    qtbot: QtBot, context: AppContext, server: FakeOpenAI
+) -> None:
+    dialog = _dialog(qtbot, context, server)
+    server.behaviour = "slow"  # the GUI thread must not wait for it
+    dialog.test_button.click()
+    assert dialog.status.text().startswith("Asking")  # returned at once
+    assert not dialog.test_button.isEnabled()
+    server.behaviour = "ok"
+    server.release.set()
+    qtbot.waitUntil(lambda: dialog.status.text().startswith(("Connected", "Failed")), timeout=15_000)
+    assert dialog.test_button.isEnabled()
+
+
+def test_test_connection_explains_a_failure(qtbot: QtBot, context: AppContext, server: FakeOpenAI) -> None:
+    dialog = _dialog(qtbot, context, server)
+    server.behaviour = "401"
+    dialog.test_button.click()
+    qtbot.waitUntil(lambda: dialog.status.text().startswith("Failed"), timeout=15_000)
+    assert "401 Unauthorized" in dialog.status.text()
+
+
+def test_saving_keeps_the_key_in_the_keyring_only(
+    qtbot: QtBot, context: AppContext, server: FakeOpenAI, isolated_environment: MemoryKeyring
+) -> None:
+    dialog = _dialog(qtbot, context, server)
+    dialog.api_key.setText("sk-secret-in-keyring-123456")
+    dialog._on_save()
+    assert isolated_environment.secrets[(SERVICE, AI_API_KEY)] == "sk-secret-in-keyring-123456"
+    saved = (context.backend.data_dir / SETTINGS_FILE).read_text(encoding="utf-8")
+    assert "sk-secret" not in saved
+    assert json.loads(saved)["ai"]["provider"] == "openai"
+    assert context.settings.ai.base_url == server.url
+    assert context.providers.embedding_model() == "embed-test"
