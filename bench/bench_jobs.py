@@ -15,7 +15,7 @@ from bench.common import Row, median, percentile, temporary_data_dir
 from san_desktop.bootstrap import Backend, start_backend
 from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.ids import new_id
-from san_desktop.core.settings import JobSettings
+from san_desktop.core.settings import JobSettings, Settings
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.models import AsyncJob
 from san_desktop.jobs.queue import JobQueue
@@ -185,6 +185,7 @@ def _bulk_insert(backend: Backend, count: int, job_type: JobType = JobType.CARD_
 
 
 def bench_gui_lag(count: int = 1000) -> list[Row]:
+    from san_desktop.ui.context import build_context
     from san_desktop.ui.main_window import MainWindow
 
     app = _app()
@@ -198,8 +199,9 @@ def bench_gui_lag(count: int = 1000) -> list[Row]:
 
         registry = ProcessorRegistry()
         registry.register(JobType.CARD_ANALYSIS, small_work)
-        runner = JobRunner(queue, registry, backend.session_id, SETTINGS)
-        window = MainWindow(backend, runner)
+        context = build_context(backend, Settings(jobs=SETTINGS), registry)
+        runner, queue = context.runner, context.queue
+        window = MainWindow(context)
         window.show_page("jobs")
         window.show()
         lags: list[float] = []

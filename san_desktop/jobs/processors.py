@@ -15,9 +15,9 @@ from sqlalchemy.orm import Session
 
 from san_desktop.ai.base import DEFAULT_CATEGORIES
 from san_desktop.ai.factory import ProviderSource
-from san_desktop.core.enums import JobType
+from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.db.database import Database
-from san_desktop.db.models import KnowledgeCard, Scrap
+from san_desktop.db.models import AsyncJob, KnowledgeCard, Scrap
 from san_desktop.jobs.errors import TargetNotFoundError
 from san_desktop.jobs.queue import DuplicateJobError, JobQueue
 from san_desktop.jobs.recovery import SweepHook
@@ -123,12 +123,21 @@ def stale_embedding_hook(providers: ProviderSource) -> SweepHook:
 
     def hook(session: Session, queue: JobQueue) -> int:
         model = providers.embedding_model()
+        # a re-embedding that failed for good since the card was last saved is not tried again every
+        # sweep (that loop is how the original system burned its AI budget); Retry in Jobs does it
+        failed_since = sa.exists().where(
+            AsyncJob.target_id == KnowledgeCard.scrap_id,
+            AsyncJob.job_type == JobType.CARD_ANALYSIS,
+            AsyncJob.status == JobStatus.FAILED,
+            AsyncJob.created_at > KnowledgeCard.updated_at,
+        )
         stale = session.scalars(
             sa.select(KnowledgeCard.scrap_id)
             .join(Scrap, Scrap.id == KnowledgeCard.scrap_id)
             .where(
                 Scrap.deleted_at.is_(None),
                 sa.or_(KnowledgeCard.embedding_model.is_(None), KnowledgeCard.embedding_model != model),
+                ~failed_since,
             )
             .limit(10_000)
         ).all()

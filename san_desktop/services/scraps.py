@@ -63,6 +63,7 @@ class ScrapInfo:
     card_title: str | None
     analysis_status: JobStatus | None  # of the newest CARD_ANALYSIS job
     analysis_error: str | None
+    analysis_job_id: str | None
     refine_status: JobStatus | None
 
 
@@ -187,11 +188,15 @@ class ScrapService:
             return self._infos(session, ids)
 
     def get(self, scrap_id: str) -> ScrapInfo:
-        with self.db.sessions() as session:
-            infos = self._infos(session, [scrap_id])
+        infos = self.get_many([scrap_id])
         if not infos:
             raise ScrapNotFoundError(scrap_id)
         return infos[0]
+
+    def get_many(self, scrap_ids: list[str]) -> list[ScrapInfo]:
+        """The scraps among ``scrap_ids`` that exist (deleted ones included, marked so)."""
+        with self.db.sessions() as session:
+            return self._infos(session, scrap_ids)
 
     @staticmethod
     def _infos(session: Session, ids: list[str]) -> list[ScrapInfo]:
@@ -206,16 +211,16 @@ class ScrapService:
                 )
             )
         }
-        newest: dict[tuple[str, JobType], tuple[JobStatus, str | None]] = {}
+        newest: dict[tuple[str, JobType], tuple[JobStatus, str | None, str]] = {}
         for row in session.execute(
-            sa.select(AsyncJob.target_id, AsyncJob.job_type, AsyncJob.status, AsyncJob.error_message)
+            sa.select(AsyncJob.target_id, AsyncJob.job_type, AsyncJob.status, AsyncJob.error_message, AsyncJob.id)
             .where(
                 AsyncJob.target_id.in_(ids),
                 AsyncJob.job_type.in_([JobType.CARD_ANALYSIS, JobType.SCRAP_REFINE]),
             )
             .order_by(AsyncJob.id)
         ):
-            newest[(row.target_id, row.job_type)] = (row.status, row.error_message)
+            newest[(row.target_id, row.job_type)] = (row.status, row.error_message, row.id)
         infos = []
         for scrap_id in ids:
             scrap = scraps.get(scrap_id)
@@ -237,6 +242,7 @@ class ScrapService:
                     card_title=card[1] if card else None,
                     analysis_status=analysis[0] if analysis else None,
                     analysis_error=analysis[1] if analysis else None,
+                    analysis_job_id=analysis[2] if analysis else None,
                     refine_status=refine[0] if refine else None,
                 )
             )

@@ -121,6 +121,11 @@ class CardsPage(QWidget):
         layout.addLayout(heading)
         layout.addWidget(splitter, 1)
 
+        self._made: set[str] = set()  # scraps whose card was just made, gathered between ticks
+        self._made_timer = QTimer(self)
+        self._made_timer.setSingleShot(True)
+        self._made_timer.setInterval(100)
+        self._made_timer.timeout.connect(self._on_made_timer_timeout)
         self._search_timer = QTimer(self)
         self._search_timer.setSingleShot(True)
         self._search_timer.setInterval(250)
@@ -182,16 +187,24 @@ class CardsPage(QWidget):
 
     def _on_runner_job_changed(self, event: JobEvent) -> None:
         if event.job.job_type is JobType.CARD_ANALYSIS and event.new_status is JobStatus.COMPLETED:
-            self._refresh_card_of(event.job.target_id)
+            self._made.add(event.job.target_id)
+            if not self._made_timer.isActive():
+                self._made_timer.start()
 
-    def _refresh_card_of(self, scrap_id: str) -> None:
-        """A card was made or re-made: update its row, or put a new one on top."""
-        card_id = card_id_for_scrap(self._context.backend.db, scrap_id)
-        if card_id is None:
-            return
-        matches = list_cards(self._context.backend.db, self.model.search, limit=1, before_id=_after(card_id))
-        if matches and matches[0].id == card_id:
-            self.model.upsert(matches[0])
+    def _on_made_timer_timeout(self) -> None:
+        """Cards were made or re-made: update their rows, or put new ones on top (once per tick)."""
+        made, self._made = sorted(self._made), set()
+        db = self._context.backend.db
+        for scrap_id in made:
+            card_id = card_id_for_scrap(db, scrap_id)
+            if card_id is None:
+                continue
+            newest = self.model.row_at(0)
+            if self.model.position_of(card_id) is None and newest is not None and card_id < newest.id:
+                continue  # older than what is shown: it appears when scrolled to
+            matches = list_cards(db, self.model.search, limit=1, before_id=_after(card_id))
+            if matches and matches[0].id == card_id:
+                self.model.upsert(matches[0])
 
 
 def _after(card_id: str) -> str:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -35,7 +35,7 @@ def analysis_text(info: ScrapInfo) -> str:
         {
             JobStatus.PENDING: "Waiting to analyse…",
             JobStatus.PROCESSING: "Analysing…",
-            JobStatus.FAILED: "Analysis failed — retry from Jobs",
+            JobStatus.FAILED: "Analysis failed",
             JobStatus.CANCELLED: "Analysis cancelled",
             JobStatus.COMPLETED: "Analysed",
         }.get(info.analysis_status, "Not analysed")
@@ -103,10 +103,17 @@ class InboxPage(QWidget):
         super().__init__(parent)
         self._context = context
         self._last_deleted: str | None = None
+        self._stale: set[str] = set()  # scraps whose row needs a fresh look, gathered between ticks
+        self._refresh_timer = QTimer(self)
+        self._refresh_timer.setSingleShot(True)
+        self._refresh_timer.setInterval(50)
+        self._refresh_timer.timeout.connect(self._on_refresh_timer_timeout)
         self.model = ScrapTableModel(context.scraps)
 
         self.scrap_button = QPushButton("Scrap clipboard")
         self.scrap_button.setToolTip("Save what is on the clipboard as a scrap (Ctrl+Shift+V, anywhere in the app)")
+        self.retry_button = QPushButton("Retry analysis")
+        self.retry_button.setToolTip("Analyse the selected scrap again (its last analysis failed)")
         self.delete_button = QPushButton("Delete")
         self.undo_button = QPushButton("Undo delete")
         self.undo_button.setVisible(False)
@@ -129,6 +136,7 @@ class InboxPage(QWidget):
         toolbar = QHBoxLayout()
         toolbar.addWidget(QLabel("<h2>Inbox</h2>"))
         toolbar.addStretch(1)
+        toolbar.addWidget(self.retry_button)
         toolbar.addWidget(self.undo_button)
         toolbar.addWidget(self.delete_button)
         toolbar.addWidget(self.scrap_button)
@@ -139,6 +147,7 @@ class InboxPage(QWidget):
 
         self.scrap_button.clicked.connect(self.scrap_clipboard_requested)
         self.delete_button.clicked.connect(self._on_delete_button_clicked)
+        self.retry_button.clicked.connect(self._on_retry_button_clicked)
         self.undo_button.clicked.connect(self._on_undo_button_clicked)
         self.table.doubleClicked.connect(self._on_table_double_clicked)
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._update_actions())
@@ -159,7 +168,7 @@ class InboxPage(QWidget):
         return True
 
     def show_capture(self, outcome: CaptureOutcome) -> None:
-        self._refresh(outcome.result.scrap_id)
+        self._refresh([outcome.result.scrap_id])
         self.select_scrap(outcome.result.scrap_id)
         if outcome.result.created:
             self.message.setText(f"Scrapped: {outcome.label}")
@@ -169,24 +178,50 @@ class InboxPage(QWidget):
     def show_rejection(self, reason: str) -> None:
         self.message.setText(reason)
 
-    def _refresh(self, scrap_id: str) -> None:
-        try:
-            info = self._context.scraps.get(scrap_id)
-        except SanError:
-            return
-        if info.deleted:
-            self.model.remove(scrap_id)
-        else:
-            self.model.upsert(info)
+    def _refresh(self, scrap_ids: list[str]) -> None:
+        for info in sorted(self._context.scraps.get_many(scrap_ids), key=lambda item: item.id):
+            if info.deleted:
+                self.model.remove(info.id)
+            else:
+                self.model.upsert(info)
+
+    def _concerns_loaded_rows(self, scrap_id: str) -> bool:
+        """A scrap shown now, or newer than all shown (a new capture); others load when scrolled to."""
+        if self.model.position_of(scrap_id) is not None:
+            return True
+        newest = self.model.row_at(0)
+        return newest is None or scrap_id > newest.id
 
     def _update_actions(self) -> None:
-        self.delete_button.setEnabled(self.selected_scrap() is not None)
+        info = self.selected_scrap()
+        self.delete_button.setEnabled(info is not None)
+        self.retry_button.setVisible(info is not None and info.analysis_status is JobStatus.FAILED)
 
     # --- slots --------------------------------------------------------------------------------
 
     def _on_runner_job_changed(self, event: JobEvent) -> None:
-        if event.job.job_type in (JobType.CARD_ANALYSIS, JobType.SCRAP_REFINE):
-            self._refresh(event.job.target_id)
+        scrap_id = event.job.target_id
+        if event.job.job_type in (JobType.CARD_ANALYSIS, JobType.SCRAP_REFINE) and self._concerns_loaded_rows(scrap_id):
+            # many events arrive in bursts while jobs run: look at the scraps once per tick, together
+            self._stale.add(scrap_id)
+            if not self._refresh_timer.isActive():
+                self._refresh_timer.start()
+
+    def _on_refresh_timer_timeout(self) -> None:
+        stale, self._stale = sorted(self._stale), set()
+        self._refresh(stale)
+        self._update_actions()
+
+    def _on_retry_button_clicked(self) -> None:
+        info = self.selected_scrap()
+        if info is None or info.analysis_job_id is None:
+            return
+        try:
+            self._context.runner.retry(info.analysis_job_id)
+        except SanError as exc:
+            self.message.setText(str(exc))
+        else:
+            self.message.setText("Analysing again…")
 
     def _on_delete_button_clicked(self) -> None:
         info = self.selected_scrap()

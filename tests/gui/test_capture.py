@@ -60,9 +60,13 @@ def test_clipboard_shortcut_makes_a_scrap_and_then_a_card(
         assert window.inbox.model.position_of(scrap_id) == 0  # in the Inbox at once
         assert "Scrapped" in window.statusBar().currentMessage()
 
+    def row_shows_card() -> bool:  # the row follows the job's signals (gathered once per tick)
+        row = window.inbox.model.row_at(0)
+        return row is not None and row.card_title is not None
+
+    qtbot.waitUntil(row_shows_card, timeout=5_000)
     info = window.inbox.model.row_at(0)
     assert info is not None
-    assert info.card_title is not None  # the row followed the job's signals
     detail = get_card(live_context.backend.db, info.card_id or "")
     assert detail.card.title.startswith("SQLite WAL mode")
     assert detail.card.summary

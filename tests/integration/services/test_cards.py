@@ -13,7 +13,7 @@ from san_desktop.ai.factory import ProviderSource
 from san_desktop.ai.local import LOCAL_EMBEDDING_MODEL, LOCAL_SIMILARITY_THRESHOLD, LocalProvider
 from san_desktop.bootstrap import Backend
 from san_desktop.core.settings import AISettings
-from san_desktop.db.models import Category, KnowledgeCard, Tag
+from san_desktop.db.models import AsyncJob, Category, KnowledgeCard, Tag
 from san_desktop.jobs.processors import stale_embedding_hook
 from san_desktop.jobs.queue import JobQueue
 from san_desktop.jobs.recovery import sweep
@@ -129,3 +129,15 @@ def test_changing_the_embedding_model_re_embeds_cards_through_jobs(
         models = set(session.scalars(sa.select(KnowledgeCard.embedding_model)))
     assert models == {LOCAL_EMBEDDING_MODEL}
     assert similar_cards(backend.db, cards_by_key["wal"], LOCAL_SIMILARITY_THRESHOLD)
+
+
+def test_a_failed_re_embedding_is_not_retried_by_every_sweep(
+    backend: Backend, queue: JobQueue, cards_by_key: dict[str, str], job_settings: object
+) -> None:
+    with backend.db.write() as session:
+        session.execute(sa.update(KnowledgeCard).values(embedding_model="old-model"))
+    hooks = [stale_embedding_hook(ProviderSource(AISettings()))]
+    assert sweep(queue, backend.session_id, job_settings, hooks=hooks).enqueued_by_hooks == len(TEXTS)  # type: ignore[arg-type]
+    with backend.db.write() as session:  # the AI server said no, for good
+        session.execute(sa.update(AsyncJob).where(AsyncJob.status == "PENDING").values(status="FAILED"))
+    assert sweep(queue, backend.session_id, job_settings, hooks=hooks).enqueued_by_hooks == 0  # type: ignore[arg-type]
