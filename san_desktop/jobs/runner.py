@@ -144,6 +144,7 @@ class JobRunner(QObject):
         self._in_flight = {pool: 0 for pool in self.pools}
         self._worker_signals: set[_WorkerSignals] = set()  # kept alive until each worker reported
         self._sweeping = False
+        self._sweep_signals: _SweepSignals | None = None
         self._started = False
         self._stopped = False
 
@@ -178,6 +179,7 @@ class JobRunner(QObject):
         self._sweeping = True
         worker = _SweepWorker(self)
         worker.signals.done.connect(self._on_sweep_done)
+        self._sweep_signals = worker.signals  # alive until its report arrived
         self._maintenance.start(worker)
 
     @Slot(object)
