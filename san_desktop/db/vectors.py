@@ -140,6 +140,20 @@ def _bit_matrix(conn: sa.Connection, model_id: str, dim: int) -> _BitMatrix | No
     return matrix
 
 
+def warm_up(conn: sa.Connection, model_id: str) -> int:
+    """Load the bits of every space of ``model_id`` into memory ahead of the first query (start-up, off
+    the GUI thread). Returns how many vectors were loaded."""
+    dims = [
+        row[0]
+        for row in conn.exec_driver_sql("SELECT DISTINCT dim FROM card_embeddings WHERE model_id = ?", (model_id,))
+    ]
+    loaded = 0
+    for dim in dims:
+        if dim % 64 == 0 and (matrix := _bit_matrix(conn, model_id, int(dim))) is not None:
+            loaded += len(matrix.ids)
+    return loaded
+
+
 def hamming_candidates(conn: sa.Connection, model_id: str, vector: npt.NDArray[np.float32], limit: int) -> list[str]:
     """Ids of the ``limit`` cards whose sign bits are nearest to ``vector``'s (same space only).
 

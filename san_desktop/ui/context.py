@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, replace
 from typing import Any
+
+from PySide6.QtCore import QRunnable, QThreadPool
 
 from san_desktop.ai.factory import ProviderSource
 from san_desktop.bootstrap import Backend
 from san_desktop.core.settings import Settings, save_settings
+from san_desktop.db.vectors import warm_up
 from san_desktop.jobs.processors import build_registry
 from san_desktop.jobs.queue import JobQueue
 from san_desktop.jobs.registry import ProcessorRegistry
 from san_desktop.jobs.runner import JobRunner
 from san_desktop.services.scraps import ScrapService
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -39,6 +45,28 @@ class AppContext:
 
     def with_capture(self, **changes: Any) -> Settings:
         return replace(self.settings, capture=replace(self.settings.capture, **changes))
+
+
+class _WarmUp(QRunnable):
+    """Loads the similar-card index into memory on a pool thread, so the first similar-cards query on
+    the GUI thread is quick even with 100,000 cards."""
+
+    def __init__(self, context: AppContext) -> None:
+        super().__init__()
+        self.db = context.backend.db
+        self.model = context.providers.embedding_model()
+
+    def run(self) -> None:
+        try:
+            with self.db.engine.connect() as conn:
+                loaded = warm_up(conn, self.model)
+            log.info("Similar-card index ready (%d cards)", loaded)
+        except Exception:
+            log.exception("Could not preload the similar-card index; it loads on first use")
+
+
+def warm_up_similar_cards(context: AppContext) -> None:
+    QThreadPool.globalInstance().start(_WarmUp(context))
 
 
 def build_context(backend: Backend, settings: Settings, registry: ProcessorRegistry | None = None) -> AppContext:

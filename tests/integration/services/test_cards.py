@@ -14,6 +14,7 @@ from san_desktop.ai.local import LOCAL_EMBEDDING_MODEL, LOCAL_SIMILARITY_THRESHO
 from san_desktop.bootstrap import Backend
 from san_desktop.core.settings import AISettings
 from san_desktop.db.models import AsyncJob, Category, KnowledgeCard, Tag
+from san_desktop.db.vectors import warm_up
 from san_desktop.jobs.processors import stale_embedding_hook
 from san_desktop.jobs.queue import JobQueue
 from san_desktop.jobs.recovery import sweep
@@ -141,3 +142,9 @@ def test_a_failed_re_embedding_is_not_retried_by_every_sweep(
     with backend.db.write() as session:  # the AI server said no, for good
         session.execute(sa.update(AsyncJob).where(AsyncJob.status == "PENDING").values(status="FAILED"))
     assert sweep(queue, backend.session_id, job_settings, hooks=hooks).enqueued_by_hooks == 0  # type: ignore[arg-type]
+
+
+def test_the_similar_card_index_can_be_loaded_ahead_of_use(backend: Backend, cards_by_key: dict[str, str]) -> None:
+    with backend.db.engine.connect() as conn:
+        assert warm_up(conn, LOCAL_EMBEDDING_MODEL) == len(TEXTS)
+        assert warm_up(conn, "a-model-without-cards") == 0
