@@ -145,3 +145,12 @@ def _bind(value: object) -> object:
     if isinstance(value, JobStatus | ErrorKind):
         return value.value
     return value
+
+
+def changed_since(conn: sa.Connection, since: datetime, limit: int) -> list[JobRecord]:
+    """Jobs whose row changed after ``since``, oldest change first (uses the updated_at index)."""
+    rows = conn.exec_driver_sql(
+        f"SELECT {', '.join(JOB_COLUMNS)} FROM async_jobs WHERE updated_at > ? ORDER BY updated_at LIMIT ?",
+        (db_time(since), limit),
+    )
+    return [record_from_row(row) for row in rows]

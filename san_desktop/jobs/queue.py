@@ -433,6 +433,10 @@ class JobQueue:
         with self.db.sessions() as session:
             return [JobRecord.from_row(row) for row in session.scalars(query)]
 
+    def changed_since(self, since: datetime, limit: int = 500) -> list[JobRecord]:
+        with self.db.engine.connect() as conn:
+            return claims.changed_since(conn, since, limit)
+
     def count(self, statuses: Iterable[JobStatus] = ()) -> int:
         query = sa.select(sa.func.count()).select_from(AsyncJob)
         if status_list := list(statuses):

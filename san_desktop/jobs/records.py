@@ -95,7 +95,8 @@ class JobEvent:
     """One status change of one job, announced after the transaction that made it committed."""
 
     job: JobRecord
-    old_status: JobStatus | None  # None: the job was just created
+    old_status: JobStatus | None  # None: the job was just created, or changed by another process
+    external: bool = False  # seen changed by another process (the command line); its old state is unknown
 
     @property
     def job_id(self) -> str:

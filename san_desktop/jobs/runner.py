@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import datetime
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
 
@@ -145,6 +146,7 @@ class JobRunner(QObject):
         self._worker_signals: set[_WorkerSignals] = set()  # kept alive until each worker reported
         self._sweeping = False
         self._sweep_signals: _SweepSignals | None = None
+        self._seen_until: datetime = queue.clock()  # newest job change this runner has announced
         self._started = False
         self._stopped = False
 
@@ -266,6 +268,7 @@ class JobRunner(QObject):
     def _on_queue_event_arrived(self, event: JobEvent) -> None:
         if self._stopped:
             return
+        self._seen_until = max(self._seen_until, event.job.updated_at)
         self.job_changed.emit(event)
         if event.old_status is None or event.new_status.value == "PENDING":
             self.dispatch()
@@ -285,7 +288,23 @@ class JobRunner(QObject):
 
     @Slot()
     def _on_poll_timer_timeout(self) -> None:
+        self._announce_external_changes()
         self.dispatch()
+
+    def _announce_external_changes(self) -> None:
+        """Announce job changes made by another process (``san jobs retry``, ``san scrap add``...), so
+        views stay live. Only while this runner's own workers are idle: their changes are announced
+        already, and a drain would make this query return them again."""
+        if any(self._in_flight.values()) or self._sweeping:
+            return
+        try:
+            changed = self.queue.changed_since(self._seen_until)
+        except Exception:
+            log.exception("Could not look for job changes made by other processes")
+            return
+        for job in changed:
+            self._seen_until = max(self._seen_until, job.updated_at)
+            self.job_changed.emit(JobEvent(job, None, external=True))
 
     @Slot()
     def _on_sweep_timer_timeout(self) -> None:

@@ -178,3 +178,26 @@ def test_jobs_enqueued_by_another_process_are_picked_up_by_polling(
     finally:
         runner.shutdown()
         other_process.dispose()
+
+
+def test_changes_made_by_another_process_reach_the_views(qtbot: QtBot, runner: JobRunner, backend: Backend) -> None:
+    """``san jobs cancel`` or ``san scrap add`` beside the open window: the poll announces them."""
+    page = JobsPage(runner)
+    qtbot.addWidget(page)
+    _start(qtbot, runner)
+    other_process = open_database(backend.db.path)
+    try:
+        cli_queue = JobQueue(other_process, runner.settings)
+        with qtbot.waitSignal(runner.job_changed, check_params_cb=lambda e: e.external, timeout=5_000) as seen:
+            job = cli_queue.enqueue(JobType.GITHUB_STAR_RECOMMENDATION, "account-1")  # no processor: it waits
+        assert seen.args[0].job_id == job.id
+        qtbot.waitUntil(lambda: page.model.row_of(job.id) == 0, timeout=5_000)
+        with qtbot.waitSignal(
+            runner.job_changed, check_params_cb=lambda e: e.new_status is JobStatus.CANCELLED, timeout=5_000
+        ):
+            cli_queue.cancel(job.id)
+        record = page.model.job_at(0)
+        assert record is not None
+        assert record.status is JobStatus.CANCELLED
+    finally:
+        other_process.dispose()
