@@ -30,11 +30,6 @@ class JobStatus(StrEnum):
 
 # States that mean "will still run": at most one job per (target_id, job_type) may be in them.
 ACTIVE_JOB_STATUSES: tuple[JobStatus, ...] = (JobStatus.PENDING, JobStatus.PROCESSING)
-FINISHED_JOB_STATUSES: tuple[JobStatus, ...] = (
-    JobStatus.COMPLETED,
-    JobStatus.FAILED,
-    JobStatus.CANCELLED,
-)
 
 
 class ErrorKind(StrEnum):

@@ -208,15 +208,6 @@ class JobQueue:
         with self.db.sessions() as session:
             return session.scalar(self._runnable_ids(job_types, self.clock()).limit(1)) is not None
 
-    def next_run_after(self, job_types: Collection[JobType]) -> datetime | None:
-        """When the earliest waiting retry of these types becomes runnable (None: nothing is waiting)."""
-        with self.db.sessions() as session:
-            return session.scalar(
-                sa.select(sa.func.min(AsyncJob.run_after)).where(
-                    AsyncJob.status == JobStatus.PENDING, AsyncJob.job_type.in_(list(job_types))
-                )
-            )
-
     def _runnable_ids(self, job_types: Collection[JobType], now: datetime) -> sa.Select[str]:
         return (
             sa.select(AsyncJob.id)

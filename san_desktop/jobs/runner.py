@@ -107,7 +107,6 @@ class JobRunner(QObject):
     sweep_finished = Signal(object)
     stalled = Signal(list)
     idle = Signal()
-    _wake_requested = Signal()
     # Announcements made on worker threads cross to the runner's thread through these, so that every
     # public signal is emitted on the GUI thread and reaches its receivers directly.
     _queue_event = Signal(object)
@@ -156,7 +155,6 @@ class JobRunner(QObject):
         self._sweep_timer = QTimer(self)
         self._sweep_timer.setInterval(int(settings.sweep_interval_seconds * 1000))
         self._sweep_timer.timeout.connect(self._on_sweep_timer_timeout)
-        self._wake_requested.connect(self._on_wake_requested)
         self._queue_event.connect(self._on_queue_event_arrived)
         self._breaker_event.connect(self._on_breaker_event_arrived)
         queue.add_listener(self._on_queue_event)
@@ -216,10 +214,6 @@ class JobRunner(QObject):
 
     # --- scheduling ---------------------------------------------------------------------------
 
-    def wake(self) -> None:
-        """Ask for a dispatch soon; safe from any thread."""
-        self._wake_requested.emit()
-
     def dispatch(self) -> None:
         """Start a worker for every free thread of each pool that has something it could run."""
         if not self._started or self._stopped:
@@ -238,9 +232,6 @@ class JobRunner(QObject):
                 threads.start(worker)
         if not any(self._in_flight.values()) and not self._sweeping:
             self.idle.emit()
-
-    def in_flight(self, pool: JobPool) -> int:
-        return self._in_flight[pool]
 
     def breaker_status(self, pool: JobPool = JobPool.AI) -> BreakerStatus | None:
         breaker = self.breakers.get(pool)
@@ -281,10 +272,6 @@ class JobRunner(QObject):
     def _on_breaker_event_arrived(self, change: BreakerChange) -> None:
         if not self._stopped:
             self.breaker_changed.emit(change)
-
-    @Slot()
-    def _on_wake_requested(self) -> None:
-        self.dispatch()
 
     @Slot()
     def _on_poll_timer_timeout(self) -> None:
