@@ -10,6 +10,7 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy.orm import Session, sessionmaker
 
+from san_desktop.core.errors import DatabaseLockedError
 from san_desktop.db.engine import SqliteDriver, choose_driver, make_engine
 from san_desktop.db.migrate import MigrationResult, migrate
 
@@ -25,8 +26,10 @@ class Database:
     @contextmanager
     def write(self) -> Iterator[Session]:
         """One unit of work that writes: takes SQLite's write lock up front (BEGIN IMMEDIATE), so a
-        read-then-write transaction never fails half-way on a lock, and commits once on success."""
+        read-then-write transaction never fails half-way on a lock, and commits once on success.
+        A lock held elsewhere past the busy timeout raises ``DatabaseLockedError``."""
         with (
+            self._explain_locks(),
             self.engine.connect().execution_options(sqlite_begin="IMMEDIATE") as connection,
             Session(connection, expire_on_commit=False) as session,
             session.begin(),
@@ -36,8 +39,22 @@ class Database:
     @contextmanager
     def write_connection(self) -> Iterator[sa.Connection]:
         """Like ``write`` for code that speaks SQL to the connection directly (the job queue's hot path)."""
-        with self.engine.connect().execution_options(sqlite_begin="IMMEDIATE") as connection, connection.begin():
+        with (
+            self._explain_locks(),
+            self.engine.connect().execution_options(sqlite_begin="IMMEDIATE") as connection,
+            connection.begin(),
+        ):
             yield connection
+
+    @contextmanager
+    def _explain_locks(self) -> Iterator[None]:
+        try:
+            yield
+        except sa.exc.OperationalError as exc:
+            text = str(exc.orig).lower()
+            if "locked" in text or "busy" in text:
+                raise DatabaseLockedError(self.path) from exc
+            raise
 
     def dispose(self) -> None:
         self.engine.dispose()

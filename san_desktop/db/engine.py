@@ -27,10 +27,10 @@ DRIVERS = ("sqlite3", "sqlean")
 PRAGMAS = (
     "PRAGMA journal_mode=WAL",
     "PRAGMA foreign_keys=ON",
-    "PRAGMA busy_timeout=30000",
     "PRAGMA synchronous=NORMAL",
     "PRAGMA cache_size=-32768",
 )
+BUSY_TIMEOUT_MS = 30_000
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ def choose_driver(preference: str | None = None, *, stdlib: ModuleType = sqlite3
     return SqliteDriver("sqlean", sqlean)
 
 
-def _configure_connection(dbapi_conn: Any) -> None:
+def _configure_connection(dbapi_conn: Any, busy_timeout_ms: int) -> None:
     # Let SQLAlchemy's "begin" event issue BEGIN itself (pysqlite's implicit transactions would
     # otherwise start late and make BEGIN IMMEDIATE impossible).
     dbapi_conn.isolation_level = None
@@ -89,13 +89,16 @@ def _configure_connection(dbapi_conn: Any) -> None:
         dbapi_conn.enable_load_extension(False)
     cursor = dbapi_conn.cursor()
     try:
+        cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
         for pragma in PRAGMAS:
             cursor.execute(pragma)
     finally:
         cursor.close()
 
 
-def make_engine(path: Path, driver: SqliteDriver, *, echo: bool = False) -> sa.Engine:
+def make_engine(
+    path: Path, driver: SqliteDriver, *, echo: bool = False, busy_timeout_ms: int = BUSY_TIMEOUT_MS
+) -> sa.Engine:
     """An engine for the SQLite file ``path`` with sqlite-vec loaded on every connection.
 
     Transactions begin with ``BEGIN`` by default; pass ``execution_options(sqlite_begin="IMMEDIATE")``
@@ -104,13 +107,13 @@ def make_engine(path: Path, driver: SqliteDriver, *, echo: bool = False) -> sa.E
     engine = sa.create_engine(
         f"sqlite+pysqlite:///{path}",
         module=driver.module,
-        connect_args={"timeout": 30, "check_same_thread": False},
+        connect_args={"timeout": busy_timeout_ms / 1000, "check_same_thread": False},
         echo=echo,
     )
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
-        _configure_connection(dbapi_conn)
+        _configure_connection(dbapi_conn, busy_timeout_ms)
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: sa.Connection) -> None:

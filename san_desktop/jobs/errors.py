@@ -12,7 +12,7 @@ from email.utils import parsedate_to_datetime
 import httpx
 
 from san_desktop.core.enums import ErrorKind
-from san_desktop.core.errors import SanError
+from san_desktop.core.errors import DatabaseLockedError, SanError
 from san_desktop.core.redact import cause_chain
 
 TARGET_NOT_FOUND = "Target data not found (Already deleted)"
@@ -83,8 +83,8 @@ def classify(exc: BaseException, *, now: float | None = None) -> Classification:
 def _classify_one(exc: BaseException, now: float) -> Classification | None:
     if isinstance(exc, RateLimitedError):
         return Classification(ErrorKind.TRANSIENT, exc.retry_after)
-    if isinstance(exc, TransientJobError):
-        return TRANSIENT
+    if isinstance(exc, TransientJobError | DatabaseLockedError):
+        return TRANSIENT  # a lock held elsewhere goes away: try again later
     if isinstance(exc, PermanentJobError | SanError):
         return PERMANENT
     if isinstance(exc, httpx.HTTPStatusError):

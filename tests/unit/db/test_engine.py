@@ -1,14 +1,20 @@
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
+from sqlalchemy.orm import sessionmaker
 
-from san_desktop.core.errors import SqliteDriverError
+from san_desktop.core.enums import ErrorKind
+from san_desktop.core.errors import DatabaseLockedError, SqliteDriverError
+from san_desktop.db.database import open_database
 from san_desktop.db.engine import choose_driver, make_engine
+from san_desktop.jobs.errors import classify
 
 
 def _fake_stdlib(*, loads_extensions: bool) -> ModuleType:
@@ -99,3 +105,24 @@ def test_immediate_transactions_take_the_write_lock_up_front(tmp_path: Path) -> 
                 other.close()
     finally:
         engine.dispose()
+
+
+def test_a_database_locked_elsewhere_is_explained(tmp_path: Path) -> None:
+    opened = open_database(tmp_path / "san.db")
+    opened.dispose()
+    impatient = make_engine(opened.path, opened.driver, busy_timeout_ms=50)  # not 30 s in a test
+    db = replace(opened, engine=impatient, sessions=sessionmaker(impatient))
+    other = db.driver.module.connect(str(db.path), timeout=0)
+    other.isolation_level = None
+    other.execute("BEGIN IMMEDIATE")  # another program holds the write lock
+    try:
+        with (
+            pytest.raises(DatabaseLockedError, match="locked by another program") as locked,
+            db.write() as session,
+        ):
+            session.execute(sa.text("SELECT 1"))  # the first statement takes the write lock
+        assert classify(locked.value).kind is ErrorKind.TRANSIENT  # a job would try again later
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+        db.dispose()
