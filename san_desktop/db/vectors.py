@@ -100,7 +100,7 @@ def unindex_card(conn: sa.Connection, card_id: str, model_id: str, dim: int) -> 
 class _BitMatrix:
     generation: tuple[int, int]
     ids: list[str]
-    words: npt.NDArray[np.uint64]  # one row of packed sign bits per card
+    words: npt.NDArray[np.uint64] | npt.NDArray[np.uint8]  # one row of packed sign bits per card
 
 
 _bit_cache: dict[tuple[str, str, int], _BitMatrix] = {}  # (database, model, dimension)
@@ -116,9 +116,14 @@ def _generation(conn: sa.Connection, model_id: str) -> tuple[int, int]:
     return int(count), int(newest)
 
 
-def _quantize(conn: sa.Connection, vector: npt.NDArray[np.float32]) -> npt.NDArray[np.uint64]:
+def _as_words(packed: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint64] | npt.NDArray[np.uint8]:
+    """64-bit words when the row width allows (8x fewer operations), bytes otherwise."""
+    return packed.view(np.uint64) if packed.shape[-1] % 8 == 0 else packed
+
+
+def _quantize(conn: sa.Connection, vector: npt.NDArray[np.float32]) -> npt.NDArray[np.uint64] | npt.NDArray[np.uint8]:
     blob = conn.exec_driver_sql("SELECT vec_quantize_binary(?)", (to_blob(vector),)).scalar_one()
-    return np.frombuffer(bytes(blob), dtype=np.uint8).view(np.uint64)
+    return _as_words(np.frombuffer(bytes(blob), dtype=np.uint8))
 
 
 def _bit_matrix(conn: sa.Connection, model_id: str, dim: int) -> _BitMatrix | None:
@@ -134,7 +139,7 @@ def _bit_matrix(conn: sa.Connection, model_id: str, dim: int) -> _BitMatrix | No
     rows = conn.exec_driver_sql(f"SELECT card_id, embedding FROM {table}").all()
     width = dim // 8
     packed = np.frombuffer(b"".join(bytes(row[1]) for row in rows), dtype=np.uint8)
-    matrix = _BitMatrix(generation, [row[0] for row in rows], packed.reshape(len(rows), width).view(np.uint64))
+    matrix = _BitMatrix(generation, [row[0] for row in rows], _as_words(packed.reshape(len(rows), width)))
     with _bit_cache_lock:
         _bit_cache[key] = matrix
     return matrix
@@ -149,7 +154,7 @@ def warm_up(conn: sa.Connection, model_id: str) -> int:
     ]
     loaded = 0
     for dim in dims:
-        if dim % 64 == 0 and (matrix := _bit_matrix(conn, model_id, int(dim))) is not None:
+        if dim % 8 == 0 and (matrix := _bit_matrix(conn, model_id, int(dim))) is not None:
             loaded += len(matrix.ids)
     return loaded
 
@@ -161,8 +166,6 @@ def hamming_candidates(conn: sa.Connection, model_id: str, vector: npt.NDArray[n
     card for 512 dimensions), because the PyPI sqlite-vec build has no SIMD and scans ~20x slower.
     The copy is reloaded when the space changed, in this process or another.
     """
-    if vector.shape[0] % 64:
-        raise ValueError("the in-memory scan needs a dimension that is a multiple of 64")
     matrix = _bit_matrix(conn, model_id, int(vector.shape[0]))
     if matrix is None or not matrix.ids:
         return []
