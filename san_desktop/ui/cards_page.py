@@ -30,7 +30,7 @@ from san_desktop.services.cards import (
     similar_cards,
 )
 from san_desktop.ui.context import AppContext
-from san_desktop.ui.lazy_model import LazyTableModel
+from san_desktop.ui.lazy_model import LazyTableModel, select_key, selected_row
 
 
 class CardListModel(LazyTableModel[CardSummary]):
@@ -141,19 +141,15 @@ class CardsPage(QWidget):
         """Show ``card_id``, clearing a search that would hide it."""
         if self.model.position_of(card_id) is None and self.search.text():
             self.search.clear()
+            self._search_timer.stop()  # reload now, once, not again after the debounce
             self._on_search_timer_timeout()
         if self.model.position_of(card_id) is None:
             self.model.reload()
-        position = self.model.position_of(card_id)
-        if position is not None:
-            self.table.selectRow(position)
-            self.table.scrollTo(self.model.index(position, 0))
-        else:
+        if not select_key(self.table, self.model, card_id):
             self._show(card_id)
 
     def _show_selected(self) -> None:
-        rows = self.table.selectionModel().selectedRows()
-        card = self.model.row_at(rows[0].row()) if rows else None
+        card = selected_row(self.table, self.model)
         if card is not None:
             self._show(card.id)
 

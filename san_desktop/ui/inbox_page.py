@@ -23,7 +23,7 @@ from san_desktop.services.scraps import ScrapInfo, ScrapService
 from san_desktop.ui.capture import CaptureOutcome
 from san_desktop.ui.context import AppContext
 from san_desktop.ui.job_table_model import local_time
-from san_desktop.ui.lazy_model import LazyTableModel
+from san_desktop.ui.lazy_model import LazyTableModel, select_key, selected_row
 
 _FAILED = QColor("#b3261e")
 
@@ -156,16 +156,10 @@ class InboxPage(QWidget):
         self._update_actions()
 
     def selected_scrap(self) -> ScrapInfo | None:
-        rows = self.table.selectionModel().selectedRows()
-        return self.model.row_at(rows[0].row()) if rows else None
+        return selected_row(self.table, self.model)
 
     def select_scrap(self, scrap_id: str) -> bool:
-        position = self.model.position_of(scrap_id)
-        if position is None:
-            return False
-        self.table.selectRow(position)
-        self.table.scrollTo(self.model.index(position, 0))
-        return True
+        return select_key(self.table, self.model, scrap_id)
 
     def show_capture(self, outcome: CaptureOutcome) -> None:
         self._refresh([outcome.result.scrap_id])

@@ -22,6 +22,7 @@ from san_desktop.core.errors import SanError
 from san_desktop.jobs.records import JobEvent, JobRecord
 from san_desktop.jobs.runner import BreakerChange, JobRunner
 from san_desktop.ui.job_table_model import JOB_TYPE_LABELS, JobTableModel, local_time, status_text
+from san_desktop.ui.lazy_model import select_key, selected_row
 
 log = logging.getLogger(__name__)
 
@@ -94,15 +95,10 @@ class JobsPage(QWidget):
     # --- helpers ------------------------------------------------------------------------------
 
     def selected_job(self) -> JobRecord | None:
-        rows = self.table.selectionModel().selectedRows()
-        return self.model.job_at(rows[0].row()) if rows else None
+        return selected_row(self.table, self.model)
 
     def select_job(self, job_id: str) -> bool:
-        row = self.model.row_of(job_id)
-        if row is None:
-            return False
-        self.table.selectRow(row)
-        return True
+        return select_key(self.table, self.model, job_id)
 
     def _update_actions(self) -> None:
         job = self.selected_job()

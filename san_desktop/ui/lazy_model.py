@@ -4,6 +4,7 @@ from collections.abc import Sequence
 from typing import Any, Generic, TypeVar
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtWidgets import QTableView
 
 Index = QModelIndex | QPersistentModelIndex
 RowT = TypeVar("RowT")
@@ -138,3 +139,19 @@ class LazyTableModel(QAbstractTableModel, Generic[RowT]):
         if role == Qt.ItemDataRole.UserRole:
             return self.row_key(row)
         return self.cell(row, index.column(), role)
+
+
+def selected_row(view: QTableView, model: LazyTableModel[RowT]) -> RowT | None:
+    """The row selected in a single-selection ``view`` of ``model``."""
+    rows = view.selectionModel().selectedRows()
+    return model.row_at(rows[0].row()) if rows else None
+
+
+def select_key(view: QTableView, model: LazyTableModel[RowT], key: str) -> bool:
+    """Select and reveal the loaded row with ``key``; False if it is not loaded."""
+    position = model.position_of(key)
+    if position is None:
+        return False
+    view.selectRow(position)
+    view.scrollTo(model.index(position, 0))
+    return True
