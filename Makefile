@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test lint bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "SAN Desktop needs Python 3.11 or newer; set PYTHON=python3.x")'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -23,6 +23,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 test: lint
 	QT_QPA_PLATFORM=offscreen $(BIN)/pytest $(PYTEST_ARGS)

@@ -16,8 +16,8 @@ from san_desktop.core.settings import JobSettings
 from san_desktop.core.text import content_hash
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.vectors import db_blob_rows, ensure_card_index
-from san_desktop.jobs.claims import db_time
-from san_desktop.jobs.queue import JobQueue
+from san_desktop.queue.claims import db_time
+from san_desktop.queue.job_queue import JobQueue
 from san_desktop.services.cards import similar_cards
 from san_desktop.services.scraps import ScrapService
 

@@ -18,9 +18,9 @@ from san_desktop.core.ids import new_id
 from san_desktop.core.settings import JobSettings, Settings
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.models import AsyncJob
-from san_desktop.jobs.queue import JobQueue
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.jobs.runner import JobRunner
+from san_desktop.queue.job_queue import JobQueue
 
 SETTINGS = JobSettings()
 

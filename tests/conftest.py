@@ -15,14 +15,16 @@ import pytest
 
 from san_desktop.ai.factory import ProviderSource
 from san_desktop.bootstrap import Backend, start_backend
+from san_desktop.core import redact
 from san_desktop.core.logging_setup import teardown_logging
 from san_desktop.core.paths import database_path
 from san_desktop.core.settings import AISettings, JobSettings, Settings
+from san_desktop.db import vectors
 from san_desktop.db.database import Database, open_database
 from san_desktop.jobs.processors import build_registry
-from san_desktop.jobs.queue import JobQueue
 from san_desktop.jobs.registry import ProcessorRegistry
 from san_desktop.jobs.runner import JobRunner
+from san_desktop.queue.job_queue import JobQueue
 from san_desktop.services.scraps import ScrapService
 from san_desktop.ui.context import AppContext
 from tests.support.jobs import fast_settings
@@ -39,6 +41,9 @@ def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Ite
     monkeypatch.delenv("SAN_SQLITE_DRIVER", raising=False)
     # Child processes cannot share the in-memory backend: make sure they find no real one either.
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+    # module-level state of the app that one test could leave for the next
+    monkeypatch.setattr(redact, "_known_secrets", set())
+    monkeypatch.setattr(vectors, "_bit_cache", {})
     previous = keyring.get_keyring()
     memory = MemoryKeyring()
     keyring.set_keyring(memory)

@@ -20,7 +20,7 @@ import httpx
 import numpy as np
 
 from san_desktop.ai.base import MAX_TAGS, CardDraft, Vectors, finalize_draft
-from san_desktop.jobs.errors import PermanentJobError, TransientJobError
+from san_desktop.core.errors import PermanentError, TransientError
 
 log = logging.getLogger(__name__)
 
@@ -29,15 +29,15 @@ MODEL_SIMILARITY_THRESHOLD = 0.5
 MODES = ("json_schema", "json_object", "prompt")
 
 
-class AIOutputError(TransientJobError):
+class AIOutputError(TransientError):
     """The model answered, but not in the shape asked for (a retry may well succeed)."""
 
 
-class AITruncatedError(PermanentJobError):
+class AITruncatedError(PermanentError):
     """The answer was cut off (``finish_reason == "length"``): the same request would be cut again."""
 
 
-class AIRefusalError(PermanentJobError):
+class AIRefusalError(PermanentError):
     """The model refused to answer."""
 
 

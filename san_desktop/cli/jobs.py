@@ -12,8 +12,9 @@ from san_desktop.cli.common import open_cli_database, print_json, print_table, s
 from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.settings import load_settings
 from san_desktop.jobs.processors import build_registry
-from san_desktop.jobs.queue import JobQueue
 from san_desktop.jobs.recovery import sweep
+from san_desktop.queue.job_queue import JobQueue
+from san_desktop.services.secrets import ai_api_key
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -83,7 +84,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     backend = start_backend(args.data_dir, kind="headless")
     try:
         settings = load_settings(backend.data_dir)
-        registry = build_registry(ProviderSource(settings.ai))
+        registry = build_registry(ProviderSource(settings.ai, api_key=ai_api_key))
         return run_headless(backend, registry, settings.jobs, until_idle=args.until_idle, timeout=args.timeout)
     finally:
         backend.close()
@@ -165,7 +166,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     try:
         settings = load_settings(backend.data_dir)
         queue = JobQueue(backend.db, settings.jobs)
-        hooks = build_registry(ProviderSource(settings.ai)).sweep_hooks
+        hooks = build_registry(ProviderSource(settings.ai, api_key=ai_api_key)).sweep_hooks
         report = sweep(queue, backend.session_id, settings.jobs, hooks=hooks)
     finally:
         backend.close()

@@ -14,9 +14,10 @@ from san_desktop.core.enums import SourceType
 from san_desktop.core.settings import Settings, load_settings
 from san_desktop.core.text import decode_bytes, preview
 from san_desktop.db.database import Database
-from san_desktop.jobs.queue import JobQueue
+from san_desktop.queue.job_queue import JobQueue
 from san_desktop.services import cards
 from san_desktop.services.scraps import ScrapService
+from san_desktop.services.secrets import ai_api_key
 
 
 def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -157,7 +158,7 @@ def cmd_cards_show(args: argparse.Namespace) -> int:
 
 def cmd_cards_similar(args: argparse.Namespace) -> int:
     with _open(args) as (db, settings):
-        threshold = ProviderSource(settings.ai).get().similarity_threshold
+        threshold = ProviderSource(settings.ai, api_key=ai_api_key).get().similarity_threshold
         found = cards.similar_cards(db, args.card_id, threshold, limit=args.limit)
     if args.json:
         print_json(found)

@@ -77,3 +77,33 @@ class KeyringUnavailableError(SanError):
             f"({detail}). Install and unlock a keyring service (GNOME Keyring, KWallet, "
             "macOS Keychain or Windows Credential Manager) and try again."
         )
+
+
+# --- failures of work that may be retried -------------------------------------------------------
+# Raised by adapters (the AI providers, the GitHub client) and processors; the job layer only
+# classifies them. They live here so those adapters never import the job layer.
+
+TARGET_NOT_FOUND = "Target data not found (Already deleted)"
+
+
+class PermanentError(Exception):
+    """Retrying cannot help (bad input, 401/403/404, validation): fail at once."""
+
+
+class TransientError(Exception):
+    """May succeed later (timeout, connection refused, 5xx): retry with backoff."""
+
+
+class RateLimitedError(TransientError):
+    """The service asked us to wait ``retry_after`` seconds; waiting does not spend an attempt."""
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = max(0.0, retry_after)
+
+
+class TargetNotFoundError(PermanentError):
+    """What a job works on is gone (seed 000: deleted targets fail without retry)."""
+
+    def __init__(self, detail: str = "") -> None:
+        super().__init__(TARGET_NOT_FOUND + (f": {detail}" if detail else ""))

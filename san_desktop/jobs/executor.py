@@ -7,17 +7,13 @@ import threading
 from collections.abc import Callable
 
 from san_desktop.core.enums import ErrorKind, JobPool
+from san_desktop.core.errors import PermanentError
 from san_desktop.jobs.breaker import CircuitBreaker
-from san_desktop.jobs.errors import (
-    JobCancelledError,
-    JobInterruptedError,
-    JobSupersededError,
-    PermanentJobError,
-    classify,
-)
-from san_desktop.jobs.queue import JobQueue
-from san_desktop.jobs.records import Claim
+from san_desktop.jobs.classify import classify
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
+from san_desktop.queue.errors import JobCancelledError, JobInterruptedError, JobSupersededError
+from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.records import Claim
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +76,7 @@ class JobExecutor:
         try:
             try:
                 if processor is None:
-                    raise PermanentJobError(f"No processor for {claim.job.job_type.value} jobs in this version")
+                    raise PermanentError(f"No processor for {claim.job.job_type.value} jobs in this version")
                 processor(context)
                 if not context.published:
                     self.queue.complete(claim)
@@ -107,14 +103,15 @@ class JobExecutor:
     def _record_failure(self, claim: Claim, exc: Exception, breaker: CircuitBreaker | None) -> None:
         if not isinstance(exc, JobCancelledError):
             log.warning("Job %s (%s) attempt %s failed: %s", claim.job.id, claim.job.job_type, claim.attempt, exc)
+        found = classify(exc)
         try:
-            self.queue.fail(claim, exc)
+            self.queue.fail(claim, exc, found)
         except Exception:
             # Could not even record the failure (database gone?): recovery will re-queue it later.
             log.exception("Could not record the failure of job %s", claim.job.id)
         if breaker is None:
             return
-        if not isinstance(exc, JobCancelledError) and classify(exc).kind is ErrorKind.TRANSIENT:
+        if not isinstance(exc, JobCancelledError) and found.kind is ErrorKind.TRANSIENT:
             breaker.record_failure()
         else:
             breaker.record_neutral()

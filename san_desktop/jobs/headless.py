@@ -10,10 +10,10 @@ from PySide6.QtCore import QCoreApplication, QTimer
 
 from san_desktop.bootstrap import Backend
 from san_desktop.core.settings import JobSettings
-from san_desktop.jobs.queue import JobQueue
-from san_desktop.jobs.records import JobEvent
 from san_desktop.jobs.registry import ProcessorRegistry
 from san_desktop.jobs.runner import JobRunner
+from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.records import JobEvent
 
 log = logging.getLogger(__name__)
 

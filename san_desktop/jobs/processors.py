@@ -16,12 +16,13 @@ from sqlalchemy.orm import Session
 from san_desktop.ai.base import DEFAULT_CATEGORIES
 from san_desktop.ai.factory import ProviderSource
 from san_desktop.core.enums import JobStatus, JobType
+from san_desktop.core.errors import TargetNotFoundError
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, KnowledgeCard, Scrap
-from san_desktop.jobs.errors import TargetNotFoundError
-from san_desktop.jobs.queue import DuplicateJobError, JobQueue
 from san_desktop.jobs.recovery import SweepHook
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
+from san_desktop.queue.errors import DuplicateJobError
+from san_desktop.queue.job_queue import JobQueue
 from san_desktop.services.cards import save_card, save_embedding
 from san_desktop.services.scraps import orphan_hook
 

@@ -23,8 +23,8 @@ from sqlalchemy.orm import Session, aliased
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, AttemptOutcome, ErrorKind, JobStatus
 from san_desktop.core.settings import JobSettings
 from san_desktop.db.models import AppSession, AsyncJob, JobAttempt
-from san_desktop.jobs.queue import JobQueue
-from san_desktop.jobs.records import JobEvent, JobRecord
+from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.records import JobEvent, JobRecord
 
 log = logging.getLogger(__name__)
 

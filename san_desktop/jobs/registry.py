@@ -15,10 +15,10 @@ from sqlalchemy.orm import Session
 
 from san_desktop.core.enums import JOB_POOLS, JobPool, JobType
 from san_desktop.db.database import Database
-from san_desktop.jobs.errors import JobCancelledError, JobInterruptedError, JobSupersededError
-from san_desktop.jobs.queue import JobQueue
-from san_desktop.jobs.records import Claim, JobRecord
 from san_desktop.jobs.recovery import SweepHook
+from san_desktop.queue.errors import JobCancelledError, JobInterruptedError, JobSupersededError
+from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.records import Claim, JobRecord
 
 
 @dataclass

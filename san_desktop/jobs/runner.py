@@ -18,10 +18,10 @@ from san_desktop.core.enums import JobPool
 from san_desktop.core.settings import JobSettings
 from san_desktop.jobs.breaker import BreakerStatus, CircuitBreaker
 from san_desktop.jobs.executor import JobExecutor
-from san_desktop.jobs.queue import JobQueue
-from san_desktop.jobs.records import JobEvent, JobRecord
 from san_desktop.jobs.recovery import SweepReport, sweep
 from san_desktop.jobs.registry import ProcessorRegistry
+from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.records import JobEvent, JobRecord
 
 log = logging.getLogger(__name__)
 

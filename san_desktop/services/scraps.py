@@ -24,7 +24,8 @@ from san_desktop.core.text import (
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, KnowledgeCard, Scrap
-from san_desktop.jobs.queue import DuplicateJobError, JobQueue
+from san_desktop.queue.errors import DuplicateJobError
+from san_desktop.queue.job_queue import JobQueue
 
 log = logging.getLogger(__name__)
 

@@ -36,6 +36,11 @@ def get_secret(name: str) -> str | None:
     return value
 
 
+def ai_api_key() -> str | None:
+    """The OpenAI-compatible server's API key (what ``ai.factory.ProviderSource`` is handed)."""
+    return get_secret(AI_API_KEY)
+
+
 def set_secret(name: str, value: str) -> None:
     _require_backend()
     try:

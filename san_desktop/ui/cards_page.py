@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 
 from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.errors import SanError
-from san_desktop.jobs.records import JobEvent
+from san_desktop.queue.records import JobEvent
 from san_desktop.services.cards import (
     CardDetail,
     CardSummary,

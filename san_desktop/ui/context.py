@@ -8,15 +8,16 @@ from typing import Any
 
 from PySide6.QtCore import QRunnable, QThreadPool
 
-from san_desktop.ai.factory import ProviderSource
+from san_desktop.ai.factory import ProviderSource, embedding_model_of
 from san_desktop.bootstrap import Backend
 from san_desktop.core.settings import Settings, save_settings
 from san_desktop.db.vectors import warm_up
 from san_desktop.jobs.processors import build_registry
-from san_desktop.jobs.queue import JobQueue
 from san_desktop.jobs.registry import ProcessorRegistry
 from san_desktop.jobs.runner import JobRunner
+from san_desktop.queue.job_queue import JobQueue
 from san_desktop.services.scraps import ScrapService
+from san_desktop.services.secrets import ai_api_key
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ class AppContext:
     def apply_settings(self, settings: Settings) -> None:
         """Save new settings and put them to use (the AI provider is rebuilt on its next job)."""
         save_settings(self.backend.data_dir, settings)
-        embedding_changed = self.providers.embedding_model() != ProviderSource(settings.ai).embedding_model()
+        embedding_changed = self.providers.embedding_model() != embedding_model_of(settings.ai)
         self.settings = settings
         self.providers.update(settings.ai)
         self.scraps.max_bytes = settings.capture.max_bytes
@@ -70,7 +71,7 @@ def warm_up_similar_cards(context: AppContext) -> None:
 
 
 def build_context(backend: Backend, settings: Settings, registry: ProcessorRegistry | None = None) -> AppContext:
-    providers = ProviderSource(settings.ai)
+    providers = ProviderSource(settings.ai, api_key=ai_api_key)
     queue = JobQueue(backend.db, settings.jobs)
     runner = JobRunner(queue, registry or build_registry(providers), backend.session_id, settings.jobs)
     scraps = ScrapService(backend.db, queue, settings.capture.max_bytes)

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.errors import SanError
 from san_desktop.core.text import preview
-from san_desktop.jobs.records import JobEvent
+from san_desktop.queue.records import JobEvent
 from san_desktop.services.scraps import ScrapInfo, ScrapService
 from san_desktop.ui.capture import CaptureOutcome
 from san_desktop.ui.context import AppContext

@@ -7,8 +7,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
 from san_desktop.core.enums import JobStatus, JobType
-from san_desktop.jobs.queue import JobQueue
-from san_desktop.jobs.records import JobEvent, JobRecord
+from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.records import JobEvent, JobRecord
 from san_desktop.ui.lazy_model import LazyTableModel
 
 STATUS_COLORS = {

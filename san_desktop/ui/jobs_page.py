@@ -19,8 +19,8 @@ from PySide6.QtWidgets import (
 
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus
 from san_desktop.core.errors import SanError
-from san_desktop.jobs.records import JobEvent, JobRecord
 from san_desktop.jobs.runner import BreakerChange, JobRunner
+from san_desktop.queue.records import JobEvent, JobRecord
 from san_desktop.ui.job_table_model import JOB_TYPE_LABELS, JobTableModel, local_time, status_text
 from san_desktop.ui.lazy_model import select_key, selected_row
 

@@ -10,7 +10,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication
 from pytestqt.qtbot import QtBot
 
 from san_desktop.core.enums import JobStatus, JobType
-from san_desktop.jobs.records import JobEvent
+from san_desktop.queue.records import JobEvent
 from san_desktop.services.cards import get_card
 from san_desktop.ui.context import AppContext
 from san_desktop.ui.main_window import MainWindow

@@ -8,9 +8,9 @@ from collections.abc import Callable
 from pytestqt.qtbot import QtBot
 
 from san_desktop.core.enums import JobStatus, JobType
-from san_desktop.jobs.errors import PermanentJobError
-from san_desktop.jobs.records import JobEvent
+from san_desktop.core.errors import PermanentError
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
+from san_desktop.queue.records import JobEvent
 from san_desktop.ui.context import AppContext
 from san_desktop.ui.inbox_page import InboxPage
 
@@ -27,7 +27,7 @@ def test_failed_analysis_shows_and_can_be_retried_from_the_inbox(
 
     def analyse(_context: JobContext) -> None:
         if broken.is_set():
-            raise PermanentJobError("The AI answer made no sense")
+            raise PermanentError("The AI answer made no sense")
 
     registry.register(JobType.CARD_ANALYSIS, analyse)
     page = InboxPage(context)

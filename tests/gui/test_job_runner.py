@@ -13,10 +13,10 @@ from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.settings import JobSettings
 from san_desktop.db.database import open_database
 from san_desktop.jobs.breaker import BreakerState
-from san_desktop.jobs.queue import JobQueue
-from san_desktop.jobs.records import JobEvent
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.jobs.runner import BreakerChange, JobRunner
+from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.records import JobEvent
 from san_desktop.ui.jobs_page import JobsPage
 from tests.support.jobs import RecordingProcessor
 

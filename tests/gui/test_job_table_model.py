@@ -5,8 +5,8 @@ from pytestqt.qtbot import QtBot
 
 from san_desktop.bootstrap import Backend
 from san_desktop.core.enums import JobPool, JobStatus, JobType
-from san_desktop.jobs.queue import JobQueue
-from san_desktop.jobs.records import JobEvent
+from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.records import JobEvent
 from san_desktop.ui.job_table_model import JobTableModel
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 
 import pytest
@@ -43,8 +44,22 @@ def test_test_connection_reports_success_without_blocking(
     assert not dialog.test_button.isEnabled()
     server.behaviour = "ok"
     server.release.set()
-    qtbot.waitUntil(lambda: dialog.status.text().startswith(("Connected", "Failed")), timeout=15_000)
+    qtbot.waitUntil(lambda: dialog.status.text().startswith("Connected"), timeout=15_000)
     assert dialog.test_button.isEnabled()
+    assert "SQLite WAL" in dialog.status.text()  # the server's card title, quoted back
+    assert {request.path for request in server.requests} == {"/v1/embeddings", "/v1/chat/completions"}
+
+
+def test_test_connection_explains_a_refused_connection(qtbot: QtBot, context: AppContext, server: FakeOpenAI) -> None:
+    dialog = _dialog(qtbot, context, server)
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    dialog.base_url.setText(f"http://127.0.0.1:{port}/v1")
+    dialog.test_button.click()
+    qtbot.waitUntil(lambda: dialog.status.text().startswith("Failed"), timeout=15_000)
+    assert "ConnectError" in dialog.status.text() or "refused" in dialog.status.text().lower()
+    assert server.requests == []
 
 
 def test_test_connection_explains_a_failure(qtbot: QtBot, context: AppContext, server: FakeOpenAI) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from PySide6.QtCore import QTimer
@@ -19,10 +20,14 @@ from tests.support.processes import run_python
 
 def test_main_starts_on_a_fresh_data_directory_and_exits_cleanly(qtbot: QtBot, data_dir: Path) -> None:
     seen: list[MainWindow] = []
+    deadline = time.monotonic() + 60
 
     def close_main_window() -> None:
         windows = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()]
         if not windows:
+            if time.monotonic() > deadline:
+                QApplication.exit(99)  # no window came: main returns 99 and the assertion below says so
+                return
             QTimer.singleShot(10, close_main_window)
             return
         seen.extend(windows)

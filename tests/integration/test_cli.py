@@ -3,7 +3,6 @@ from __future__ import annotations
 import json
 import shutil
 import site
-import sqlite3
 import sysconfig
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 
 from san_desktop import __version__
 from san_desktop.db.migrate import head_revision
+from tests.support.db import stdlib_loads_sqlite_vec
 from tests.support.processes import child_env, run_python, run_san
 
 DEBIAN_PYTHON = "/usr/bin/python3"
@@ -44,7 +44,7 @@ def test_version() -> None:
 
 def test_doctor_reports_the_installation(data_dir: Path) -> None:
     report = _doctor()
-    stdlib_loads = hasattr(sqlite3.connect(":memory:"), "enable_load_extension")
+    stdlib_loads = stdlib_loads_sqlite_vec()
     assert report["sqlite_driver"] == ("sqlite3" if stdlib_loads else "sqlean")
     assert report["stdlib_sqlite_loads_extensions"] is stdlib_loads
     assert str(report["sqlite_vec_version"]).startswith("v")

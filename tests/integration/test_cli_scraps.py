@@ -9,7 +9,7 @@ from pathlib import Path
 
 from san_desktop.core.enums import JobType
 from san_desktop.db.database import Database
-from san_desktop.jobs.queue import JobQueue
+from san_desktop.queue.job_queue import JobQueue
 from tests.support.jobs import fast_settings
 from tests.support.processes import child_env, run_san
 

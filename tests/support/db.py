@@ -1,14 +1,30 @@
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import sqlite_vec
 from alembic import command
 
 from san_desktop.db.engine import choose_driver, make_engine
 from san_desktop.db.migrate import alembic_config
+
+
+def stdlib_loads_sqlite_vec() -> bool:
+    """Whether this Python's own sqlite3 module really loads sqlite-vec (tried, not inferred from an
+    attribute): the fact the driver choice must follow, found independently of the app's probe."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.enable_load_extension(True)
+        sqlite_vec.load(conn)
+        return str(conn.execute("SELECT vec_version()").fetchone()[0]).startswith("v")
+    except (AttributeError, sqlite3.OperationalError):
+        return False
+    finally:
+        conn.close()
 
 
 def migrate_to(path: Path, revision: str) -> None:

@@ -7,7 +7,7 @@ from san_desktop.core.enums import JOB_POOLS, JobPool
 from san_desktop.core.settings import AISettings
 from san_desktop.jobs.executor import JobExecutor
 from san_desktop.jobs.processors import build_registry
-from san_desktop.jobs.queue import JobQueue
+from san_desktop.queue.job_queue import JobQueue
 
 
 def run_all_jobs(queue: JobQueue, session_id: str, providers: ProviderSource | None = None) -> int:

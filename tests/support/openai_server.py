@@ -23,8 +23,9 @@ class Recorded:
 
 @dataclass
 class FakeOpenAI:
-    """``behaviour`` decides every answer: ok, 401, 429, 500, malformed, length, refusal, slow,
-    no_schema (json_schema rejected, json_object accepted)."""
+    """``behaviour`` decides every answer: ok, 401, 429, 500, malformed, length, refusal, slow (held until
+    ``release`` is set, then answered as ``behaviour`` says by then), no_schema (json_schema rejected,
+    json_object accepted)."""
 
     behaviour: str = "ok"
     requests: list[Recorded] = field(default_factory=list)
@@ -63,8 +64,11 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             fake.requests.append(Recorded(self.path, dict(self.headers.items()), body))
             behaviour = fake.behaviour
             if behaviour == "slow":
+                # held until released; then answered as the behaviour set by then (still "slow": an error)
                 fake.release.wait(10)
-                return self._send(200, {"error": "too late"})
+                behaviour = fake.behaviour
+                if behaviour == "slow":
+                    return self._send(200, {"error": "too late"})
             if behaviour == "401":
                 return self._send(
                     401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}

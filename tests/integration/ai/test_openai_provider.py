@@ -14,11 +14,11 @@ from san_desktop.core.enums import AttemptOutcome, ErrorKind, JobPool, JobStatus
 from san_desktop.core.settings import AISettings
 from san_desktop.jobs.executor import JobExecutor
 from san_desktop.jobs.processors import build_registry
-from san_desktop.jobs.queue import JobQueue
-from san_desktop.jobs.records import JobRecord
+from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.records import JobRecord
 from san_desktop.services.cards import list_cards
 from san_desktop.services.scraps import ScrapService
-from san_desktop.services.secrets import AI_API_KEY, set_secret
+from san_desktop.services.secrets import AI_API_KEY, ai_api_key, set_secret
 from tests.support.clock import FakeClock
 from tests.support.openai_server import FakeOpenAI, fake_openai_server
 
@@ -46,7 +46,8 @@ def _analyse(backend: Backend, job_settings: object, server: FakeOpenAI, clock: 
             chat_model="gpt-test",
             embedding_model="embed-test",
             timeout_seconds=0.5,
-        )
+        ),
+        api_key=ai_api_key,
     )
     queue = JobQueue(backend.db, job_settings, clock=clock)  # type: ignore[arg-type]
     executor = JobExecutor(queue, build_registry(providers), backend.session_id, breakers={})

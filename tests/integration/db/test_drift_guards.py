@@ -117,11 +117,24 @@ def test_a_second_active_job_is_rejected(db: Database, first: JobStatus, second:
         session.add(_job(second))
 
 
+def _active_keys(db: Database) -> list[tuple[str, str]]:
+    with db.sessions() as session:
+        rows = session.execute(
+            sa.select(AsyncJob.target_id, AsyncJob.job_type).where(AsyncJob.status == JobStatus.PENDING)
+        )
+        return sorted((target, str(job_type)) for target, job_type in rows)
+
+
 def test_active_jobs_of_other_types_or_targets_do_not_conflict(db: Database) -> None:
     with db.sessions.begin() as session:
         session.add(_job(JobStatus.PENDING))
         session.add(_job(JobStatus.PENDING, job_type=JobType.SCRAP_REFINE))
         session.add(_job(JobStatus.PENDING, target="scrap-2"))
+    assert _active_keys(db) == [
+        ("scrap-1", "CARD_ANALYSIS"),
+        ("scrap-1", "SCRAP_REFINE"),
+        ("scrap-2", "CARD_ANALYSIS"),
+    ]
 
 
 def test_a_finished_job_can_be_followed_by_a_new_active_one(db: Database) -> None:
@@ -131,3 +144,7 @@ def test_a_finished_job_can_be_followed_by_a_new_active_one(db: Database) -> Non
     with db.sessions.begin() as session:
         session.execute(sa.update(AsyncJob).values(status=JobStatus.FAILED))
         session.add(_job(JobStatus.PENDING))
+    assert _active_keys(db) == [("scrap-1", "CARD_ANALYSIS")]
+    with db.sessions() as session:
+        statuses = session.scalars(sa.select(AsyncJob.status).order_by(AsyncJob.id)).all()
+    assert statuses == [JobStatus.FAILED, JobStatus.PENDING]

@@ -7,7 +7,7 @@ import json
 from san_desktop.core.enums import JobPool, JobStatus, JobType
 from san_desktop.core.instance_lock import InstanceLock
 from san_desktop.db.database import Database
-from san_desktop.jobs.queue import JobQueue
+from san_desktop.queue.job_queue import JobQueue
 from san_desktop.services.app_sessions import start_session
 from tests.support.jobs import fast_settings
 from tests.support.processes import run_san

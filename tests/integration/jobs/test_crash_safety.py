@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from san_desktop.core.enums import AttemptOutcome, JobStatus, JobType
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, JobAttempt
-from san_desktop.jobs.queue import JobQueue
+from san_desktop.queue.job_queue import JobQueue
 from tests.support.jobs import fast_settings
 from tests.support.processes import child_env
 

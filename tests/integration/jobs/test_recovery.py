@@ -11,8 +11,8 @@ from san_desktop.bootstrap import Backend
 from san_desktop.core.enums import AttemptOutcome, ErrorKind, JobPool, JobStatus, JobType
 from san_desktop.core.settings import JobSettings
 from san_desktop.db.models import AppSession, AsyncJob
-from san_desktop.jobs.queue import JobQueue
 from san_desktop.jobs.recovery import sweep
+from san_desktop.queue.job_queue import JobQueue
 from san_desktop.services.app_sessions import start_session
 
 AI_TYPES = frozenset({JobType.CARD_ANALYSIS})
@@ -48,16 +48,14 @@ def test_work_of_a_dead_session_is_requeued_at_once(
 def test_a_job_that_keeps_killing_the_app_fails_after_max_interruptions(
     queue: JobQueue, backend: Backend, job_settings: JobSettings
 ) -> None:
-    job_id = None
-    for _ in range(job_settings.max_interruptions):
-        dead = start_session(backend.db, "gui")
-        claim = queue.claim_next(dead, JobPool.AI, AI_TYPES) if job_id else None
-        if job_id is None:
-            job_id = _claim_as(queue, dead)
-        else:
-            assert claim is not None
+    job_id = _claim_as(queue, start_session(backend.db, "gui"))
+    sweep(queue, backend.session_id, job_settings)
+    for _ in range(job_settings.max_interruptions - 1):
+        assert queue.get(job_id).status is JobStatus.PENDING  # re-queued after each interruption
+        claim = queue.claim_next(start_session(backend.db, "gui"), JobPool.AI, AI_TYPES)
+        assert claim is not None
+        assert claim.job.id == job_id
         sweep(queue, backend.session_id, job_settings)
-    assert job_id is not None
     job = queue.get(job_id)
     assert job.status is JobStatus.FAILED
     assert "Interrupted 5 times" in (job.error_message or "")

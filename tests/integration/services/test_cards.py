@@ -16,8 +16,8 @@ from san_desktop.core.settings import AISettings
 from san_desktop.db.models import AsyncJob, Category, KnowledgeCard, Tag
 from san_desktop.db.vectors import warm_up
 from san_desktop.jobs.processors import stale_embedding_hook
-from san_desktop.jobs.queue import JobQueue
 from san_desktop.jobs.recovery import sweep
+from san_desktop.queue.job_queue import JobQueue
 from san_desktop.services.cards import (
     CardNotFoundError,
     card_id_for_scrap,

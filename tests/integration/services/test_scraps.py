@@ -12,9 +12,9 @@ from san_desktop.bootstrap import Backend
 from san_desktop.core.enums import JobStatus, JobType, SourceType
 from san_desktop.core.text import RejectedContentError
 from san_desktop.db.models import AsyncJob, Scrap
-from san_desktop.jobs.queue import JobQueue
-from san_desktop.jobs.records import JobEvent
 from san_desktop.jobs.recovery import sweep
+from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.records import JobEvent
 from san_desktop.services.cards import list_cards
 from san_desktop.services.scraps import ScrapService, orphan_hook
 from tests.support.local_jobs import run_all_jobs

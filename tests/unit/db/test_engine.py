@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
@@ -14,7 +13,8 @@ from san_desktop.core.enums import ErrorKind
 from san_desktop.core.errors import DatabaseLockedError, SqliteDriverError
 from san_desktop.db.database import open_database
 from san_desktop.db.engine import choose_driver, make_engine
-from san_desktop.jobs.errors import classify
+from san_desktop.jobs.classify import classify
+from tests.support.db import stdlib_loads_sqlite_vec
 
 
 def _fake_stdlib(*, loads_extensions: bool) -> ModuleType:
@@ -65,8 +65,7 @@ def test_unknown_driver_name_is_rejected() -> None:
 
 
 def test_choice_on_this_python_matches_its_sqlite3() -> None:
-    loads = hasattr(sqlite3.connect(":memory:"), "enable_load_extension")
-    assert choose_driver().name == ("sqlite3" if loads else "sqlean")
+    assert choose_driver().name == ("sqlite3" if stdlib_loads_sqlite_vec() else "sqlean")
 
 
 @pytest.mark.parametrize("driver_name", ["sqlean", "auto"])

@@ -17,6 +17,18 @@ from san_desktop.db.models import AsyncJob, JobAttempt
 
 
 @dataclass(frozen=True)
+class Classification:
+    """What the job layer decided about a failure: may it succeed later, and must it wait first."""
+
+    kind: ErrorKind
+    retry_after: float | None = None  # seconds; set for rate limits
+
+    @property
+    def rate_limited(self) -> bool:
+        return self.retry_after is not None
+
+
+@dataclass(frozen=True)
 class JobRecord:
     id: str
     job_type: JobType

@@ -15,7 +15,7 @@ import sqlalchemy as sa
 
 from san_desktop.core.enums import AttemptOutcome, ErrorKind, JobPool, JobStatus, JobType
 from san_desktop.core.ids import new_id
-from san_desktop.jobs.records import Claim, JobRecord
+from san_desktop.queue.records import Claim, JobRecord
 
 JOB_COLUMNS = (
     "id", "job_type", "target_id", "status", "attempts", "max_attempts", "error_message", "error_kind",

@@ -26,16 +26,21 @@ from san_desktop.core.enums import (
     JobStatus,
     JobType,
 )
-from san_desktop.core.errors import SanError
 from san_desktop.core.ids import new_id
 from san_desktop.core.redact import error_details, error_message
 from san_desktop.core.settings import JobSettings
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, JobAttempt
-from san_desktop.jobs import claims
-from san_desktop.jobs.errors import JobCancelledError, JobSupersededError, classify
-from san_desktop.jobs.records import AttemptRecord, Claim, JobEvent, JobRecord
+from san_desktop.queue import claims
+from san_desktop.queue.errors import (
+    DuplicateJobError,
+    JobCancelledError,
+    JobNotFoundError,
+    JobStateError,
+    JobSupersededError,
+)
+from san_desktop.queue.records import AttemptRecord, Claim, Classification, JobEvent, JobRecord
 
 log = logging.getLogger(__name__)
 
@@ -44,30 +49,6 @@ Listener = Callable[[JobEvent], None]
 # keys in Session.info for events waiting on the caller's commit
 _PENDING_EVENTS = "san_pending_job_events"
 _HOOKED = "san_job_events_hooked"
-
-
-class DuplicateJobError(SanError):
-    """A job of this type for this target is already waiting or running."""
-
-    def __init__(self, job_type: JobType, target_id: str, existing_job_id: str) -> None:
-        super().__init__(
-            f"A {job_type.value} job for {target_id} is already waiting or running (job {existing_job_id})."
-        )
-        self.job_type = job_type
-        self.target_id = target_id
-        self.existing_job_id = existing_job_id
-
-
-class JobNotFoundError(SanError):
-    exit_code = 5
-
-    def __init__(self, job_id: str) -> None:
-        super().__init__(f"There is no job with id {job_id}.")
-        self.job_id = job_id
-
-
-class JobStateError(SanError):
-    """The requested action does not fit the job's current state."""
 
 
 def _is_active_duplicate(exc: IntegrityError) -> bool:
@@ -285,9 +266,11 @@ class JobQueue:
         raw = self.settings.backoff_base_seconds * (2 ** max(0, attempt - 1))
         return float(min(self.settings.backoff_max_seconds, raw * (0.5 + self.jitter())))
 
-    def fail(self, claim: Claim, exc: BaseException) -> JobRecord | None:
-        """Record a failed attempt: retry later (transient, attempts left), wait out a rate limit
-        without spending the attempt, or fail for good. None if a newer state won (result dropped)."""
+    def fail(self, claim: Claim, exc: BaseException, found: Classification) -> JobRecord | None:
+        """Record a failed attempt as the job layer classified it (``found``): retry later (transient,
+        attempts left), wait out a rate limit without spending the attempt, or fail for good. A
+        cancellation is recorded as such whatever ``found`` says. None if a newer state won (result
+        dropped)."""
         now = self.clock()
         message = error_message(exc)
         details = error_details(exc)
@@ -296,7 +279,6 @@ class JobQueue:
             values = {**common, "status": JobStatus.CANCELLED, "finished_at": now, "error_message": None}
             outcome = AttemptOutcome.CANCELLED
         else:
-            found = classify(exc)
             common["error_kind"] = found.kind
             wait = found.retry_after
             if wait is not None and wait <= self.settings.max_rate_limit_wait_seconds:

@@ -1,69 +1,28 @@
 """How a job's failure is classified: transient (retry with backoff), rate limited (wait without
-spending an attempt) or permanent (fail at once). DESIGN.md §3."""
+spending an attempt) or permanent (fail at once). DESIGN.md §3.
+
+The error classes themselves live in ``core.errors`` so adapters raise them without importing this layer;
+the queue records what this module decides."""
 
 from __future__ import annotations
 
 import re
 import sqlite3
 import time
-from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 
 import httpx
 
 from san_desktop.core.enums import ErrorKind
-from san_desktop.core.errors import DatabaseLockedError, SanError
+from san_desktop.core.errors import (
+    DatabaseLockedError,
+    PermanentError,
+    RateLimitedError,
+    SanError,
+    TransientError,
+)
 from san_desktop.core.redact import cause_chain
-
-TARGET_NOT_FOUND = "Target data not found (Already deleted)"
-
-
-class JobError(Exception):
-    """Base of the failures processors raise on purpose."""
-
-
-class PermanentJobError(JobError):
-    """Retrying cannot help (bad input, 401/403/404, validation): fail at once."""
-
-
-class TransientJobError(JobError):
-    """May succeed later (timeout, connection refused, 5xx): retry with backoff."""
-
-
-class RateLimitedError(TransientJobError):
-    """The service asked us to wait ``retry_after`` seconds; waiting does not spend an attempt."""
-
-    def __init__(self, message: str, retry_after: float) -> None:
-        super().__init__(message)
-        self.retry_after = max(0.0, retry_after)
-
-
-class TargetNotFoundError(PermanentJobError):
-    def __init__(self, detail: str = "") -> None:
-        super().__init__(TARGET_NOT_FOUND + (f": {detail}" if detail else ""))
-
-
-class JobCancelledError(Exception):
-    """Raised inside a processor when the user cancelled its job; not an error."""
-
-
-class JobInterruptedError(Exception):
-    """Raised inside a processor when the app is shutting down: the job goes back to the queue."""
-
-
-class JobSupersededError(Exception):
-    """The job is no longer this attempt's (cancelled, recovered, re-run): its result is dropped."""
-
-
-@dataclass(frozen=True)
-class Classification:
-    kind: ErrorKind
-    retry_after: float | None = None  # set for rate limits
-
-    @property
-    def rate_limited(self) -> bool:
-        return self.retry_after is not None
-
+from san_desktop.queue.records import Classification
 
 TRANSIENT = Classification(ErrorKind.TRANSIENT)
 PERMANENT = Classification(ErrorKind.PERMANENT)
@@ -83,9 +42,9 @@ def classify(exc: BaseException, *, now: float | None = None) -> Classification:
 def _classify_one(exc: BaseException, now: float) -> Classification | None:
     if isinstance(exc, RateLimitedError):
         return Classification(ErrorKind.TRANSIENT, exc.retry_after)
-    if isinstance(exc, TransientJobError | DatabaseLockedError):
+    if isinstance(exc, TransientError | DatabaseLockedError):
         return TRANSIENT  # a lock held elsewhere goes away: try again later
-    if isinstance(exc, PermanentJobError | SanError):
+    if isinstance(exc, PermanentError | SanError):
         return PERMANENT
     if isinstance(exc, httpx.HTTPStatusError):
         return classify_response(exc.response, now=now)

@@ -7,14 +7,8 @@ import httpx
 import pytest
 
 from san_desktop.core.enums import ErrorKind
-from san_desktop.jobs.errors import (
-    PermanentJobError,
-    RateLimitedError,
-    TargetNotFoundError,
-    TransientJobError,
-    classify,
-    rate_limit_wait,
-)
+from san_desktop.core.errors import PermanentError, RateLimitedError, TargetNotFoundError, TransientError
+from san_desktop.jobs.classify import classify, rate_limit_wait
 
 NOW = 1_800_000_000.0
 
@@ -79,8 +73,8 @@ def test_causes_are_looked_through() -> None:
 
 
 def test_explicit_classes_and_unknown_errors() -> None:
-    assert classify(TransientJobError("x")).kind is ErrorKind.TRANSIENT
-    assert classify(PermanentJobError("x")).kind is ErrorKind.PERMANENT
+    assert classify(TransientError("x")).kind is ErrorKind.TRANSIENT
+    assert classify(PermanentError("x")).kind is ErrorKind.PERMANENT
     assert classify(RateLimitedError("x", 5)).retry_after == 5
     assert classify(KeyError("bug")).kind is ErrorKind.PERMANENT
     assert str(TargetNotFoundError()) == "Target data not found (Already deleted)"

@@ -11,13 +11,15 @@ import sqlalchemy as sa
 
 from san_desktop.bootstrap import Backend
 from san_desktop.core.enums import AttemptOutcome, ErrorKind, JobPool, JobStatus, JobType
+from san_desktop.core.errors import TargetNotFoundError, TransientError
 from san_desktop.core.settings import JobSettings
 from san_desktop.db.models import AsyncJob
-from san_desktop.jobs.errors import TargetNotFoundError, TransientJobError
+from san_desktop.jobs.classify import TRANSIENT
 from san_desktop.jobs.executor import JobExecutor
-from san_desktop.jobs.queue import DuplicateJobError, JobNotFoundError, JobQueue, JobStateError
-from san_desktop.jobs.records import JobEvent
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
+from san_desktop.queue.errors import DuplicateJobError, JobNotFoundError, JobStateError
+from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.records import JobEvent
 from tests.support.clock import FakeClock
 from tests.support.jobs import RecordingProcessor
 
@@ -157,7 +159,7 @@ def test_a_late_worker_cannot_overwrite_a_newer_state(queue: JobQueue, backend: 
     claim = queue.claim_next(backend.session_id, JobPool.AI, AI_TYPES)
     assert claim is not None
     queue.cancel(job.id)  # meanwhile the user cancelled it
-    assert queue.fail(claim, TimeoutError("late")) is None
+    assert queue.fail(claim, TimeoutError("late"), TRANSIENT) is None
     with pytest.raises(Exception, match=job.id):
         queue.complete(claim)
     assert queue.get(job.id).status is JobStatus.CANCELLED
@@ -170,7 +172,7 @@ def test_a_late_worker_cannot_overwrite_a_newer_state(queue: JobQueue, backend: 
 def test_transient_failures_back_off_then_succeed(clocked_queue: JobQueue, backend: Backend, clock: FakeClock) -> None:
     def flaky(context: JobContext) -> None:
         if context.claim.attempt < 3:
-            raise TransientJobError(f"server busy on attempt {context.claim.attempt}")
+            raise TransientError(f"server busy on attempt {context.claim.attempt}")
 
     executor = _executor(clocked_queue, backend, flaky)
     job = clocked_queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
