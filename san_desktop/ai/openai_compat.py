@@ -156,8 +156,8 @@ class OpenAICompatibleProvider:
         return refined.strip()
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        response = self._client.post("embeddings", json={"model": self.settings.embedding_model, "input": list(texts)})
-        response.raise_for_status()
+        response = self._post("embeddings", {"model": self.settings.embedding_model, "input": list(texts)})
+        _raise_for_status(response)
         try:
             items = sorted(response.json()["data"], key=lambda item: item["index"])
             matrix = np.asarray([item["embedding"] for item in items], dtype=np.float32)
@@ -197,7 +197,7 @@ class OpenAICompatibleProvider:
                             MODES[self._mode_index],
                         )
                 continue
-            response.raise_for_status()
+            _raise_for_status(response)
             return self._parse_chat(response)
 
     def _chat(self, instructions: str, text: str, mode: str, name: str, schema: dict[str, Any]) -> httpx.Response:
@@ -216,7 +216,19 @@ class OpenAICompatibleProvider:
             }
         elif mode == "json_object":
             body["response_format"] = {"type": "json_object"}
-        return self._client.post("chat/completions", json=body)
+        return self._post("chat/completions", body)
+
+    def _post(self, path: str, body: dict[str, Any]) -> httpx.Response:
+        """POST that names the address and the limit when the server is too slow to answer."""
+        try:
+            return self._client.post(path, json=body)
+        except httpx.TimeoutException as exc:
+            limit = self.settings.connect_timeout_seconds if isinstance(exc, httpx.ConnectTimeout) else None
+            limit = limit or self.settings.timeout_seconds
+            raise TransientError(
+                f"No answer from {self._client.base_url}{path} within {limit:g} s "
+                "(raise ai.timeout_seconds for slow local models)"
+            ) from exc
 
     @staticmethod
     def _parse_chat(response: httpx.Response) -> dict[str, Any]:
@@ -237,6 +249,38 @@ class OpenAICompatibleProvider:
         if not isinstance(content, str) or not content.strip():
             raise AIOutputError("The AI answer was empty")
         return extract_json_object(content)
+
+
+def _error_detail(response: httpx.Response) -> tuple[str, str]:
+    """(message, code) of an OpenAI-style error body, or the start of whatever the body is."""
+    try:
+        payload = response.json()
+    except ValueError:
+        return " ".join(response.text.split())[:300], ""
+    error = payload.get("error") if isinstance(payload, dict) else None
+    if isinstance(error, dict):
+        return str(error.get("message") or "")[:300], str(error.get("code") or error.get("type") or "")
+    if isinstance(error, str):
+        return error[:300], ""
+    return " ".join(response.text.split())[:300], ""
+
+
+def _raise_for_status(response: httpx.Response) -> None:
+    """Like ``raise_for_status``, with the server's own explanation in the message (the job layer still
+    classifies by status and headers). An exhausted quota is a 429 that waiting does not end."""
+    if response.is_success:
+        return
+    message, code = _error_detail(response)
+    request = response.request
+    summary = f"HTTP {response.status_code} {response.reason_phrase} from {request.url}"
+    if message:
+        summary += f": {message}"
+    error = httpx.HTTPStatusError(summary, request=request, response=response)
+    if response.status_code == 429 and code == "insufficient_quota":
+        raise PermanentError(
+            "The AI account's quota is exhausted (insufficient_quota): add credit or change the AI settings"
+        ) from error
+    raise error
 
 
 def _rejects_response_format(response: httpx.Response) -> bool:

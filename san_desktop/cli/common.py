@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import argparse
+import io
 import json
+import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, is_dataclass
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from san_desktop.core.logging_setup import setup_logging
 from san_desktop.core.paths import database_path, ensure_data_dir, resolve_data_dir
+from san_desktop.core.text import terminal_safe
 from san_desktop.db.database import Database, open_database
 
 
@@ -41,8 +45,63 @@ def _plain(value: Any) -> Any:
 
 
 def print_json(data: Any) -> None:
-    json.dump(_plain(data), sys.stdout, ensure_ascii=False, indent=2, sort_keys=True)
-    sys.stdout.write("\n")
+    """JSON exactly as stored (control characters come out escaped), past the terminal filter."""
+    out = getattr(sys.stdout, "exact", sys.stdout)
+    json.dump(_plain(data), out, ensure_ascii=False, indent=2, sort_keys=True)
+    out.write("\n")
+    out.flush()
+
+
+class TerminalSafeStream(io.TextIOBase):
+    """Wraps stdout or stderr for the duration of a command: user text (a scrap with ``ESC ]0;…`` or an
+    OSC 52 clipboard write, bidi overrides, lone surrogates) is printed inert. ``exact`` is the
+    wrapped stream, for output that must stay byte-exact (JSON)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        super().__init__()
+        self.exact = stream
+
+    def write(self, text: str) -> int:
+        self.exact.write(terminal_safe(text))
+        return len(text)
+
+    def flush(self) -> None:
+        self.exact.flush()
+
+    def isatty(self) -> bool:
+        return self.exact.isatty()
+
+    def fileno(self) -> int:
+        return self.exact.fileno()
+
+
+# --- argument types that refuse what would break later (NaN, infinities, huge numbers) ---------
+
+
+def count(maximum: int) -> Callable[[str], int]:
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, not {value!r}") from None
+        if not 1 <= number <= maximum:
+            raise argparse.ArgumentTypeError(f"must be between 1 and {maximum}, not {value}")
+        return number
+
+    return parse
+
+
+def seconds(maximum: float) -> Callable[[str], float]:
+    def parse(value: str) -> float:
+        try:
+            number = float(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number of seconds, not {value!r}") from None
+        if not math.isfinite(number) or not 0 < number <= maximum:
+            raise argparse.ArgumentTypeError(f"must be more than 0 and at most {maximum:g} seconds, not {value}")
+        return number
+
+    return parse
 
 
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:

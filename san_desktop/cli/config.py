@@ -9,7 +9,7 @@ import sys
 from san_desktop.cli.common import print_json
 from san_desktop.core.errors import SanError
 from san_desktop.core.paths import ensure_data_dir, resolve_data_dir
-from san_desktop.core.settings import load_settings, save_settings, with_value
+from san_desktop.core.settings import load_settings, load_settings_checked, save_settings, with_value
 from san_desktop.services.secrets import AI_API_KEY, delete_secret, get_secret, set_secret
 
 SECRET_KEYS = {"ai.api_key": AI_API_KEY}
@@ -32,7 +32,10 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def cmd_show(args: argparse.Namespace) -> int:
     directory = resolve_data_dir(args.data_dir)
-    data = load_settings(directory).as_dict()
+    settings, problems = load_settings_checked(directory)
+    for problem in problems:
+        print(f"san: settings.json: {problem}", file=sys.stderr)
+    data = settings.as_dict()
     data["ai"]["api_key"] = "stored in keyring" if get_secret(AI_API_KEY) else "not set"
     if args.json:
         print_json(data)
@@ -51,7 +54,9 @@ def cmd_set(args: argparse.Namespace) -> int:
                 f"Secrets are never taken from the command line (it ends up in shell history). Run "
                 f"`san config set {args.key}` and type or pipe the key on standard input."
             )
-        secret = getpass.getpass("API key: ") if sys.stdin.isatty() else sys.stdin.readline().strip()
+        if sys.stdin is None or sys.stdin.closed:
+            raise SanError(f"Standard input is closed: pipe the key in (`... | san config set {args.key}`).")
+        secret = getpass.getpass("API key: ") if sys.stdin.isatty() else sys.stdin.readline(4096).strip()
         if not secret:
             deleted = delete_secret(SECRET_KEYS[args.key])
             print("API key removed." if deleted else "No API key was stored.")

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from san_desktop.ai.factory import ProviderSource
 from san_desktop.bootstrap import start_backend
-from san_desktop.cli.common import open_cli_database, print_json, print_table, short_time
+from san_desktop.cli.common import count, open_cli_database, print_json, print_table, seconds, short_time
 from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.settings import load_settings
 from san_desktop.jobs.processors import build_registry
@@ -16,20 +17,27 @@ from san_desktop.jobs.recovery import sweep
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.services.secrets import ai_api_key
 
+MAX_TIMEOUT = 30 * 86_400.0
+
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     jobs = commands.add_parser("jobs", help="background jobs")
     sub = jobs.add_subparsers(dest="jobs_command", metavar="ACTION", required=True)
 
     run = sub.add_parser("run", help="run jobs without a window (takes the data directory's lock)")
-    run.add_argument("--until-idle", action="store_true", help="exit when nothing is runnable")
-    run.add_argument("--timeout", type=float, metavar="S", help="exit after S seconds")
+    run.add_argument("--until-idle", action="store_true", help="exit when nothing is runnable now")
+    run.add_argument(
+        "--wait-retries",
+        action="store_true",
+        help="with --until-idle: also wait for retries and rate limits that are due later",
+    )
+    run.add_argument("--timeout", type=seconds(MAX_TIMEOUT), metavar="S", help="exit after S seconds")
     run.set_defaults(handler=cmd_run)
 
     listing = sub.add_parser("list", help="list jobs, newest first")
     listing.add_argument("--status", type=_status, action="append", default=[], metavar="S")
     listing.add_argument("--type", type=_job_type, action="append", default=[], metavar="T", dest="types")
-    listing.add_argument("--limit", type=int, default=50)
+    listing.add_argument("--limit", type=count(100_000), default=50)
     listing.add_argument("--json", action="store_true")
     listing.set_defaults(handler=cmd_list)
 
@@ -85,9 +93,32 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         settings = load_settings(backend.data_dir)
         registry = build_registry(ProviderSource(settings.ai, api_key=ai_api_key))
-        return run_headless(backend, registry, settings.jobs, until_idle=args.until_idle, timeout=args.timeout)
+        code = run_headless(
+            backend,
+            registry,
+            settings.jobs,
+            until_idle=args.until_idle,
+            wait_retries=args.wait_retries,
+            timeout=args.timeout,
+        )
+        if args.until_idle and code == 0:
+            _tell_about_waiting_jobs(JobQueue(backend.db, settings.jobs))
+        return code
     finally:
         backend.close()
+
+
+def _tell_about_waiting_jobs(queue: JobQueue) -> None:
+    """``--until-idle`` stops when nothing can run now; jobs waiting for a retry are said, not hidden."""
+    waiting = queue.waiting_summary(list(JobType))
+    if waiting is not None:
+        count_, next_run = waiting
+        delay = max(0.0, (next_run - queue.clock()).total_seconds())
+        print(
+            f"{count_} job(s) wait for a retry or a rate limit, the next in {delay:.0f} s; run again later "
+            "or add --wait-retries.",
+            file=sys.stderr,
+        )
 
 
 def cmd_list(args: argparse.Namespace) -> int:

@@ -13,7 +13,9 @@ from collections.abc import Callable, Sequence
 
 from san_desktop import APP_NAME, __version__
 from san_desktop.cli import config, doctor, jobs, scraps
+from san_desktop.cli.common import TerminalSafeStream
 from san_desktop.core.errors import SanError
+from san_desktop.core.redact import redact
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,20 +32,45 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _join_option_values(argv: Sequence[str]) -> list[str]:
+    """``--text -starts-with-a-dash`` as ``--text=-starts-with-a-dash``: argparse would take the value
+    for an option and refuse it."""
+    joined: list[str] = []
+    items = iter(argv)
+    for item in items:
+        if item in TEXT_OPTIONS:
+            value = next(items, None)
+            joined.append(item if value is None else f"{item}={value}")
+        else:
+            joined.append(item)
+    return joined
+
+
+TEXT_OPTIONS = ("--text", "--search")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    args = parser.parse_args(_join_option_values(arguments))
     handler: Callable[[argparse.Namespace], int] = args.handler
+    real_out, real_err = sys.stdout, sys.stderr
+    if real_out is not None:
+        sys.stdout = TerminalSafeStream(real_out)
+    if real_err is not None:
+        sys.stderr = TerminalSafeStream(real_err)
     try:
         return handler(args)
     except SanError as exc:
-        print(f"san: {exc}", file=sys.stderr)
+        print(f"san: {redact(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `san ... | head`: the reader has gone, which is fine
-        sys.stderr.close()
+        real_err.close()
         return 0
+    finally:
+        sys.stdout, sys.stderr = real_out, real_err
 
 
 if __name__ == "__main__":

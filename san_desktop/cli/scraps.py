@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from san_desktop.ai.factory import ProviderSource
-from san_desktop.cli.common import open_cli_database, print_json, print_table, short_time
+from san_desktop.cli.common import count, open_cli_database, print_json, print_table, short_time
 from san_desktop.core.enums import SourceType
+from san_desktop.core.inputs import raw_limit, read_stdin
 from san_desktop.core.settings import Settings, load_settings
 from san_desktop.core.text import decode_bytes, preview
 from san_desktop.db.database import Database
@@ -19,19 +19,21 @@ from san_desktop.services import cards
 from san_desktop.services.scraps import ScrapService
 from san_desktop.services.secrets import ai_api_key
 
+MAX_LIMIT = 100_000
+
 
 def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     scrap = commands.add_parser("scrap", help="capture and manage scraps")
     sub = scrap.add_subparsers(dest="scrap_command", metavar="ACTION", required=True)
     add = sub.add_parser("add", help="scrap text (the running app or `san jobs run` analyses it)")
     source = add.add_mutually_exclusive_group(required=True)
-    source.add_argument("--text", help="the text to scrap")
+    source.add_argument("--text", help="the text to scrap (it may start with a dash)")
     source.add_argument("--file", type=Path, help="a .txt, .md or .html file")
     source.add_argument("-", dest="stdin", action="store_true", help="read the text from standard input")
     add.add_argument("--json", action="store_true")
     add.set_defaults(handler=cmd_add)
     listing = sub.add_parser("list", help="scraps, newest first")
-    listing.add_argument("--limit", type=int, default=50)
+    listing.add_argument("--limit", type=count(MAX_LIMIT), default=50)
     listing.add_argument("--json", action="store_true")
     listing.set_defaults(handler=cmd_list)
     delete = sub.add_parser("delete", help="move a scrap to the bin (undo with `san scrap restore`)")
@@ -45,7 +47,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     card_sub = card.add_subparsers(dest="cards_command", metavar="ACTION", required=True)
     card_list = card_sub.add_parser("list", help="cards, newest first")
     card_list.add_argument("--search", default="")
-    card_list.add_argument("--limit", type=int, default=50)
+    card_list.add_argument("--limit", type=count(MAX_LIMIT), default=50)
     card_list.add_argument("--json", action="store_true")
     card_list.set_defaults(handler=cmd_cards_list)
     show = card_sub.add_parser("show", help="one card in full")
@@ -54,7 +56,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     show.set_defaults(handler=cmd_cards_show)
     similar = card_sub.add_parser("similar", help="cards similar to one card")
     similar.add_argument("card_id", metavar="ID")
-    similar.add_argument("--limit", type=int, default=10)
+    similar.add_argument("--limit", type=count(MAX_LIMIT), default=10)
     similar.add_argument("--json", action="store_true")
     similar.set_defaults(handler=cmd_cards_similar)
 
@@ -78,7 +80,8 @@ def cmd_add(args: argparse.Namespace) -> int:
         if args.file is not None:
             result = service.capture_file(args.file)
         elif args.stdin:
-            result = service.capture(decode_bytes(sys.stdin.buffer.read(), "standard input"), SourceType.TEXT)
+            data = read_stdin(raw_limit(settings.capture.max_bytes))
+            result = service.capture(decode_bytes(data, "standard input"), SourceType.TEXT)
         else:
             result = service.capture(args.text)
     if args.json:

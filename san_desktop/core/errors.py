@@ -5,6 +5,7 @@ Anything that is not a ``SanError`` is a bug: it is logged with its traceback an
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 
@@ -66,6 +67,35 @@ class DatabaseLockedError(DatabaseError):
         self.path = path
 
 
+class DatabaseDamagedError(DatabaseError):
+    def __init__(self, path: Path, detail: str, backup: Path | None) -> None:
+        if backup is not None:
+            remedy = (
+                f"Restore the latest backup: close SAN Desktop, move {path.name} (with any {path.name}-wal and "
+                f"{path.name}-shm beside it) out of the folder, and copy {backup.name} to {path.name}."
+            )
+        else:
+            remedy = (
+                "There is no backup beside it. Keep a copy of the file, then try `sqlite3 "
+                f"{path.name} .recover | sqlite3 recovered.db` to save what can be saved."
+            )
+        super().__init__(f"The database {path} is damaged ({detail}); SAN Desktop did not write to it. {remedy}")
+        self.path = path
+        self.backup = backup
+
+
+class StorageFullError(SanError):
+    """The disk is full (or read-only): nothing can be written until space is freed. Work that hits it
+    waits and tries again; nothing already stored is lost."""
+
+    def __init__(self, where: Path | str, detail: str = "") -> None:
+        extra = f" ({detail})" if detail else ""
+        super().__init__(
+            f"Cannot write to {where}: the disk is full or read-only{extra}. Free some space (or make it "
+            "writable) and try again; nothing already stored was lost."
+        )
+
+
 class SqliteDriverError(DatabaseError):
     pass
 
@@ -107,3 +137,17 @@ class TargetNotFoundError(PermanentError):
 
     def __init__(self, detail: str = "") -> None:
         super().__init__(TARGET_NOT_FOUND + (f": {detail}" if detail else ""))
+
+
+_STORAGE_ERRNOS = {errno.ENOSPC, errno.EROFS, getattr(errno, "EDQUOT", errno.ENOSPC)}
+_STORAGE_MESSAGES = ("database or disk is full", "readonly database", "read-only file system", "no space left")
+
+
+def is_storage_full(exc: BaseException) -> bool:
+    """Whether ``exc`` (an OSError or a SQLite error, possibly wrapped) says the disk is full or read-only."""
+    if isinstance(exc, StorageFullError):
+        return True
+    if isinstance(exc, OSError) and exc.errno in _STORAGE_ERRNOS:
+        return True
+    text = str(exc).lower()
+    return any(message in text for message in _STORAGE_MESSAGES)

@@ -1,4 +1,5 @@
-"""One live SAN process (GUI or headless runner) per data directory.
+"""File locks between processes; above all, one live SAN process (GUI or headless runner) per data
+directory.
 
 Recovery relies on it: work owned by any session other than the lock holder's belongs to a dead process.
 The lock is an OS file lock, so it disappears with the process however it ends (even SIGKILL).
@@ -8,50 +9,84 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 from types import TracebackType
 from typing import IO
 
-from san_desktop.core.errors import InstanceLockedError
+from san_desktop.core.errors import DataDirectoryError, InstanceLockedError
 from san_desktop.core.paths import LOCK_FILE
 
 
-class InstanceLock:
-    def __init__(self, data_dir: Path) -> None:
-        self.data_dir = data_dir
-        self.path = data_dir / LOCK_FILE
+class FileLock:
+    """An exclusive OS lock on a file, shared by every process that opens the same path. The holder's
+    pid is written into the file when there is room for it (it only explains who holds the lock)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
         self._handle: IO[str] | None = None
 
     @property
     def held(self) -> bool:
         return self._handle is not None
 
-    def acquire(self) -> InstanceLock:
-        handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - kept open while the lock is held
+    def try_acquire(self) -> str | None:
+        """Take the lock if it is free; otherwise return the holder's pid (or "" if unknown)."""
+        try:
+            handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - kept open while the lock is held
+        except OSError as exc:
+            raise DataDirectoryError(f"Cannot open the lock file {self.path}: {exc.strerror or exc}.") from exc
         try:
             _lock_file(handle)
         except OSError:
             handle.seek(0)
-            holder = handle.read().strip() or None
+            holder = handle.read().strip()
             handle.close()
-            raise InstanceLockedError(self.data_dir, holder) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(str(os.getpid()))
-        handle.flush()
+            return holder
+        try:
+            handle.seek(0)
+            handle.truncate()
+            handle.write(str(os.getpid()))
+            handle.flush()
+        except OSError:
+            pass  # a full disk: the lock is held all the same
         self._handle = handle
-        return self
+        return None
+
+    def acquire_blocking(self, timeout: float, poll: float = 0.05) -> bool:
+        """Wait up to ``timeout`` seconds for the lock; False if another process kept it."""
+        deadline = time.monotonic() + timeout
+        while self.try_acquire() is not None:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(poll)
+        return True
 
     def release(self) -> None:
         if self._handle is None:
             return
         try:
-            self._handle.seek(0)
-            self._handle.truncate()
+            try:
+                self._handle.seek(0)
+                self._handle.truncate()
+            except OSError:
+                pass
             _unlock_file(self._handle)
         finally:
             self._handle.close()
             self._handle = None
+
+
+class InstanceLock(FileLock):
+    def __init__(self, data_dir: Path) -> None:
+        super().__init__(data_dir / LOCK_FILE)
+        self.data_dir = data_dir
+
+    def acquire(self) -> InstanceLock:
+        holder = self.try_acquire()
+        if holder is not None:
+            raise InstanceLockedError(self.data_dir, holder or None)
+        return self
 
     def __enter__(self) -> InstanceLock:
         return self.acquire()

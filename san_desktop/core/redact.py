@@ -15,6 +15,8 @@ _PATTERNS = (
     (re.compile(r"(?i)\b(bearer|token)\s+[A-Za-z0-9._~+/=-]{8,}"), r"\1 [redacted]"),
     (re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"), "[redacted]"),
     (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{20,})"), "[redacted]"),
+    # credentials in a URL: scheme://user:secret@host
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@'\"<>]+@"), r"\1[redacted]@"),
     (
         re.compile(r"(?i)\b((?:api[_-]?key|access[_-]?token|client[_-]?secret|password)\s*[=:]\s*)[^\s&'\",}]+"),
         r"\1[redacted]",

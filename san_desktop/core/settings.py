@@ -4,48 +4,61 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import Field, asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
+
+from san_desktop.core.errors import SanError, StorageFullError, is_storage_full
 
 log = logging.getLogger(__name__)
 
 SETTINGS_FILE = "settings.json"
 
 
+def _number(default: float, low: float, high: float) -> Any:
+    """A numeric setting with its allowed range (inclusive), used by loading, ``config set`` and the dialog."""
+    return field(default=default, metadata={"range": (low, high)})
+
+
+DAY = 86_400.0
+
+
+def _validate(instance: Any, section: str) -> None:
+    """Every field of a settings section holds a value of its type and range (one schema for all)."""
+    for item in fields(instance):
+        check_value(section, item.name, getattr(instance, item.name), item)
+
+
 @dataclass(frozen=True)
 class JobSettings:
-    ai_pool_size: int = 2
-    github_pool_size: int = 1
-    max_attempts: int = 3
+    ai_pool_size: int = _number(2, 1, 32)
+    github_pool_size: int = _number(1, 1, 8)
+    max_attempts: int = _number(3, 1, 100)
     # transient failures wait backoff_base * 2**(attempt-1) seconds (with jitter), at most backoff_max
-    backoff_base_seconds: float = 5.0
-    backoff_max_seconds: float = 600.0
+    backoff_base_seconds: float = _number(5.0, 0.0, 3600.0)
+    backoff_max_seconds: float = _number(600.0, 0.0, DAY)
     # a claimed job's lease; a job PROCESSING past it in the live session is reported as stalled
-    lease_seconds: float = 3600.0
+    lease_seconds: float = _number(3600.0, 1.0, 7 * DAY)
     # how often other processes' jobs (the command line) are looked for
-    poll_interval_seconds: float = 2.0
+    poll_interval_seconds: float = _number(2.0, 0.01, 3600.0)
     # recovery sweep (seed: every 2 hours) and its thresholds, counted from when the work started
-    sweep_interval_seconds: float = 7200.0
-    pending_overdue_seconds: float = 1800.0
-    processing_stall_seconds: float = 3600.0
+    sweep_interval_seconds: float = _number(7200.0, 1.0, 7 * DAY)
+    pending_overdue_seconds: float = _number(1800.0, 0.0, 30 * DAY)
+    processing_stall_seconds: float = _number(3600.0, 0.0, 30 * DAY)
     # a job whose run was interrupted this often (the app keeps dying on it) fails instead
-    max_interruptions: int = 5
+    max_interruptions: int = _number(5, 1, 100)
     # circuit breaker of the AI pool
-    breaker_failure_threshold: int = 5
-    breaker_cooldown_seconds: float = 60.0
-    breaker_max_cooldown_seconds: float = 900.0
+    breaker_failure_threshold: int = _number(5, 1, 1000)
+    breaker_cooldown_seconds: float = _number(60.0, 0.0, DAY)
+    breaker_max_cooldown_seconds: float = _number(900.0, 0.0, 7 * DAY)
     # a rate limit longer than this fails the attempt instead of waiting
-    max_rate_limit_wait_seconds: float = 3600.0
+    max_rate_limit_wait_seconds: float = _number(3600.0, 0.0, 7 * DAY)
 
     def __post_init__(self) -> None:
-        for name in ("ai_pool_size", "github_pool_size", "max_attempts", "max_interruptions"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"jobs.{name} must be at least 1")
-        for item in fields(self):
-            if isinstance(getattr(self, item.name), float) and getattr(self, item.name) < 0:
-                raise ValueError(f"jobs.{item.name} must not be negative")
+        _validate(self, "jobs")
 
 
 AI_PROVIDERS = ("local", "openai")
@@ -55,30 +68,24 @@ AI_PROVIDERS = ("local", "openai")
 class AISettings:
     """Which AI provider runs card analysis and refinement. The API key lives in the keyring."""
 
-    provider: str = "local"  # "local" (embedded, offline) or "openai" (any OpenAI-compatible server)
-    base_url: str = "http://127.0.0.1:11434/v1"  # Ollama's default; OpenAI: https://api.openai.com/v1
+    provider: str = field(default="local", metadata={"choices": AI_PROVIDERS})  # "local": embedded, offline
+    base_url: str = field(default="http://127.0.0.1:11434/v1", metadata={"url": True})  # Ollama's default
     chat_model: str = "llama3.1"
     embedding_model: str = "nomic-embed-text"
-    timeout_seconds: float = 120.0  # slow local models need long timeouts
-    temperature: float = 0.2
+    timeout_seconds: float = _number(120.0, 0.1, 3600.0)  # slow local models need long timeouts
+    temperature: float = _number(0.2, 0.0, 2.0)
 
     def __post_init__(self) -> None:
-        if self.provider not in AI_PROVIDERS:
-            raise ValueError(f"ai.provider must be one of {', '.join(AI_PROVIDERS)}")
-        if not self.base_url.startswith(("http://", "https://")):
-            raise ValueError("ai.base_url must start with http:// or https://")
-        if self.timeout_seconds <= 0:
-            raise ValueError("ai.timeout_seconds must be positive")
+        _validate(self, "ai")
 
 
 @dataclass(frozen=True)
 class CaptureSettings:
-    max_bytes: int = 1_000_000
+    max_bytes: int = _number(1_000_000, 1, 100_000_000)
     watch_clipboard: bool = False  # opt-in: scrap whatever is copied
 
     def __post_init__(self) -> None:
-        if self.max_bytes < 1:
-            raise ValueError("capture.max_bytes must be positive")
+        _validate(self, "capture")
 
 
 @dataclass(frozen=True)
@@ -94,13 +101,43 @@ class Settings:
 SECTIONS: dict[str, type[Any]] = {"jobs": JobSettings, "ai": AISettings, "capture": CaptureSettings}
 
 
-def coerce(section: str, key: str, value: Any) -> Any:
-    """``value`` as the type of ``section.key``'s default, or ValueError saying what is expected."""
+def _field(section: str, key: str) -> Field[Any]:
     cls = SECTIONS[section]
-    known = {item.name for item in fields(cls)}
-    if key not in known:
-        raise ValueError(f"unknown setting {section}.{key}; known: {', '.join(sorted(known))}")
-    default = getattr(cls(), key)
+    for item in fields(cls):
+        if item.name == key:
+            return item
+    known = ", ".join(sorted(item.name for item in fields(cls)))
+    raise ValueError(f"unknown setting {section}.{key}; known: {known}")
+
+
+def check_value(section: str, key: str, value: Any, item: Field[Any] | None = None) -> None:
+    """Raise ValueError saying what ``section.key`` accepts when ``value`` (already of the right type)
+    is out of its range, not finite, not one of its choices, or not a usable URL."""
+    item = item or _field(section, key)
+    name = f"{section}.{key}"
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, not {value!r}")
+    if (bounds := item.metadata.get("range")) is not None and not bounds[0] <= value <= bounds[1]:
+        raise ValueError(f"{name} must be between {bounds[0]:g} and {bounds[1]:g}, not {value!r}")
+    if (choices := item.metadata.get("choices")) is not None and value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}, not {value!r}")
+    if item.metadata.get("url"):
+        parsed = urlsplit(value)
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise ValueError(f"{name} must be an http:// or https:// address with a host, not {value!r}")
+
+
+def coerce(section: str, key: str, value: Any) -> Any:
+    """``value`` as the type of ``section.key``'s default, checked against its range; or ValueError
+    saying what is expected."""
+    item = _field(section, key)
+    default = getattr(SECTIONS[section](), key)
+    converted = _convert(section, key, default, value)
+    check_value(section, key, converted, item)
+    return converted
+
+
+def _convert(section: str, key: str, default: Any, value: Any) -> Any:
     if isinstance(default, bool):
         if isinstance(value, bool):
             return value
@@ -124,45 +161,64 @@ def coerce(section: str, key: str, value: Any) -> Any:
     raise ValueError(f"{section}.{key} expects a {type(default).__name__}, not {value!r}")
 
 
-def _section(name: str, raw: Any) -> Any:
+def _section(name: str, raw: Any, problems: list[str]) -> Any:
     cls = SECTIONS[name]
+    if raw is None:
+        return cls()
     if not isinstance(raw, dict):
+        problems.append(f"{name}: not a section of settings ({raw!r}); using its defaults")
         return cls()
     values: dict[str, Any] = {}
     for key, value in raw.items():
         try:
             values[key] = coerce(name, key, value)
         except ValueError as exc:
-            log.warning("Ignoring a setting: %s", exc)
-    try:
-        return cls(**values)
-    except ValueError as exc:
-        log.warning("Ignoring invalid %s settings (%s); using defaults", name, exc)
-        return cls()
+            problems.append(f"{exc}; using the default")
+    return cls(**values)
 
 
 def load_settings(data_dir: Path) -> Settings:
-    """Settings from ``settings.json``; a missing or unreadable file means defaults (logged)."""
+    """Settings from ``settings.json``; a missing or unreadable file means defaults, and a bad value the
+    default for that key alone (both logged, with the key and the value)."""
+    settings, problems = load_settings_checked(data_dir)
+    for problem in problems:
+        log.warning("settings.json: %s", problem)
+    return settings
+
+
+def load_settings_checked(data_dir: Path) -> tuple[Settings, list[str]]:
+    """The settings and what was wrong in the file (each problem names the key and the value)."""
     path = data_dir / SETTINGS_FILE
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(path.read_text(encoding="utf-8"), parse_constant=_reject_constant)
     except FileNotFoundError:
-        return Settings()
+        return Settings(), []
     except (OSError, ValueError) as exc:
-        log.warning("Could not read %s (%s); using default settings", path, exc)
-        return Settings()
+        return Settings(), [f"cannot be read ({exc}); using the default settings"]
     if not isinstance(raw, dict):
-        log.warning("%s does not hold a JSON object; using default settings", path)
-        return Settings()
-    return Settings(**{name: _section(name, raw.get(name)) for name in SECTIONS})
+        return Settings(), ["does not hold a JSON object; using the default settings"]
+    problems: list[str] = []
+    sections = {name: _section(name, raw.get(name), problems) for name in SECTIONS}
+    return Settings(**sections), problems
+
+
+def _reject_constant(name: str) -> Any:
+    return name  # NaN and Infinity come back as text, which the key's type then refuses by name
 
 
 def save_settings(data_dir: Path, settings: Settings) -> None:
-    """Write atomically (temporary file + rename), so a crash never leaves half a file."""
+    """Write atomically (temporary file + rename), so a crash or a full disk never leaves half a file."""
     path = data_dir / SETTINGS_FILE
     temporary = path.with_suffix(".json.tmp")
-    temporary.write_text(json.dumps(settings.as_dict(), indent=2, sort_keys=True), encoding="utf-8")
-    os.replace(temporary, path)
+    text = json.dumps(settings.as_dict(), indent=2, sort_keys=True, allow_nan=False)
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        if is_storage_full(exc):
+            raise StorageFullError(path, "the settings were not changed") from exc
+        raise SanError(f"Cannot write {path}: {exc.strerror or exc}. The settings were not changed.") from exc
 
 
 def with_value(settings: Settings, section: str, key: str, value: Any) -> Settings:

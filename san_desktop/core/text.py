@@ -24,20 +24,58 @@ def content_hash(normalized: str) -> str:
     return hashlib.sha256(normalized.encode("utf-8")).hexdigest()
 
 
+# Characters that show nothing: zero-width and joiners, BOM, soft hyphen, bidi marks, overrides and isolates.
+_INVISIBLE = "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufeff\uffa0"
+_INVISIBLE_OR_SPACE = re.compile(f"[\\s{_INVISIBLE}\\x00-\\x1f\\x7f-\\x9f]+")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def format_size(size: int, limit: int | None = None) -> str:
+    """Bytes for people: ``1.5 MB``; with ``limit``, precise enough that the two never read the same."""
+    for digits in range(1, 7):
+        text = f"{size / 1_000_000:.{digits}f} MB"
+        if limit is None or text != f"{limit / 1_000_000:.{digits}f} MB":
+            return text
+    return f"{size:,} bytes"
+
+
 def check_capturable(text: str, max_bytes: int = DEFAULT_MAX_CAPTURE_BYTES) -> str:
     """The normalised text, or ``RejectedContentError`` with a reason a user understands."""
+    if _SURROGATE.search(text):
+        raise RejectedContentError("This is not valid text (it holds bytes that are not UTF-8); nothing was scrapped.")
     normalized = normalize(text)
     if not normalized:
         raise RejectedContentError("Nothing to scrap: the content is empty or only whitespace.")
     size = len(normalized.encode("utf-8"))
     if size > max_bytes:
         raise RejectedContentError(
-            f"Too large to scrap: {size / 1_000_000:.1f} MB, the limit is {max_bytes / 1_000_000:.1f} MB "
-            "(change it in settings)."
+            f"Too large to scrap: {format_size(size, max_bytes)}, the limit is {format_size(max_bytes, size)} "
+            "(change capture.max_bytes in settings)."
         )
     if "\x00" in normalized:
         raise RejectedContentError("This looks like binary data, not text; nothing was scrapped.")
+    if not _INVISIBLE_OR_SPACE.sub("", normalized):
+        raise RejectedContentError("Nothing to scrap: the content has only invisible or control characters.")
     return normalized
+
+
+# Terminal escape sequences: CSI (colours, cursor, clear screen), OSC (titles, OSC 52 clipboard writes,
+# hyperlinks) and DCS/SOS/PM/APC strings, then any other two-character ESC sequence.
+_ESCAPE_SEQUENCE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x9b[0-?]*[ -/]*[@-~]"
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\\\|\x9c)?"
+    r"|\x1b[ -/]*[0-~]?"
+)
+_UNSAFE_FOR_TERMINAL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` without escape sequences, control characters (but newline and tab) or bidi overrides,
+    and with lone surrogates replaced: what may be printed to a terminal from user data."""
+    text = _ESCAPE_SEQUENCE.sub("", text)
+    text = _UNSAFE_FOR_TERMINAL.sub("", text)
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def decode_bytes(data: bytes, name: str = "the file") -> str:

@@ -10,9 +10,9 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy.orm import Session, sessionmaker
 
-from san_desktop.core.errors import DatabaseLockedError
+from san_desktop.core.errors import DatabaseDamagedError, DatabaseLockedError, StorageFullError, is_storage_full
 from san_desktop.db.engine import SqliteDriver, choose_driver, make_engine
-from san_desktop.db.migrate import MigrationResult, migrate
+from san_desktop.db.migrate import MigrationResult, latest_backup, migrate
 
 
 @dataclass
@@ -27,7 +27,8 @@ class Database:
     def write(self) -> Iterator[Session]:
         """One unit of work that writes: takes SQLite's write lock up front (BEGIN IMMEDIATE), so a
         read-then-write transaction never fails half-way on a lock, and commits once on success.
-        A lock held elsewhere past the busy timeout raises ``DatabaseLockedError``."""
+        A lock held elsewhere past the busy timeout raises ``DatabaseLockedError``, a full disk
+        ``StorageFullError``."""
         with (
             self._explain_locks(),
             self.engine.connect().execution_options(sqlite_begin="IMMEDIATE") as connection,
@@ -48,12 +49,18 @@ class Database:
 
     @contextmanager
     def _explain_locks(self) -> Iterator[None]:
+        """SQLite's conditions that are not bugs become errors that say what to do: locked by another
+        program, disk full or read-only, damaged."""
         try:
             yield
-        except sa.exc.OperationalError as exc:
+        except sa.exc.DBAPIError as exc:
             text = str(exc.orig).lower()
             if "locked" in text or "busy" in text:
                 raise DatabaseLockedError(self.path) from exc
+            if is_storage_full(exc):
+                raise StorageFullError(self.path.parent) from exc
+            if "malformed" in text or "file is not a database" in text:
+                raise DatabaseDamagedError(self.path, str(exc.orig), latest_backup(self.path)) from exc
             raise
 
     def dispose(self) -> None:

@@ -9,11 +9,20 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
 
-from san_desktop.core.errors import DatabaseLockedError, DatabaseTooNewError, NotADatabaseError
+from san_desktop.core.errors import (
+    DatabaseDamagedError,
+    DatabaseLockedError,
+    DatabaseTooNewError,
+    NotADatabaseError,
+    StorageFullError,
+    is_storage_full,
+)
+from san_desktop.core.instance_lock import FileLock
 from san_desktop.db.engine import SqliteDriver, make_engine
 
 log = logging.getLogger(__name__)
@@ -49,45 +58,127 @@ def head_revision() -> str:
     return head
 
 
-def _check_sqlite_header(path: Path) -> None:
+def _check_sqlite_header(path: Path) -> bytes:
     try:
         with path.open("rb") as handle:
-            header = handle.read(len(SQLITE_HEADER))
+            header = handle.read(100)
     except OSError as exc:
         raise NotADatabaseError(path, f"cannot be read: {exc.strerror or exc}") from exc
-    if header and header != SQLITE_HEADER:
+    if header and not header.startswith(SQLITE_HEADER):
         raise NotADatabaseError(path, "it does not start with the SQLite file header")
+    return header
+
+
+def _read_only_rows(path: Path, driver: SqliteDriver, sql: str) -> list[tuple[Any, ...]]:
+    """Rows of ``sql`` run on a read-only connection. A WAL database in a folder SAN cannot write (its
+    ``-shm`` file cannot be made) is read as immutable instead: nobody can be writing it there."""
+    for query in ("mode=ro", "mode=ro&immutable=1"):
+        try:
+            conn = driver.module.connect(f"{path.as_uri()}?{query}", uri=True, timeout=10)
+        except driver.module.Error as exc:
+            raise NotADatabaseError(path, str(exc)) from exc
+        try:
+            return [tuple(row) for row in conn.execute(sql)]
+        except driver.module.OperationalError as exc:
+            text = str(exc).lower()
+            if "unable to open" in text and query == "mode=ro":
+                continue
+            if "locked" in text:
+                raise DatabaseLockedError(path) from exc
+            if "malformed" in text:
+                raise DatabaseDamagedError(path, str(exc), latest_backup(path)) from exc
+            raise NotADatabaseError(path, str(exc)) from exc
+        except driver.module.DatabaseError as exc:
+            if "malformed" in str(exc).lower():
+                raise DatabaseDamagedError(path, str(exc), latest_backup(path)) from exc
+            raise NotADatabaseError(path, str(exc)) from exc
+        finally:
+            conn.close()
+    raise NotADatabaseError(path, "it cannot be opened for reading")
 
 
 def _probe(path: Path, driver: SqliteDriver) -> tuple[str | None, list[str]]:
     """Read the stored revision and the table names without writing anything to the file."""
+    tables = [row[0] for row in _read_only_rows(path, driver, "SELECT name FROM sqlite_master WHERE type = 'table'")]
+    revision = None
+    if "alembic_version" in tables:
+        rows = _read_only_rows(path, driver, "SELECT version_num FROM alembic_version")
+        revision = rows[0][0] if rows else None
+    return revision, tables
+
+
+def latest_backup(path: Path) -> Path | None:
+    """The newest ``<name>.backup-…`` file beside the database (names sort by time)."""
+    backups = sorted(path.parent.glob(f"{path.stem}.backup-*{path.suffix}"))
+    return backups[-1] if backups else None
+
+
+def _header_problem(path: Path, header: bytes) -> str | None:
+    """What the file's size says against its header (a truncated or padded copy), cheaply."""
+    if len(header) < 100:
+        return "the file is shorter than a SQLite header"
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    if page_size < 512 or page_size & (page_size - 1):
+        return f"the header gives an impossible page size ({page_size})"
+    # SQLite writes whole pages, so any other size is a torn copy. (The header's page count is not
+    # compared: a checkpoint of another process may write page 1 before it extends the file.)
+    size = path.stat().st_size
+    if size % page_size:
+        return f"the file size ({size} bytes) is not a whole number of {page_size}-byte pages"
+    return None
+
+
+def check_integrity(path: Path, driver: SqliteDriver) -> None:
+    """Refuse a damaged database before anything writes to it: the header against the file size, then
+    SQLite's ``PRAGMA quick_check`` (every page and index entry read once, no full cross-check). Raises
+    ``DatabaseDamagedError`` naming the latest backup."""
+    header = _check_sqlite_header(path)
+    if problem := _header_problem(path, header):
+        raise DatabaseDamagedError(path, problem, latest_backup(path))
     try:
-        conn = driver.module.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=10)
-    except driver.module.Error as exc:
-        raise NotADatabaseError(path, str(exc)) from exc
-    try:
-        tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-        revision = None
-        if "alembic_version" in tables:
-            row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
-            revision = row[0] if row else None
-        return revision, tables
-    except driver.module.OperationalError as exc:
-        if "locked" in str(exc).lower():
-            raise DatabaseLockedError(path) from exc
-        raise NotADatabaseError(path, str(exc)) from exc
-    except driver.module.DatabaseError as exc:
-        raise NotADatabaseError(path, str(exc)) from exc
-    finally:
-        conn.close()
+        rows = [row[0] for row in _read_only_rows(path, driver, "PRAGMA quick_check(5)")]
+    except NotADatabaseError as exc:  # it has the SQLite header: whatever SQLite cannot read is damage
+        raise DatabaseDamagedError(path, str(exc.__cause__ or exc), latest_backup(path)) from exc
+    if rows != ["ok"]:
+        detail = "; ".join(" ".join(str(row).split()) for row in rows)
+        raise DatabaseDamagedError(path, detail[:300], latest_backup(path))
+
+
+@dataclass(frozen=True)
+class DatabaseState:
+    """What a database file is, read without writing to it (``migrate`` and ``san doctor`` agree)."""
+
+    exists: bool
+    revision: str | None  # None: missing, empty, or no schema yet
+    head: str
+
+    @property
+    def up_to_date(self) -> bool:
+        return self.revision == self.head
+
+
+def inspect_database(path: Path, driver: SqliteDriver, *, check: bool = True) -> DatabaseState:
+    """Raises ``NotADatabaseError`` (not SQLite, or SQLite without SAN's schema), ``DatabaseTooNewError``,
+    ``DatabaseDamagedError`` (with ``check``) or ``DatabaseLockedError``; otherwise says where it stands."""
+    head = head_revision()
+    if not path.exists() or path.stat().st_size == 0:
+        return DatabaseState(path.exists(), None, head)
+    if check:
+        check_integrity(path, driver)
+    else:
+        _check_sqlite_header(path)
+    current, tables = _probe(path, driver)
+    if current is not None and current not in {rev.revision for rev in script_directory().walk_revisions()}:
+        raise DatabaseTooNewError(path, current, head)
+    if current is None and tables:
+        raise NotADatabaseError(path, "it holds tables but no SAN Desktop schema revision")
+    return DatabaseState(True, current, head)
 
 
 def read_revision(path: Path, driver: SqliteDriver) -> str | None:
     """The schema revision stored in ``path`` (None when the file is missing or new); read-only."""
-    if not path.exists() or path.stat().st_size == 0:
-        return None
-    _check_sqlite_header(path)
-    return _probe(path, driver)[0]
+    return inspect_database(path, driver, check=False).revision
 
 
 def backup_database(path: Path, driver: SqliteDriver, label: str) -> Path:
@@ -98,34 +189,52 @@ def backup_database(path: Path, driver: SqliteDriver, label: str) -> Path:
     while target.exists():
         counter += 1
         target = path.with_name(f"{path.stem}.backup-{stamp}-{label}-{counter}{path.suffix}")
-    source: Any = driver.module.connect(str(path), timeout=30)
     try:
-        dest: Any = driver.module.connect(str(target))
+        source: Any = driver.module.connect(str(path), timeout=30)
         try:
-            source.backup(dest)
+            dest: Any = driver.module.connect(str(target))
+            try:
+                source.backup(dest)
+            finally:
+                dest.close()
         finally:
-            dest.close()
-    finally:
-        source.close()
+            source.close()
+    except (OSError, driver.module.Error) as exc:
+        target.unlink(missing_ok=True)
+        if is_storage_full(exc):
+            raise StorageFullError(target.parent, "no room for the backup taken before an upgrade") from exc
+        raise
     return target
 
 
-def migrate(path: Path, driver: SqliteDriver) -> MigrationResult:
-    """Bring the database at ``path`` to the newest schema this code knows, creating it if needed."""
-    head = head_revision()
-    known = {rev.revision for rev in script_directory().walk_revisions()}
-    existing = path.exists() and path.stat().st_size > 0
-    current: str | None = None
-    if existing:
-        _check_sqlite_header(path)
-        current, tables = _probe(path, driver)
-        if current is not None and current not in known:
-            raise DatabaseTooNewError(path, current, head)
-        if current is None and tables:
-            raise NotADatabaseError(path, "it holds tables but no SAN Desktop schema revision")
-    if current == head:
-        return MigrationResult(current, head, None)
+MIGRATION_LOCK_TIMEOUT_SECONDS = 300.0
 
+
+def migrate(path: Path, driver: SqliteDriver) -> MigrationResult:
+    """Bring the database at ``path`` to the newest schema this code knows, creating it if needed.
+
+    Every process that opens the database (the window, each command line call) comes through here; an
+    upgrade happens under an exclusive lock between processes, once, with one backup, and a damaged
+    database is refused before anything writes to it.
+    """
+    state = inspect_database(path, driver)
+    if state.up_to_date:
+        return MigrationResult(state.revision, state.head, None)
+    lock = FileLock(path.with_name(path.name + ".migrate.lock"))
+    if not lock.acquire_blocking(MIGRATION_LOCK_TIMEOUT_SECONDS):
+        raise DatabaseLockedError(path)
+    try:
+        state = inspect_database(path, driver, check=False)  # another process may have upgraded it meanwhile
+        if state.up_to_date:
+            return MigrationResult(state.revision, state.head, None)
+        return _upgrade(path, driver, state)
+    finally:
+        lock.release()
+
+
+def _upgrade(path: Path, driver: SqliteDriver, state: DatabaseState) -> MigrationResult:
+    current, head = state.revision, state.head
+    existing = path.exists() and path.stat().st_size > 0
     backup = backup_database(path, driver, current or "base") if existing else None
     if backup is not None:
         log.info("Backed up %s to %s before migrating from %s to %s", path, backup, current, head)
@@ -135,6 +244,12 @@ def migrate(path: Path, driver: SqliteDriver) -> MigrationResult:
             config = alembic_config()
             config.attributes["connection"] = conn
             command.upgrade(config, "head")
+    except sa.exc.OperationalError as exc:
+        if "locked" in str(exc.orig).lower():
+            raise DatabaseLockedError(path) from exc
+        if is_storage_full(exc):
+            raise StorageFullError(path, "the schema upgrade could not be written") from exc
+        raise
     finally:
         engine.dispose()
     log.info("Database %s migrated from %s to %s", path, current or "nothing", head)

@@ -20,6 +20,7 @@ from san_desktop.core.errors import (
     RateLimitedError,
     SanError,
     TransientError,
+    is_storage_full,
 )
 from san_desktop.core.redact import cause_chain
 from san_desktop.queue.records import Classification
@@ -27,6 +28,7 @@ from san_desktop.queue.records import Classification
 TRANSIENT = Classification(ErrorKind.TRANSIENT)
 PERMANENT = Classification(ErrorKind.PERMANENT)
 
+STORAGE_FULL_WAIT_SECONDS = 60.0
 _TRANSIENT_STATUS = {408, 425, 500, 502, 503, 504, 520, 521, 522, 523, 524, 529}
 
 
@@ -42,6 +44,9 @@ def classify(exc: BaseException, *, now: float | None = None) -> Classification:
 def _classify_one(exc: BaseException, now: float) -> Classification | None:
     if isinstance(exc, RateLimitedError):
         return Classification(ErrorKind.TRANSIENT, exc.retry_after)
+    if is_storage_full(exc):
+        # not the job's fault and gone once space is freed: wait and look again, spending no attempt
+        return Classification(ErrorKind.TRANSIENT, STORAGE_FULL_WAIT_SECONDS)
     if isinstance(exc, TransientError | DatabaseLockedError):
         return TRANSIENT  # a lock held elsewhere goes away: try again later
     if isinstance(exc, PermanentError | SanError):

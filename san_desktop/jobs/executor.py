@@ -7,13 +7,13 @@ import threading
 from collections.abc import Callable
 
 from san_desktop.core.enums import ErrorKind, JobPool
-from san_desktop.core.errors import PermanentError
+from san_desktop.core.errors import PermanentError, is_storage_full
 from san_desktop.jobs.breaker import CircuitBreaker
 from san_desktop.jobs.classify import classify
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.queue.errors import JobCancelledError, JobInterruptedError, JobSupersededError
 from san_desktop.queue.job_queue import JobQueue
-from san_desktop.queue.records import Claim
+from san_desktop.queue.records import Claim, Classification
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +34,8 @@ class JobExecutor:
         self.breakers = breakers
         self.shutdown_event = threading.Event()
         self._running: dict[str, JobContext] = {}
+        # failures that could not be written (a full disk): written before the next job is claimed
+        self._unrecorded: list[tuple[Claim, Exception, Classification]] = []
         self._lock = threading.Lock()
 
     def running_job_ids(self) -> set[str]:
@@ -52,6 +54,7 @@ class JobExecutor:
         """Run jobs of ``pool`` one after another until none is runnable, the breaker opens, or the
         app shuts down. Returns how many jobs ran."""
         job_types = self.registry.job_types_of(pool)
+        self._record_unrecorded()
         if not job_types or not self.queue.has_runnable(job_types):
             return 0
         breaker = self.breakers.get(pool)
@@ -100,15 +103,31 @@ class JobExecutor:
             with self._lock:
                 self._running.pop(claim.job.id, None)
 
+    def _record_unrecorded(self) -> None:
+        with self._lock:
+            waiting, self._unrecorded = self._unrecorded, []
+        for index, (claim, exc, found) in enumerate(waiting):
+            try:
+                self.queue.fail(claim, exc, found)
+            except Exception:
+                with self._lock:
+                    self._unrecorded.extend(waiting[index:])
+                return
+
     def _record_failure(self, claim: Claim, exc: Exception, breaker: CircuitBreaker | None) -> None:
         if not isinstance(exc, JobCancelledError):
             log.warning("Job %s (%s) attempt %s failed: %s", claim.job.id, claim.job.job_type, claim.attempt, exc)
         found = classify(exc)
         try:
             self.queue.fail(claim, exc, found)
-        except Exception:
-            # Could not even record the failure (database gone?): recovery will re-queue it later.
-            log.exception("Could not record the failure of job %s", claim.job.id)
+        except Exception as record_error:
+            if is_storage_full(record_error):
+                log.warning("Could not record the failure of job %s (disk full); will try again", claim.job.id)
+                with self._lock:
+                    self._unrecorded.append((claim, exc, found))
+            else:
+                # database gone? recovery re-queues it at the next start
+                log.exception("Could not record the failure of job %s", claim.job.id)
         if breaker is None:
             return
         if not isinstance(exc, JobCancelledError) and found.kind is ErrorKind.TRANSIENT:

@@ -24,19 +24,24 @@ def run_headless(
     settings: JobSettings,
     *,
     until_idle: bool = False,
+    wait_retries: bool = False,
     timeout: float | None = None,
 ) -> int:
-    """Run jobs until stopped (SIGINT/SIGTERM), until idle, or until ``timeout`` seconds passed.
-    Returns 0, or 124 when the timeout ended it while work was still runnable."""
+    """Run jobs until stopped (SIGINT/SIGTERM), until idle (with ``wait_retries``: until no job waits for
+    a later retry either), or until ``timeout`` seconds passed. Returns 0, or 124 when the timeout ended
+    it while work was still runnable."""
     app = QCoreApplication.instance() or QCoreApplication([])
     queue = JobQueue(backend.db, settings)
     runner = JobRunner(queue, registry, backend.session_id, settings)
     outcome = {"code": 0}
 
     def on_idle() -> None:
-        if until_idle and not queue.has_runnable(registry.job_types()):
-            log.info("Nothing left to run; stopping")
-            app.quit()
+        if not until_idle or queue.has_runnable(registry.job_types()):
+            return
+        if wait_retries and queue.waiting_summary(registry.job_types()) is not None:
+            return  # the poll picks them up when they are due
+        log.info("Nothing left to run; stopping")
+        app.quit()
 
     def on_timeout() -> None:
         if queue.has_runnable(registry.job_types()):

@@ -189,6 +189,22 @@ class JobQueue:
         with self.db.sessions() as session:
             return session.scalar(self._runnable_ids(job_types, self.clock()).limit(1)) is not None
 
+    def waiting_summary(self, job_types: Collection[JobType]) -> tuple[int, datetime] | None:
+        """How many jobs of ``job_types`` wait for a later time (a retry's backoff, a rate limit), and
+        when the first of them is due; None when none waits."""
+        now = self.clock()
+        with self.db.sessions() as session:
+            count, first = session.execute(
+                sa.select(sa.func.count(), sa.func.min(AsyncJob.run_after)).where(
+                    AsyncJob.status == JobStatus.PENDING,
+                    AsyncJob.job_type.in_(list(job_types)),
+                    AsyncJob.run_after > now,
+                )
+            ).one()
+        if not count or first is None:
+            return None
+        return int(count), first
+
     def _runnable_ids(self, job_types: Collection[JobType], now: datetime) -> sa.Select[str]:
         return (
             sa.select(AsyncJob.id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import sys
 from dataclasses import asdict, dataclass
@@ -14,10 +15,10 @@ import keyring.errors
 import sqlite_vec
 
 from san_desktop import __version__
-from san_desktop.core.errors import SanError
+from san_desktop.core.errors import DatabaseTooNewError, SanError
 from san_desktop.core.paths import database_path
 from san_desktop.db.engine import SqliteDriver, can_load_extensions, choose_driver
-from san_desktop.db.migrate import head_revision, read_revision
+from san_desktop.db.migrate import head_revision, inspect_database
 
 
 @dataclass(frozen=True)
@@ -70,25 +71,29 @@ def keyring_status() -> tuple[str, bool, str]:
     return (name, True, "ok")
 
 
-def _database_status(path: Path, driver: SqliteDriver, head: str) -> tuple[str | None, str]:
+def _database_status(path: Path, driver: SqliteDriver) -> tuple[str | None, str]:
+    """Where the database stands, decided by the same inspection the app makes before it opens it."""
     try:
-        revision = read_revision(path, driver)
+        state = inspect_database(path, driver)
+    except DatabaseTooNewError as exc:
+        return exc.db_revision, f"refused: newer than this version ({exc})"
     except SanError as exc:
-        return None, f"error: {exc}"
-    if not path.exists():
+        return None, f"refused: {exc}"
+    if not state.exists:
         return None, "not created yet (made on first start)"
-    if revision == head:
-        return revision, "up to date"
-    if revision is None:
+    if state.up_to_date:
+        writable = os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+        return state.revision, "up to date" if writable else "up to date, but read-only: SAN Desktop cannot write it"
+    if state.revision is None:
         return None, "empty (migrated on next start)"
-    return revision, f"will be migrated from {revision} to {head} on next start"
+    return state.revision, f"will be migrated from {state.revision} to {state.head} on next start"
 
 
 def collect(data_dir: Path) -> DoctorReport:
     driver = choose_driver()
     db_file = database_path(data_dir)
     head = head_revision()
-    revision, status = _database_status(db_file, driver, head)
+    revision, status = _database_status(db_file, driver)
     kr_name, kr_ok, kr_message = keyring_status()
     return DoctorReport(
         app_version=__version__,

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus, JobType, SourceType
 from san_desktop.core.errors import SanError
+from san_desktop.core.inputs import raw_limit, read_file
 from san_desktop.core.text import (
     DEFAULT_MAX_CAPTURE_BYTES,
     RejectedContentError,
@@ -87,6 +88,11 @@ class ScrapService:
         transaction; or report the existing scrap of the same content and source type. Raises
         ``RejectedContentError`` for empty, binary or oversized content (nothing is stored)."""
         normalized = check_capturable(content, self.max_bytes)
+        if raw_content is not None and len(raw_content.encode("utf-8", "replace")) > self.max_bytes:
+            # the readable text is what the user scrapped; a bloated source (inline styles, scripts) is
+            # not kept rather than stored past the limit
+            log.info("Not keeping the %d-character source of a scrap: over the size limit", len(raw_content))
+            raw_content = None
         digest = content_hash(normalized)
         with self.db.write() as session:
             existing = self._live_scrap_id(session, source_type, digest)
@@ -126,14 +132,7 @@ class ScrapService:
             raise RejectedContentError(
                 f"{path.name}: only text files can be scrapped ({', '.join(TEXT_FILE_SUFFIXES)})."
             )
-        try:
-            size = path.stat().st_size
-            if size > self.max_bytes * 4:  # decoded text is checked exactly below
-                raise RejectedContentError(f"{path.name} is too large to scrap ({size / 1_000_000:.1f} MB).")
-            data = path.read_bytes()
-        except OSError as exc:
-            raise RejectedContentError(f"Could not read {path.name}: {exc.strerror or exc}.") from exc
-        text = decode_bytes(data, path.name)
+        text = decode_bytes(read_file(path, raw_limit(self.max_bytes)), path.name)  # the text is checked exactly below
         if path.suffix.lower() in (".html", ".htm"):
             return self.capture(html_to_text(text), SourceType.FILE, path.name, raw_content=text)
         return self.capture(text, SourceType.FILE, path.name)

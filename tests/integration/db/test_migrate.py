@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from san_desktop.core.errors import DatabaseTooNewError, NotADatabaseError
+from san_desktop.core.errors import DatabaseDamagedError, DatabaseTooNewError, NotADatabaseError
 from san_desktop.db.engine import choose_driver
 from san_desktop.db.migrate import head_revision, migrate, read_revision
 from tests.support.db import migrate_to, raw_connection
@@ -104,7 +104,7 @@ def test_corrupt_file_with_a_sqlite_header_is_reported(tmp_path: Path) -> None:
     path = tmp_path / "san.db"
     path.write_bytes(b"SQLite format 3\x00" + os.urandom(8192))
     before = _digest(path)
-    with pytest.raises(NotADatabaseError):
+    with pytest.raises(DatabaseDamagedError, match="is damaged"):
         migrate(path, choose_driver())
     assert _digest(path) == before
 
