@@ -6,6 +6,7 @@ Anything that is not a ``SanError`` is a bug: it is logged with its traceback an
 from __future__ import annotations
 
 import errno
+import os
 from pathlib import Path
 
 
@@ -141,13 +142,27 @@ class TargetNotFoundError(PermanentError):
 
 _STORAGE_ERRNOS = {errno.ENOSPC, errno.EROFS, getattr(errno, "EDQUOT", errno.ENOSPC)}
 _STORAGE_MESSAGES = ("database or disk is full", "readonly database", "read-only file system", "no space left")
+_LOW_SPACE_BYTES = 1 << 20
 
 
-def is_storage_full(exc: BaseException) -> bool:
-    """Whether ``exc`` (an OSError or a SQLite error, possibly wrapped) says the disk is full or read-only."""
+def storage_exhausted(where: Path) -> bool:
+    """Whether the file system holding ``where`` is (nearly) full or mounted read-only."""
+    try:
+        info = os.statvfs(where if where.is_dir() else where.parent)
+    except (OSError, AttributeError):  # gone, or no statvfs (Windows)
+        return False
+    return bool(info.f_flag & os.ST_RDONLY) or info.f_bavail * info.f_frsize < _LOW_SPACE_BYTES
+
+
+def is_storage_full(exc: BaseException, where: Path | None = None) -> bool:
+    """Whether ``exc`` (an OSError or a SQLite error, possibly wrapped) says the disk is full or read-only.
+    SQLite reports a shared-memory file it cannot grow as a plain "disk I/O error": with ``where``, that
+    counts when the file system there is indeed full."""
     if isinstance(exc, StorageFullError):
         return True
     if isinstance(exc, OSError) and exc.errno in _STORAGE_ERRNOS:
         return True
     text = str(exc).lower()
-    return any(message in text for message in _STORAGE_MESSAGES)
+    if any(message in text for message in _STORAGE_MESSAGES):
+        return True
+    return where is not None and "disk i/o error" in text and storage_exhausted(where)

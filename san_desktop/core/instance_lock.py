@@ -7,6 +7,7 @@ The lock is an OS file lock, so it disappears with the process however it ends (
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -43,11 +44,9 @@ class FileLock:
             holder = handle.read().strip()
             handle.close()
             return holder
-        try:
-            handle.seek(0)
-            handle.truncate()
-            handle.write(str(os.getpid()))
-            handle.flush()
+        try:  # unbuffered, so a full disk fails here and not when the file is closed
+            os.ftruncate(handle.fileno(), 0)
+            os.write(handle.fileno(), str(os.getpid()).encode())  # opened for appending: at 0 after the truncate
         except OSError:
             pass  # a full disk: the lock is held all the same
         self._handle = handle
@@ -66,11 +65,8 @@ class FileLock:
         if self._handle is None:
             return
         try:
-            try:
-                self._handle.seek(0)
-                self._handle.truncate()
-            except OSError:
-                pass
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._handle.fileno(), 0)
             _unlock_file(self._handle)
         finally:
             self._handle.close()

@@ -57,7 +57,7 @@ class Database:
             text = str(exc.orig).lower()
             if "locked" in text or "busy" in text:
                 raise DatabaseLockedError(self.path) from exc
-            if is_storage_full(exc):
+            if is_storage_full(exc, self.path):
                 raise StorageFullError(self.path.parent) from exc
             if "malformed" in text or "file is not a database" in text:
                 raise DatabaseDamagedError(self.path, str(exc.orig), latest_backup(self.path)) from exc

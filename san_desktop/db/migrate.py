@@ -81,6 +81,8 @@ def _read_only_rows(path: Path, driver: SqliteDriver, sql: str) -> list[tuple[An
             return [tuple(row) for row in conn.execute(sql)]
         except driver.module.OperationalError as exc:
             text = str(exc).lower()
+            if is_storage_full(exc, path):
+                raise StorageFullError(path.parent, "SQLite cannot even open the database to read it") from exc
             if "unable to open" in text and query == "mode=ro":
                 continue
             if "locked" in text:
@@ -138,7 +140,7 @@ def check_integrity(path: Path, driver: SqliteDriver) -> None:
         raise DatabaseDamagedError(path, problem, latest_backup(path))
     try:
         rows = [row[0] for row in _read_only_rows(path, driver, "PRAGMA quick_check(5)")]
-    except NotADatabaseError as exc:  # it has the SQLite header: whatever SQLite cannot read is damage
+    except NotADatabaseError as exc:  # it has the SQLite header: what SQLite cannot read is damage
         raise DatabaseDamagedError(path, str(exc.__cause__ or exc), latest_backup(path)) from exc
     if rows != ["ok"]:
         detail = "; ".join(" ".join(str(row).split()) for row in rows)

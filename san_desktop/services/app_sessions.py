@@ -14,7 +14,7 @@ from san_desktop.db.models import AppSession
 
 
 def start_session(db: Database, kind: str) -> str:
-    with db.sessions.begin() as session:
+    with db.write() as session:
         row = AppSession(pid=os.getpid(), hostname=socket.gethostname()[:255], kind=kind, app_version=__version__[:40])
         session.add(row)
         session.flush()
@@ -22,5 +22,5 @@ def start_session(db: Database, kind: str) -> str:
 
 
 def end_session(db: Database, session_id: str) -> None:
-    with db.sessions.begin() as session:
+    with db.write() as session:
         session.execute(sa.update(AppSession).where(AppSession.id == session_id).values(ended_at=utcnow()))

@@ -23,7 +23,8 @@ class Recorded:
 
 @dataclass
 class FakeOpenAI:
-    """``behaviour`` decides every answer: ok, 401, 429, 500, malformed, length, refusal, slow (held until
+    """``behaviour`` decides every answer: ok, 400, 401, echo_key (a 401 quoting the key back), 429,
+    quota (a 429 with ``insufficient_quota``), 500, malformed, length, refusal, slow (held until
     ``release`` is set, then answered as ``behaviour`` says by then), no_schema (json_schema rejected,
     json_object accepted)."""
 
@@ -73,6 +74,14 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 return self._send(
                     401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}
                 )
+            if behaviour == "echo_key":  # as some servers do: the key, quoted back in the error
+                key = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                return self._send(401, {"error": {"message": f"Incorrect API key provided: {key}"}})
+            if behaviour == "400":
+                return self._send(400, {"error": {"message": "Invalid model 'gpt-test' for this endpoint"}})
+            if behaviour == "quota":
+                quota = {"message": "You exceeded your current quota", "code": "insufficient_quota"}
+                return self._send(429, {"error": quota})
             if behaviour == "429":
                 return self._send(429, {"error": {"message": "Rate limit reached"}}, {"Retry-After": "7"})
             if behaviour == "500":

@@ -150,5 +150,28 @@ def test_a_server_that_answers_too_slowly_times_out_and_is_retried(
     assert job.status is JobStatus.PENDING
     assert job.error_kind is ErrorKind.TRANSIENT
     assert "ReadTimeout" in (job.error_message or "")
+    assert f"No answer from {server.url}/chat/completions within 0.5 s" in (job.error_message or "")
     queue = JobQueue(backend.db, job_settings)  # type: ignore[arg-type]
     assert [a.outcome for a in queue.attempts(job.id)] == [AttemptOutcome.RETRY_SCHEDULED]
+
+
+def test_a_400_keeps_the_servers_explanation(
+    backend: Backend, job_settings: object, server: FakeOpenAI, clock: FakeClock
+) -> None:
+    server.behaviour = "400"
+    job = _analyse(backend, job_settings, server, clock)
+    assert job.status is JobStatus.FAILED
+    assert job.error_kind is ErrorKind.PERMANENT
+    assert "400 Bad Request" in (job.error_message or "")
+    assert "Invalid model 'gpt-test' for this endpoint" in (job.error_message or "")
+
+
+def test_an_exhausted_quota_fails_instead_of_waiting_forever(
+    backend: Backend, job_settings: object, server: FakeOpenAI, clock: FakeClock
+) -> None:
+    server.behaviour = "quota"
+    job = _analyse(backend, job_settings, server, clock)
+    assert job.status is JobStatus.FAILED
+    assert job.error_kind is ErrorKind.PERMANENT
+    assert "quota is exhausted" in (job.error_message or "")
+    assert "You exceeded your current quota" in (job.error_message or "")

@@ -136,6 +136,17 @@ def test_html_keeps_its_source(scraps: ScrapService, backend: Backend) -> None:
         assert scrap.source_type is SourceType.HTML
 
 
+def test_an_html_source_over_the_limit_is_not_kept_but_its_text_is(scraps: ScrapService, backend: Backend) -> None:
+    styled = "<p style='" + "color: red; " * 2000 + "'>Partial indexes need a WHERE clause.</p>"
+    assert len(styled) > scraps.max_bytes
+    result = scraps.capture_html(styled)
+    with backend.db.sessions() as session:
+        scrap = session.get(Scrap, result.scrap_id)
+        assert scrap is not None
+        assert scrap.content == "Partial indexes need a WHERE clause."
+        assert scrap.raw_content is None
+
+
 def test_deleting_a_scrap_fails_its_waiting_jobs_as_target_not_found_and_can_be_undone(
     scraps: ScrapService, queue: JobQueue, backend: Backend
 ) -> None:

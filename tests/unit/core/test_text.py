@@ -7,8 +7,10 @@ from san_desktop.core.text import (
     check_capturable,
     content_hash,
     decode_bytes,
+    format_size,
     html_to_text,
     normalize,
+    terminal_safe,
 )
 
 
@@ -53,3 +55,49 @@ def test_html_becomes_readable_text() -> None:
     assert "Readers keep reading." in text
     assert "- one\n- two" in text
     assert "  code  kept\n    as is" in text
+
+
+# --- hardening: invisible text, surrogates, sizes, terminal output ------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["\u200b\u200c\u200d", "\u202e\u202d\u2066", "\x01\x02\x1b", " \ufeff \u00ad ", "\u2060\n\t\u200b"],
+)
+def test_text_of_only_invisible_or_control_characters_is_refused(text: str) -> None:
+    with pytest.raises(RejectedContentError, match="only invisible or control characters"):
+        check_capturable(text)
+
+
+def test_a_lone_surrogate_is_refused_as_invalid_text() -> None:
+    with pytest.raises(RejectedContentError, match="not valid text"):
+        check_capturable("caf\udce9 au lait")
+
+
+def test_sizes_just_over_the_limit_do_not_read_as_the_limit() -> None:
+    with pytest.raises(RejectedContentError) as refused:
+        check_capturable("a" * 1_000_001, max_bytes=1_000_000)
+    message = str(refused.value)
+    assert "1.000001 MB, the limit is 1.000000 MB" in message
+    assert format_size(2_500_000) == "2.5 MB"
+
+
+@pytest.mark.parametrize(
+    ("dangerous", "kept"),
+    [
+        ("title\x1b]0;owned\x07 rest", "title rest"),  # set the window title
+        ("clear\x1b[2Jscreen", "clearscreen"),  # erase the screen
+        ("copy\x1b]52;c;ZWNobyBvd25lZA==\x07me", "copyme"),  # OSC 52: write the clipboard
+        ("link\x1b]8;;http://evil\x1b\\text\x1b]8;;\x1b\\", "linktext"),  # hyperlink
+        ("csi\x9b31mred", "csired"),  # 8-bit CSI
+        ("bidi\u202eevil\u202c", "bidievil"),
+        ("bell\x07 and back\x08space\r", "bell and backspace"),
+    ],
+)
+def test_terminal_output_is_inert(dangerous: str, kept: str) -> None:
+    assert terminal_safe(dangerous) == kept
+
+
+def test_terminal_output_keeps_lines_tabs_and_korean() -> None:
+    assert terminal_safe("한국어\n\tindented") == "한국어\n\tindented"
+    assert terminal_safe("bad \udcff byte") == "bad \ufffd byte"

@@ -1,0 +1,146 @@
+"""A data directory on a full disk (a real 2 MB tmpfs): clear messages everywhere, nothing half-written,
+and work that hit the full disk runs again once space is back."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from san_desktop.ai.factory import ProviderSource
+from san_desktop.bootstrap import start_backend
+from san_desktop.core.enums import AttemptOutcome, JobPool, JobStatus, JobType
+from san_desktop.core.settings import AISettings
+from san_desktop.jobs.executor import JobExecutor
+from san_desktop.jobs.processors import build_registry
+from san_desktop.queue.job_queue import JobQueue
+from san_desktop.services.cards import list_cards
+from san_desktop.services.scraps import ScrapService
+from tests.support.clock import FakeClock
+from tests.support.jobs import fast_settings
+from tests.support.processes import child_env
+
+pytestmark = pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0, reason="mounting a 2 MB tmpfs needs root (CI runs as root)"
+)
+
+
+@pytest.fixture
+def disk(tmp_path: Path) -> Iterator[Path]:
+    mount_point = tmp_path / "disk"
+    mount_point.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount_point)], check=True)
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], check=False)
+
+
+def _fill(disk: Path) -> Path:
+    """Take every free byte of the disk; delete the returned file to free it again."""
+    filler = disk / "filler"
+    with filler.open("wb") as handle:
+        try:
+            while True:
+                handle.write(b"\0" * 65536)
+                handle.flush()
+        except OSError as exc:
+            assert exc.errno == errno.ENOSPC
+    return filler
+
+
+def _san(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "san_desktop.cli.main", *args],
+        capture_output=True,
+        text=True,
+        env=child_env(SAN_DATA_DIR=str(data)),
+        timeout=120,
+        check=False,
+    )
+
+
+def test_every_command_and_the_window_explain_a_full_disk(disk: Path) -> None:
+    data = disk / "data"
+    assert _san(data, "scrap", "add", "--text", "stored before the disk filled up").returncode == 0
+    settings_before = (data / "settings.json").read_bytes() if (data / "settings.json").exists() else None
+    filler = _fill(disk)
+
+    for command in (
+        ["scrap", "add", "--text", "a new scrap"],
+        ["config", "set", "jobs.max_attempts", "4"],
+        ["jobs", "sweep"],
+        ["jobs", "run", "--until-idle", "--timeout", "30"],
+    ):
+        result = _san(data, *command)
+        assert result.returncode != 0, command
+        assert "the disk is full or read-only" in result.stderr, (command, result.stderr)
+        assert "Traceback" not in result.stderr, (command, result.stderr)
+    assert not (data / "settings.json.tmp").exists()
+    after = (data / "settings.json").read_bytes() if (data / "settings.json").exists() else None
+    assert after == settings_before
+    window = subprocess.run(
+        [sys.executable, "-m", "san_desktop", "--data-dir", str(data)],
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        timeout=60,
+        check=False,
+    )
+    assert window.returncode != 0
+    assert "the disk is full or read-only" in window.stderr
+    assert "Traceback" not in window.stderr
+
+    filler.unlink()
+    assert _san(data, "scrap", "add", "--text", "a new scrap").returncode == 0
+    assert _san(data, "jobs", "run", "--until-idle", "--timeout", "60").returncode == 0
+    cards = json.loads(_san(data, "cards", "list", "--json").stdout)
+    assert len(cards) == 2
+
+
+def test_a_job_that_hits_a_full_disk_runs_again_once_space_is_back(disk: Path) -> None:
+    backend = start_backend(disk / "data", kind="gui", log_to_stderr=False)
+    try:
+        clock = FakeClock()
+        queue = JobQueue(backend.db, fast_settings(), clock=clock)
+        executor = JobExecutor(queue, build_registry(ProviderSource(AISettings())), backend.session_id, breakers={})
+        ScrapService(backend.db, queue).capture("Cards are saved when there is room for them. " * 20)
+        claim = queue.claim_next(backend.session_id, JobPool.AI, {JobType.CARD_ANALYSIS})
+        assert claim is not None
+        filler = _fill(disk)
+        executor.run(claim)  # the card cannot be published, nor the failure recorded
+        filler.unlink()
+
+        assert executor.drain(JobPool.AI) >= 0  # writes the failure it could not write before
+        job = queue.get(claim.job.id)
+        assert job.status is JobStatus.PENDING
+        assert job.attempts == 0  # a full disk is not the job's fault: no attempt spent
+        assert "disk is full" in (job.error_message or "")
+        assert job.run_after is not None
+        assert job.run_after > clock.now
+        assert [attempt.outcome for attempt in queue.attempts(job.id)] == [AttemptOutcome.RATE_LIMITED]
+
+        clock.advance(120)
+        executor.drain(JobPool.AI)
+        assert queue.get(claim.job.id).status is JobStatus.COMPLETED
+        assert len(list_cards(backend.db)) == 1
+    finally:
+        backend.close()
+
+
+def test_doctor_says_a_read_only_database_is_read_only(disk: Path) -> None:
+    data = disk / "data"
+    assert _san(data, "scrap", "add", "--text", "on a disk that becomes read-only").returncode == 0
+    subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+    report = json.loads(_san(data, "doctor", "--json").stdout)
+    assert report["database_status"] == "up to date, but read-only: SAN Desktop cannot write it"
+    added = _san(data, "scrap", "add", "--text", "refused")
+    assert added.returncode != 0
+    assert "is not writable" in added.stderr
+    assert "Traceback" not in added.stderr

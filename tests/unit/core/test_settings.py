@@ -1,0 +1,77 @@
+"""One settings schema for loading, ``config set`` and the dialog: types, ranges, finite numbers, URLs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from san_desktop.core.settings import (
+    SETTINGS_FILE,
+    AISettings,
+    JobSettings,
+    Settings,
+    load_settings_checked,
+    save_settings,
+    with_value,
+)
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value", "reason"),
+    [
+        ("jobs", "poll_interval_seconds", "nan", "finite"),
+        ("jobs", "poll_interval_seconds", "inf", "finite"),
+        ("jobs", "max_attempts", "99999999999999999999999", "between 1 and 100"),
+        ("jobs", "max_attempts", "0", "between 1 and 100"),
+        ("ai", "timeout_seconds", "inf", "finite"),
+        ("ai", "timeout_seconds", "-1", "between"),
+        ("ai", "base_url", "http://", "with a host"),
+        ("ai", "base_url", "ftp://example.org/v1", "http:// or https://"),
+        ("ai", "provider", "skynet", "one of local, openai"),
+        ("capture", "max_bytes", "lots", "expects a int"),
+    ],
+)
+def test_bad_values_are_refused_with_the_reason(section: str, key: str, value: str, reason: str) -> None:
+    with pytest.raises(ValueError, match=reason) as refused:
+        with_value(Settings(), section, key, value)
+    assert f"{section}.{key}" in str(refused.value)
+
+
+def test_good_values_are_taken() -> None:
+    settings = with_value(Settings(), "jobs", "poll_interval_seconds", "0.5")
+    settings = with_value(settings, "ai", "base_url", "https://api.openai.com/v1")
+    assert settings.jobs.poll_interval_seconds == 0.5
+    assert settings.ai.base_url == "https://api.openai.com/v1"
+
+
+def test_constructing_out_of_range_settings_is_refused_too() -> None:
+    with pytest.raises(ValueError, match="finite"):
+        JobSettings(poll_interval_seconds=float("nan"))
+    with pytest.raises(ValueError, match="with a host"):
+        AISettings(base_url="http://")
+
+
+def test_a_bad_file_keeps_the_good_keys_and_reports_the_bad_ones(tmp_path: Path) -> None:
+    (tmp_path / SETTINGS_FILE).write_text(
+        '{"jobs": {"poll_interval_seconds": NaN, "max_attempts": 7, "ai_pool_size": 1e400},'
+        ' "ai": {"base_url": "http://", "chat_model": "qwen"}, "capture": "oops"}',
+        encoding="utf-8",
+    )
+    settings, problems = load_settings_checked(tmp_path)
+    assert settings.jobs.poll_interval_seconds == JobSettings().poll_interval_seconds
+    assert settings.jobs.max_attempts == 7
+    assert settings.ai.base_url == AISettings().base_url
+    assert settings.ai.chat_model == "qwen"
+    text = "\n".join(problems)
+    assert "jobs.poll_interval_seconds must be a finite number, not nan" in text
+    assert "jobs.ai_pool_size expects a int, not inf" in text
+    assert "ai.base_url must be an http:// or https:// address with a host, not 'http://'" in text
+    assert "capture: not a section" in text
+
+
+def test_saving_never_writes_nan_and_leaves_no_temporary_file(tmp_path: Path) -> None:
+    save_settings(tmp_path, Settings())
+    assert json.loads((tmp_path / SETTINGS_FILE).read_text(encoding="utf-8"))["jobs"]["max_attempts"] == 3
+    assert not (tmp_path / "settings.json.tmp").exists()
