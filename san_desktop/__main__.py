@@ -1,4 +1,4 @@
-"""``san-desktop``: settings → database (migrated) → services → main window."""
+"""``san-desktop``: data directory → database (checked, migrated) → facade → job runner → main window."""
 
 from __future__ import annotations
 
@@ -24,10 +24,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from PySide6.QtWidgets import QApplication
 
+    from san_desktop.app import SanApp
     from san_desktop.bootstrap import start_backend
     from san_desktop.core.errors import SanError
-    from san_desktop.core.settings import load_settings
-    from san_desktop.ui.context import build_context, warm_up_similar_cards
+    from san_desktop.ui.context import build_context
     from san_desktop.ui.crash_dialog import install_excepthook, show_known_error
     from san_desktop.ui.main_window import MainWindow
     from san_desktop.ui.resources import app_icon
@@ -40,22 +40,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.setWindowIcon(app_icon())
 
     try:
-        backend = start_backend(args.data_dir, kind="gui")
+        san = SanApp(start_backend(args.data_dir, kind="gui"))
     except SanError as exc:
         show_known_error(str(exc))
         return exc.exit_code
 
     install_excepthook()
-    context = build_context(backend, load_settings(backend.data_dir))
+    context = build_context(san)
     window = MainWindow(context)
     window.show()
-    context.runner.start()
-    warm_up_similar_cards(context)
+    context.start()
     try:
         return app.exec()
     finally:
-        context.runner.shutdown()
-        backend.close()
+        context.shutdown()
+        san.close()
 
 
 if __name__ == "__main__":

@@ -20,40 +20,52 @@ log = logging.getLogger(__name__)
 @dataclass
 class Backend:
     data_dir: Path
-    lock: InstanceLock
+    lock: InstanceLock | None  # None: a command that works beside a running app (no session either)
     db: Database
-    session_id: str
+    session_id: str | None
     log_file: Path
+    _closed: bool = False
 
     def close(self) -> None:
         """End the app session and let go of the database and the lock (idempotent)."""
-        if not self.lock.held:
+        if self._closed:
             return
+        self._closed = True
         try:
-            end_session(self.db, self.session_id)
+            if self.session_id is not None:
+                end_session(self.db, self.session_id)
         except Exception:
             log.exception("Could not record the end of app session %s", self.session_id)
         finally:
             self.db.dispose()
-            self.lock.release()
+            if self.lock is not None:
+                self.lock.release()
             log.info("SAN Desktop session %s closed", self.session_id)
 
+    def require_session(self) -> str:
+        """The app session of a backend that holds the instance lock (the runner needs one)."""
+        assert self.session_id is not None, "opened without the instance lock"
+        return self.session_id
 
-def start_backend(data_dir: str | Path | None, *, kind: str, log_to_stderr: bool = True) -> Backend:
-    """Raises ``SanError`` subclasses with a message for the user when something is in the way."""
+
+def start_backend(data_dir: str | Path | None, *, kind: str, log_to_stderr: bool = True, lock: bool = True) -> Backend:
+    """Raises ``SanError`` subclasses with a message for the user when something is in the way. With
+    ``lock``, takes the data directory's instance lock and records an app session."""
     directory = ensure_data_dir(resolve_data_dir(data_dir))
     log_file = setup_logging(directory, stderr=log_to_stderr)
-    lock = InstanceLock(directory).acquire()
+    instance = InstanceLock(directory).acquire() if lock else None
     try:
         db = open_database(database_path(directory))
     except BaseException:
-        lock.release()
+        if instance is not None:
+            instance.release()
         raise
     try:
-        session_id = start_session(db, kind)
+        session_id = start_session(db, kind) if lock else None
     except BaseException:
         db.dispose()
-        lock.release()
+        if instance is not None:
+            instance.release()
         raise
     log.info(
         "SAN Desktop %s started (%s, session %s, data %s, SQLite driver %s %s)",
@@ -64,4 +76,4 @@ def start_backend(data_dir: str | Path | None, *, kind: str, log_to_stderr: bool
         db.driver.name,
         db.driver.sqlite_version,
     )
-    return Backend(directory, lock, db, session_id, log_file)
+    return Backend(directory, instance, db, session_id, log_file)

@@ -13,20 +13,18 @@ from pathlib import Path
 import keyring
 import pytest
 
-from san_desktop.ai.factory import ProviderSource
+from san_desktop.app import SanApp
 from san_desktop.bootstrap import Backend, start_backend
 from san_desktop.core import redact
 from san_desktop.core.logging_setup import teardown_logging
 from san_desktop.core.paths import database_path
-from san_desktop.core.settings import AISettings, JobSettings, Settings
+from san_desktop.core.settings import JobSettings, Settings, save_settings
 from san_desktop.db import vectors
 from san_desktop.db.database import Database, open_database
-from san_desktop.jobs.processors import build_registry
 from san_desktop.jobs.registry import ProcessorRegistry
 from san_desktop.jobs.runner import JobRunner
 from san_desktop.queue.job_queue import JobQueue
-from san_desktop.services.scraps import ScrapService
-from san_desktop.ui.context import AppContext
+from san_desktop.ui.context import AppContext, build_context
 from tests.support.jobs import fast_settings
 from tests.support.memory_keyring import MemoryKeyring
 
@@ -67,7 +65,9 @@ def db(data_dir: Path) -> Iterator[Database]:
 
 
 @pytest.fixture
-def backend(data_dir: Path) -> Iterator[Backend]:
+def backend(data_dir: Path, job_settings: JobSettings) -> Iterator[Backend]:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    save_settings(data_dir, Settings(jobs=job_settings))  # what the facade of these tests loads
     started = start_backend(data_dir, kind="gui", log_to_stderr=False)
     yield started
     started.close()
@@ -85,36 +85,45 @@ def registry() -> ProcessorRegistry:
 
 
 @pytest.fixture
-def queue(backend: Backend, job_settings: JobSettings) -> JobQueue:
-    return JobQueue(backend.db, job_settings)
+def app(backend: Backend) -> Iterator[SanApp]:
+    """The facade over the test's data directory (with the test's job settings)."""
+    facade = SanApp(backend)
+    yield facade
+    facade.close()
 
 
 @pytest.fixture
-def runner(
-    qapp: object, backend: Backend, queue: JobQueue, registry: ProcessorRegistry, job_settings: JobSettings
-) -> Iterator[JobRunner]:
-    job_runner = JobRunner(queue, registry, backend.session_id, job_settings)
+def queue(app: SanApp) -> JobQueue:
+    return app.queue
+
+
+@pytest.fixture
+def runner(qapp: object, app: SanApp, registry: ProcessorRegistry, job_settings: JobSettings) -> Iterator[JobRunner]:
+    job_runner = JobRunner(app.queue, registry, app.backend.require_session(), job_settings)
     yield job_runner
     job_runner.shutdown()
     job_runner.deleteLater()
 
 
-def _context(backend: Backend, runner: JobRunner, job_settings: JobSettings, providers: ProviderSource) -> AppContext:
-    settings = Settings(jobs=job_settings)
-    return AppContext(backend, settings, providers, runner, ScrapService(backend.db, runner.queue))
+def _finish(context: AppContext) -> None:
+    context.hub.stop()
+    context.ops.shutdown()
+    context.runner.shutdown()
+    for item in (context.hub, context.ops, context.runner):
+        item.deleteLater()
 
 
 @pytest.fixture
-def context(backend: Backend, runner: JobRunner, job_settings: JobSettings) -> AppContext:
-    """The window's services around the test's runner (whose registry each test fills)."""
-    return _context(backend, runner, job_settings, ProviderSource(AISettings()))
+def context(app: SanApp, runner: JobRunner) -> Iterator[AppContext]:
+    """The window's context around the test's runner (whose registry each test fills)."""
+    built = build_context(app, runner=runner)
+    yield built
+    _finish(built)
 
 
 @pytest.fixture
-def live_context(qapp: object, backend: Backend, queue: JobQueue, job_settings: JobSettings) -> Iterator[AppContext]:
-    """The window's services with the product's processors and the embedded AI provider."""
-    providers = ProviderSource(AISettings())
-    job_runner = JobRunner(queue, build_registry(providers), backend.session_id, job_settings)
-    yield _context(backend, job_runner, job_settings, providers)
-    job_runner.shutdown()
-    job_runner.deleteLater()
+def live_context(qapp: object, app: SanApp) -> Iterator[AppContext]:
+    """The window's context with the product's processors and the embedded AI provider."""
+    built = build_context(app)
+    yield built
+    _finish(built)

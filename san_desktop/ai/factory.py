@@ -7,7 +7,8 @@ never reaches into the keyring or the services above it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from san_desktop.ai.base import AIProvider
 from san_desktop.ai.local import LocalProvider
@@ -42,13 +43,19 @@ def make_provider(settings: AISettings, api_key: str | None = None) -> AIProvide
 
 
 class ProviderSource:
-    """The provider jobs use; rebuilt when the settings change. Thread-safe."""
+    """The provider jobs use, rebuilt when the settings change. Thread-safe.
+
+    A job holds its provider for its whole run (``lease``): changing the settings meanwhile gives later
+    jobs a new provider, and the old one's HTTP client is closed only when the last job using it is done.
+    """
 
     def __init__(self, settings: AISettings, api_key: ApiKeyReader = _no_key) -> None:
         self._api_key = api_key
         self._lock = threading.Lock()
         self._settings = settings
         self._provider: AIProvider | None = None
+        self._leases: dict[int, int] = {}  # id(provider) -> jobs using it
+        self._retired: dict[int, AIProvider] = {}
 
     @property
     def settings(self) -> AISettings:
@@ -59,14 +66,45 @@ class ProviderSource:
         with self._lock:
             old, self._provider = self._provider, None
             self._settings = settings
-        if isinstance(old, OpenAICompatibleProvider):
-            old.close()
+            if old is None:
+                return
+            if self._leases.get(id(old), 0):
+                self._retired[id(old)] = old  # closed by the last lease's end
+                return
+        _close(old)
+
+    def _current(self) -> AIProvider:
+        if self._provider is None:
+            self._provider = make_provider(self._settings, self._api_key())
+        return self._provider
 
     def get(self) -> AIProvider:
+        """The current provider, for a quick question (its similarity threshold); jobs use ``lease``."""
         with self._lock:
-            if self._provider is None:
-                self._provider = make_provider(self._settings, self._api_key())
-            return self._provider
+            return self._current()
+
+    @contextmanager
+    def lease(self) -> Iterator[AIProvider]:
+        with self._lock:
+            provider = self._current()
+            self._leases[id(provider)] = self._leases.get(id(provider), 0) + 1
+        try:
+            yield provider
+        finally:
+            with self._lock:
+                key = id(provider)
+                self._leases[key] -= 1
+                done = self._leases[key] == 0
+                if done:
+                    del self._leases[key]
+                retired = self._retired.pop(key, None) if done else None
+            if retired is not None:
+                _close(retired)
 
     def embedding_model(self) -> str:
         return embedding_model_of(self.settings)
+
+
+def _close(provider: AIProvider) -> None:
+    if isinstance(provider, OpenAICompatibleProvider):
+        provider.close()

@@ -14,18 +14,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, TextIO
 
-from san_desktop.core.logging_setup import setup_logging
-from san_desktop.core.paths import database_path, ensure_data_dir, resolve_data_dir
 from san_desktop.core.text import terminal_safe
-from san_desktop.db.database import Database, open_database
-
-
-def open_cli_database(data_dir_arg: str | None) -> Database:
-    """The database of the data directory, migrated if needed; no instance lock (a running app may
-    share it: SQLite's WAL lets both work)."""
-    directory = ensure_data_dir(resolve_data_dir(data_dir_arg))
-    setup_logging(directory, stderr=False)
-    return open_database(database_path(directory))
 
 
 def _plain(value: Any) -> Any:

@@ -4,18 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
-from san_desktop.ai.factory import ProviderSource
-from san_desktop.bootstrap import start_backend
-from san_desktop.cli.common import count, open_cli_database, print_json, print_table, seconds, short_time
+from san_desktop.app import SanApp, open_app
+from san_desktop.cli.common import count, print_json, print_table, seconds, short_time
 from san_desktop.core.enums import JobStatus, JobType
-from san_desktop.core.settings import load_settings
 from san_desktop.jobs.processors import build_registry
 from san_desktop.jobs.recovery import sweep
 from san_desktop.queue.job_queue import JobQueue
-from san_desktop.services.secrets import ai_api_key
 
 MAX_TIMEOUT = 30 * 86_400.0
 
@@ -77,35 +73,25 @@ def _job_type(value: str) -> JobType:
         ) from None
 
 
-@contextmanager
-def _queue(args: argparse.Namespace) -> Iterator[JobQueue]:
-    db = open_cli_database(args.data_dir)
-    try:
-        yield JobQueue(db, load_settings(db.path.parent).jobs)
-    finally:
-        db.dispose()
+def _queue(args: argparse.Namespace) -> AbstractContextManager[SanApp]:
+    return open_app(args.data_dir, kind="cli", lock=False, log_to_stderr=False)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from san_desktop.jobs.headless import run_headless  # Qt is loaded only by the commands that need it
 
-    backend = start_backend(args.data_dir, kind="headless")
-    try:
-        settings = load_settings(backend.data_dir)
-        registry = build_registry(ProviderSource(settings.ai, api_key=ai_api_key))
+    with open_app(args.data_dir, kind="headless") as app:
         code = run_headless(
-            backend,
-            registry,
-            settings.jobs,
+            app.backend,
+            build_registry(app.providers),
+            app.settings.jobs,
             until_idle=args.until_idle,
             wait_retries=args.wait_retries,
             timeout=args.timeout,
         )
         if args.until_idle and code == 0:
-            _tell_about_waiting_jobs(JobQueue(backend.db, settings.jobs))
+            _tell_about_waiting_jobs(app.queue)
         return code
-    finally:
-        backend.close()
 
 
 def _tell_about_waiting_jobs(queue: JobQueue) -> None:
@@ -122,8 +108,8 @@ def _tell_about_waiting_jobs(queue: JobQueue) -> None:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    with _queue(args) as queue:
-        jobs = queue.list_jobs(statuses=args.status, job_types=args.types, limit=args.limit)
+    with _queue(args) as app:
+        jobs = app.queue.list_jobs(statuses=args.status, job_types=args.types, limit=args.limit)
     if args.json:
         print_json(jobs)
         return 0
@@ -149,9 +135,9 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    with _queue(args) as queue:
-        job = queue.get(args.job_id)
-        attempts = queue.attempts(args.job_id)
+    with _queue(args) as app:
+        job = app.queue.get(args.job_id)
+        attempts = app.queue.attempts(args.job_id)
     if args.json:
         print_json({"job": job, "attempts": attempts})
         return 0
@@ -179,28 +165,23 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_retry(args: argparse.Namespace) -> int:
-    with _queue(args) as queue:
-        job = queue.retry(args.job_id)
+    with _queue(args) as app:
+        job = app.retry_job(args.job_id).value
     print(f"Job {job.id} queued again ({job.attempts} of {job.max_attempts} attempts used).")
     return 0
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    with _queue(args) as queue:
-        job = queue.cancel(args.job_id)
+    with _queue(args) as app:
+        job = app.cancel_job(args.job_id).value
     print(f"Job {job.id} cancelled.")
     return 0
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    backend = start_backend(args.data_dir, kind="cli", log_to_stderr=False)
-    try:
-        settings = load_settings(backend.data_dir)
-        queue = JobQueue(backend.db, settings.jobs)
-        hooks = build_registry(ProviderSource(settings.ai, api_key=ai_api_key)).sweep_hooks
-        report = sweep(queue, backend.session_id, settings.jobs, hooks=hooks)
-    finally:
-        backend.close()
+    with open_app(args.data_dir, kind="cli", log_to_stderr=False) as app:
+        hooks = build_registry(app.providers).sweep_hooks
+        report = sweep(app.queue, app.backend.require_session(), app.settings.jobs, hooks=hooks)
     if args.json:
         print_json(report)
     else:

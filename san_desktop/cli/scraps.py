@@ -3,21 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
-from san_desktop.ai.factory import ProviderSource
-from san_desktop.cli.common import count, open_cli_database, print_json, print_table, short_time
-from san_desktop.core.enums import SourceType
+from san_desktop.app import SanApp, open_app
+from san_desktop.cli.common import count, print_json, print_table, short_time
 from san_desktop.core.inputs import raw_limit, read_stdin
-from san_desktop.core.settings import Settings, load_settings
 from san_desktop.core.text import decode_bytes, preview
-from san_desktop.db.database import Database
-from san_desktop.queue.job_queue import JobQueue
-from san_desktop.services import cards
-from san_desktop.services.scraps import ScrapService
-from san_desktop.services.secrets import ai_api_key
 
 MAX_LIMIT = 100_000
 
@@ -61,29 +53,20 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     similar.set_defaults(handler=cmd_cards_similar)
 
 
-@contextmanager
-def _open(args: argparse.Namespace) -> Iterator[tuple[Database, Settings]]:
-    db = open_cli_database(args.data_dir)
-    try:
-        yield db, load_settings(db.path.parent)
-    finally:
-        db.dispose()
-
-
-def _service(db: Database, settings: Settings) -> ScrapService:
-    return ScrapService(db, JobQueue(db, settings.jobs), settings.capture.max_bytes)
+def _open(args: argparse.Namespace) -> AbstractContextManager[SanApp]:
+    """The data directory's facade, beside a running app if there is one (no instance lock)."""
+    return open_app(args.data_dir, kind="cli", lock=False, log_to_stderr=False)
 
 
 def cmd_add(args: argparse.Namespace) -> int:
-    with _open(args) as (db, settings):
-        service = _service(db, settings)
+    with _open(args) as app:
         if args.file is not None:
-            result = service.capture_file(args.file)
+            result = app.capture_file(args.file).value
         elif args.stdin:
-            data = read_stdin(raw_limit(settings.capture.max_bytes))
-            result = service.capture(decode_bytes(data, "standard input"), SourceType.TEXT)
+            data = read_stdin(raw_limit(app.settings.capture.max_bytes))
+            result = app.capture_text(decode_bytes(data, "standard input")).value
         else:
-            result = service.capture(args.text)
+            result = app.capture_text(args.text).value
     if args.json:
         print_json(result)
     elif result.created:
@@ -95,8 +78,8 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    with _open(args) as (db, settings):
-        scraps = _service(db, settings).list_scraps(limit=args.limit)
+    with _open(args) as app:
+        scraps = app.scraps.list_scraps(limit=args.limit)
     if args.json:
         print_json(scraps)
         return 0
@@ -114,22 +97,22 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
-    with _open(args) as (db, settings):
-        _service(db, settings).delete(args.scrap_id)
+    with _open(args) as app:
+        app.delete_scrap(args.scrap_id)
     print(f"Scrap {args.scrap_id} deleted; undo with: san scrap restore {args.scrap_id}")
     return 0
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
-    with _open(args) as (db, settings):
-        _service(db, settings).restore(args.scrap_id)
+    with _open(args) as app:
+        app.restore_scrap(args.scrap_id)
     print(f"Scrap {args.scrap_id} restored.")
     return 0
 
 
 def cmd_cards_list(args: argparse.Namespace) -> int:
-    with _open(args) as (db, _settings):
-        found = cards.list_cards(db, args.search, limit=args.limit)
+    with _open(args) as app:
+        found = app.cards.list_cards(args.search, limit=args.limit)
     if args.json:
         print_json(found)
         return 0
@@ -144,8 +127,8 @@ def cmd_cards_list(args: argparse.Namespace) -> int:
 
 
 def cmd_cards_show(args: argparse.Namespace) -> int:
-    with _open(args) as (db, _settings):
-        detail = cards.get_card(db, args.card_id)
+    with _open(args) as app:
+        detail = app.cards.get(args.card_id)
     if args.json:
         print_json(detail)
         return 0
@@ -160,16 +143,20 @@ def cmd_cards_show(args: argparse.Namespace) -> int:
 
 
 def cmd_cards_similar(args: argparse.Namespace) -> int:
-    with _open(args) as (db, settings):
-        threshold = ProviderSource(settings.ai, api_key=ai_api_key).get().similarity_threshold
-        found = cards.similar_cards(db, args.card_id, threshold, limit=args.limit)
+    with _open(args) as app:
+        found = app.cards.similar(args.card_id, limit=args.limit)
     if args.json:
-        print_json(found)
+        print_json(
+            [
+                {"card": s.card, "distance": s.distance, "score": s.score, "within_threshold": s.within_threshold}
+                for s in found
+            ]
+        )
         return 0
     if not found:
         print("No similar cards yet.")
         return 0
     if not found[0].within_threshold:
-        print("No card is close; the nearest ones:")
-    print_table(["ID", "DISTANCE", "TITLE"], [[s.card.id, f"{s.distance:.3f}", s.card.title] for s in found])
+        print("Nothing close — the nearest cards:")
+    print_table(["ID", "SIMILAR", "TITLE"], [[s.card.id, f"{s.score:.0%}", s.card.title] for s in found])
     return 0

@@ -208,3 +208,18 @@ class JobAttempt(Base):
     error_text: Mapped[str | None] = mapped_column(sa.Text)
 
     job: Mapped[AsyncJob] = relationship(back_populates="attempt_rows")
+
+
+class ChangeNotice(Base):
+    """What a process changed (a scrap captured, deleted or restored...), so that another open window
+    can show it within a poll: ids grow in commit order, readers ask for those above the last they saw.
+    Rows older than a day are pruned by the recovery sweep."""
+
+    __tablename__ = "change_notices"
+    __table_args__ = (sa.Index("ix_change_notices_created_at", "created_at"),)
+
+    id: Mapped[int] = mapped_column(sa.Integer, primary_key=True, autoincrement=True)
+    origin: Mapped[str] = mapped_column(sa.String(36))  # the writing process's facade, to skip its own
+    kind: Mapped[str] = mapped_column(sa.String(20))  # "scrap", "card", ...
+    item_id: Mapped[str] = mapped_column(ID)
+    created_at: Mapped[datetime] = _created_column()

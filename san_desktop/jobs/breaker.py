@@ -108,6 +108,10 @@ class CircuitBreaker:
         if changed is not None:
             self._notify(changed)
 
+    def reset(self) -> None:
+        """Close at once (the settings that made calls fail changed, or the user said "try now")."""
+        self.record_success()
+
     def record_failure(self) -> None:
         """A transient failure (timeout, refused connection, 5xx, rate limit)."""
         with self._lock:

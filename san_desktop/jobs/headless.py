@@ -32,7 +32,7 @@ def run_headless(
     it while work was still runnable."""
     app = QCoreApplication.instance() or QCoreApplication([])
     queue = JobQueue(backend.db, settings)
-    runner = JobRunner(queue, registry, backend.session_id, settings)
+    runner = JobRunner(queue, registry, backend.require_session(), settings)
     outcome = {"code": 0}
 
     def on_idle() -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from san_desktop.ai.base import DEFAULT_CATEGORIES
+from san_desktop.ai.base import DEFAULT_CATEGORIES, AIProvider
 from san_desktop.ai.factory import ProviderSource
 from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.errors import TargetNotFoundError
@@ -63,11 +63,14 @@ class CardAnalysisProcessor:
     def __call__(self, context: JobContext) -> None:
         scrap_id = context.job.target_id
         text = load_scrap(context.db, scrap_id)
-        provider = self.providers.get()
         payload = json.loads(context.job.payload) if context.job.payload else {}
-        if payload.get("embed_only"):
-            self._reembed(context, scrap_id, text)
-            return
+        with self.providers.lease() as provider:  # the same provider for the whole job, whatever settings do
+            if payload.get("embed_only"):
+                self._reembed(context, provider, scrap_id, text)
+            else:
+                self._analyse(context, provider, scrap_id, text)
+
+    def _analyse(self, context: JobContext, provider: AIProvider, scrap_id: str, text: ScrapText) -> None:
         draft = provider.analyze_card(text.best, DEFAULT_CATEGORIES)
         context.raise_if_cancelled()
         vector = provider.embed([embedding_text(draft.title, draft.summary, draft.tags, text.best)])[0]
@@ -77,8 +80,7 @@ class CardAnalysisProcessor:
                 raise TargetNotFoundError(f"scrap {scrap_id} was deleted")
             save_card(session, scrap_id, draft, provider.embedding_model, vector)
 
-    def _reembed(self, context: JobContext, scrap_id: str, text: ScrapText) -> None:
-        provider = self.providers.get()
+    def _reembed(self, context: JobContext, provider: AIProvider, scrap_id: str, text: ScrapText) -> None:
         with context.db.sessions() as session:
             card = session.scalar(sa.select(KnowledgeCard).where(KnowledgeCard.scrap_id == scrap_id))
             if card is None:
@@ -102,7 +104,8 @@ class ScrapRefineProcessor:
     def __call__(self, context: JobContext) -> None:
         scrap_id = context.job.target_id
         text = load_scrap(context.db, scrap_id)
-        refined = self.providers.get().refine_scrap(text.content)
+        with self.providers.lease() as provider:
+            refined = provider.refine_scrap(text.content)
         with context.publish() as session:
             scrap = session.get(Scrap, scrap_id)
             if scrap is None or scrap.deleted_at is not None:

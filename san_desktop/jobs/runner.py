@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
 
-from san_desktop.core.enums import JobPool
+from san_desktop.core.enums import JobPool, JobStatus
 from san_desktop.core.settings import JobSettings
 from san_desktop.jobs.breaker import BreakerStatus, CircuitBreaker
 from san_desktop.jobs.executor import JobExecutor
@@ -24,6 +24,8 @@ from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobEvent, JobRecord
 
 log = logging.getLogger(__name__)
+
+EXTERNAL_LOOKBACK = timedelta(seconds=10)
 
 
 @dataclass(frozen=True)
@@ -146,6 +148,7 @@ class JobRunner(QObject):
         self._sweeping = False
         self._sweep_signals: _SweepSignals | None = None
         self._seen_until: datetime = queue.clock()  # newest job change this runner has announced
+        self._seen: dict[tuple[str, datetime], None] = {}  # (job, updated_at) announced lately
         self._started = False
         self._stopped = False
 
@@ -240,14 +243,34 @@ class JobRunner(QObject):
     # --- user actions -------------------------------------------------------------------------
 
     def retry(self, job_id: str) -> JobRecord:
-        record = self.queue.retry(job_id)
-        self.dispatch()
-        return record
+        """Queue a failed or cancelled job again (it runs as soon as a worker is free)."""
+        return self.queue.retry(job_id)
 
     def cancel(self, job_id: str) -> JobRecord:
-        record = self.queue.cancel(job_id)
-        self.executor.request_cancel(job_id)
-        return record
+        """Cancel a job; a running one is asked to stop (the queue's event tells the runner)."""
+        return self.queue.cancel(job_id)
+
+    def try_now(self, pool: JobPool = JobPool.AI) -> None:
+        """Let a pool the breaker paused run again at once."""
+        breaker = self.breakers.get(pool)
+        if breaker is not None:
+            breaker.reset()
+        self.dispatch()
+
+    def apply_settings(self, settings: JobSettings, *, ai_changed: bool = False) -> None:
+        """New job settings take effect at once; when the AI settings changed, the AI pool's breaker
+        closes and AI jobs waiting for a retry run now (what made them fail may be fixed)."""
+        self.settings = settings
+        self.queue.settings = settings
+        self.pools[JobPool.AI].setMaxThreadCount(settings.ai_pool_size)
+        self.pools[JobPool.GITHUB].setMaxThreadCount(settings.github_pool_size)
+        self._poll_timer.setInterval(int(settings.poll_interval_seconds * 1000))
+        self._sweep_timer.setInterval(int(settings.sweep_interval_seconds * 1000))
+        if ai_changed:
+            self.queue.wake(self.registry.job_types_of(JobPool.AI))
+            self.try_now(JobPool.AI)
+        else:
+            self.dispatch()
 
     # --- slots --------------------------------------------------------------------------------
 
@@ -259,10 +282,16 @@ class JobRunner(QObject):
     def _on_queue_event_arrived(self, event: JobEvent) -> None:
         if self._stopped:
             return
-        self._seen_until = max(self._seen_until, event.job.updated_at)
+        self._remember_seen(event.job)
+        if event.new_status is JobStatus.CANCELLED:
+            self.executor.request_cancel(event.job_id)  # a running attempt stops cooperatively
         self.job_changed.emit(event)
-        if event.old_status is None or event.new_status.value == "PENDING":
+        if event.old_status is None or event.new_status is JobStatus.PENDING:
             self.dispatch()
+
+    def _remember_seen(self, job: JobRecord) -> None:
+        self._seen_until = max(self._seen_until, job.updated_at)
+        self._seen[(job.id, job.updated_at)] = None
 
     def _on_breaker_change(self, pool: JobPool, status: BreakerStatus) -> None:
         log.warning("%s pool: %s", pool.value, status.describe())
@@ -284,14 +313,21 @@ class JobRunner(QObject):
         already, and a drain would make this query return them again."""
         if any(self._in_flight.values()) or self._sweeping:
             return
+        # Look back a little: another process stamps updated_at before it commits, so its change can
+        # become visible after one of ours with a later stamp. Pairs already announced are skipped.
+        since = self._seen_until - EXTERNAL_LOOKBACK
         try:
-            changed = self.queue.changed_since(self._seen_until)
+            changed = self.queue.changed_since(since)
         except Exception:
             log.exception("Could not look for job changes made by other processes")
             return
         for job in changed:
-            self._seen_until = max(self._seen_until, job.updated_at)
+            if (job.id, job.updated_at) in self._seen:
+                continue
+            self._remember_seen(job)
             self.job_changed.emit(JobEvent(job, None, external=True))
+        horizon = since - EXTERNAL_LOOKBACK
+        self._seen = {pair: None for pair in self._seen if pair[1] >= horizon}
 
     @Slot()
     def _on_sweep_timer_timeout(self) -> None:

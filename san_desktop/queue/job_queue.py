@@ -205,6 +205,25 @@ class JobQueue:
             return None
         return int(count), first
 
+    def wake(self, job_types: Collection[JobType]) -> list[JobRecord]:
+        """Let waiting retries of ``job_types`` run now (what made them fail was fixed)."""
+        with self._unit() as (session, events):
+            now = self.clock()
+            rows = session.scalars(
+                sa.update(AsyncJob)
+                .where(
+                    AsyncJob.status == JobStatus.PENDING,
+                    AsyncJob.job_type.in_(list(job_types)),
+                    AsyncJob.run_after > now,
+                )
+                .values(run_after=None, updated_at=now)
+                .returning(AsyncJob)
+                .execution_options(synchronize_session=False, populate_existing=True)
+            ).all()
+            records = [JobRecord.from_row(row) for row in rows]
+            events.extend(JobEvent(record, JobStatus.PENDING) for record in records)
+        return records
+
     def _runnable_ids(self, job_types: Collection[JobType], now: datetime) -> sa.Select[str]:
         return (
             sa.select(AsyncJob.id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
@@ -16,9 +17,11 @@ from san_desktop.core.errors import SanError
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.database import Database
 from san_desktop.db.models import CardEmbedding, Category, KnowledgeCard, Scrap, Tag
-from san_desktop.db.vectors import from_blob, hamming_candidates, index_card_vector, to_blob, unindex_card
+from san_desktop.db.vectors import from_blob, hamming_candidates, index_card_vector, to_blob, unindex_card, warm_up
 
 SIMILAR_LIMIT = 10
+# when no card is within the threshold, only this many nearest ones are offered (labelled as such)
+FALLBACK_NEAREST = 3
 # Candidates from the bit index that are re-scored exactly; generous, since sign bits are coarse.
 CANDIDATES_PER_RESULT = 20
 MIN_CANDIDATES = 200
@@ -57,7 +60,16 @@ class CardDetail:
 class SimilarCard:
     card: CardSummary
     distance: float  # cosine distance: 0 same direction, 1 unrelated, 2 opposite
-    within_threshold: bool
+    within_threshold: bool  # False: nothing is close, this is one of the nearest few
+
+    @property
+    def score(self) -> float:
+        """Similarity between 0 (unrelated or opposite) and 1 (same direction), as people are shown it."""
+        return similarity_score(self.distance)
+
+
+def similarity_score(distance: float) -> float:
+    return min(1.0, max(0.0, 1.0 - distance))
 
 
 NamedT = TypeVar("NamedT", Category, Tag)
@@ -129,11 +141,7 @@ def _live_cards() -> sa.Select[KnowledgeCard]:
     )
 
 
-def list_cards(db: Database, search: str = "", *, limit: int = 200, before_id: str | None = None) -> list[CardSummary]:
-    """Newest first; ``search`` matches title, summary, tags and category (case-insensitive)."""
-    query = _live_cards().order_by(KnowledgeCard.id.desc()).limit(limit)
-    if before_id:
-        query = query.where(KnowledgeCard.id < before_id)
+def _matching(query: sa.Select[KnowledgeCard], search: str) -> sa.Select[KnowledgeCard]:
     for word in search.split():
         pattern = f"%{word.replace('%', '').replace('_', '')}%"
         tagged = sa.select(Tag.id).where(Tag.name.ilike(pattern))
@@ -145,35 +153,65 @@ def list_cards(db: Database, search: str = "", *, limit: int = 200, before_id: s
                 KnowledgeCard.category.has(Category.name.ilike(pattern)),
             )
         )
-    with db.sessions() as session:
-        return [_summary(card) for card in session.scalars(query)]
+    return query
 
 
-def get_card(db: Database, card_id: str) -> CardDetail:
-    with db.sessions() as session:
-        card = session.scalar(_live_cards().where(KnowledgeCard.id == card_id))
-        if card is None:
-            raise CardNotFoundError(card_id)
-        scrap = card.scrap
-        return CardDetail(
-            card=_summary(card),
-            content=scrap.content,
-            refined_content=scrap.refined_content,
-            raw_content=scrap.raw_content,
-            source_type=scrap.source_type.value,
-            source_ref=scrap.source_ref,
-            embedding_model=card.embedding_model,
-        )
+class CardService:
+    """Reading cards and finding similar ones; the window and the command line both come through here.
+    ``threshold`` gives the configured embedding model's "similar" distance."""
 
+    def __init__(self, db: Database, threshold: Callable[[], float]) -> None:
+        self.db = db
+        self.threshold = threshold
 
-def card_id_for_scrap(db: Database, scrap_id: str) -> str | None:
-    with db.sessions() as session:
-        return session.scalar(sa.select(KnowledgeCard.id).where(KnowledgeCard.scrap_id == scrap_id))
+    def list_cards(self, search: str = "", *, limit: int = 200, before_id: str | None = None) -> list[CardSummary]:
+        """Newest first; ``search`` matches title, summary, tags and category (case-insensitive)."""
+        query = _matching(_live_cards(), search).order_by(KnowledgeCard.id.desc()).limit(limit)
+        if before_id:
+            query = query.where(KnowledgeCard.id < before_id)
+        with self.db.sessions() as session:
+            return [_summary(card) for card in session.scalars(query)]
+
+    def cards_of_scraps(self, scrap_ids: Iterable[str], search: str = "") -> dict[str, CardSummary]:
+        """The live cards of these scraps that match ``search``, by scrap id (a deleted scrap has none)."""
+        query = _matching(_live_cards(), search).where(KnowledgeCard.scrap_id.in_(list(scrap_ids)))
+        with self.db.sessions() as session:
+            return {card.scrap_id: _summary(card) for card in session.scalars(query)}
+
+    def get(self, card_id: str) -> CardDetail:
+        with self.db.sessions() as session:
+            card = session.scalar(_live_cards().where(KnowledgeCard.id == card_id))
+            if card is None:
+                raise CardNotFoundError(card_id)
+            scrap = card.scrap
+            return CardDetail(
+                card=_summary(card),
+                content=scrap.content,
+                refined_content=scrap.refined_content,
+                raw_content=scrap.raw_content,
+                source_type=scrap.source_type.value,
+                source_ref=scrap.source_ref,
+                embedding_model=card.embedding_model,
+            )
+
+    def card_id_for_scrap(self, scrap_id: str) -> str | None:
+        with self.db.sessions() as session:
+            return session.scalar(sa.select(KnowledgeCard.id).where(KnowledgeCard.scrap_id == scrap_id))
+
+    def similar(self, card_id: str, *, limit: int = SIMILAR_LIMIT) -> list[SimilarCard]:
+        """Cards nearest to ``card_id`` within the embedding model's threshold (cosine distance), itself
+        excluded; when none pass, the ``FALLBACK_NEAREST`` nearest, marked so. Only vectors of the
+        card's own embedding model are compared. The window and ``san cards similar`` both ask this."""
+        return similar_cards(self.db, card_id, self.threshold(), limit=limit)
+
+    def warm_up(self, model_id: str) -> int:
+        """Load the similar-card index of ``model_id`` into memory (start-up, off the GUI thread)."""
+        with self.db.engine.connect() as conn:
+            return warm_up(conn, model_id)
 
 
 def similar_cards(db: Database, card_id: str, threshold: float, *, limit: int = SIMILAR_LIMIT) -> list[SimilarCard]:
-    """Cards nearest to ``card_id`` within ``threshold`` (cosine distance), itself excluded; when none
-    pass, the ``limit`` nearest. Only vectors of the card's own embedding model are compared."""
+    """``CardService.similar`` with an explicit threshold."""
     with db.sessions() as session:
         own = session.get(CardEmbedding, card_id)
         if own is None:
@@ -212,7 +250,7 @@ def similar_cards(db: Database, card_id: str, threshold: float, *, limit: int = 
         distances = 1.0 - matrix @ vector
         order = np.argsort(distances, kind="stable")
         passing = [int(i) for i in order if distances[i] <= threshold][:limit]
-        chosen = passing or [int(i) for i in order[:limit]]
+        chosen = passing or [int(i) for i in order[: min(limit, FALLBACK_NEAREST)]]
         ids = [rows[i][0] for i in chosen]
         cards = {card.id: card for card in session.scalars(_live_cards().where(KnowledgeCard.id.in_(ids)))}
         return [

@@ -21,8 +21,10 @@ from san_desktop.core.text import (
     content_hash,
     decode_bytes,
     html_to_text,
+    preview,
 )
 from san_desktop.core.timeutil import utcnow
+from san_desktop.db.changes import ChangeLog
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, KnowledgeCard, Scrap
 from san_desktop.queue.errors import DuplicateJobError
@@ -30,6 +32,7 @@ from san_desktop.queue.job_queue import JobQueue
 
 log = logging.getLogger(__name__)
 
+SCRAP_NOTICE = "scrap"  # the kind of change notice for a scrap
 TEXT_FILE_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm")
 
 
@@ -67,13 +70,28 @@ class ScrapInfo:
     analysis_error: str | None
     analysis_job_id: str | None
     refine_status: JobStatus | None
+    refine_error: str | None = None
+    refine_job_id: str | None = None
+    analysis_run_after: datetime | None = None  # a waiting retry's time
+    refine_run_after: datetime | None = None
 
 
 class ScrapService:
-    def __init__(self, db: Database, queue: JobQueue, max_bytes: int = DEFAULT_MAX_CAPTURE_BYTES) -> None:
+    def __init__(
+        self,
+        db: Database,
+        queue: JobQueue,
+        max_bytes: int = DEFAULT_MAX_CAPTURE_BYTES,
+        changelog: ChangeLog | None = None,
+    ) -> None:
         self.db = db
         self.queue = queue
         self.max_bytes = max_bytes
+        self.changelog = changelog  # notices for other open windows, written with each change
+
+    def _notice(self, session: Session, scrap_id: str) -> None:
+        if self.changelog is not None:
+            self.changelog.record(session, SCRAP_NOTICE, [scrap_id])
 
     # --- capture ------------------------------------------------------------------------------
 
@@ -116,6 +134,7 @@ class ScrapService:
                 return self._on_duplicate(session, existing)
             analysis = self.queue.enqueue(JobType.CARD_ANALYSIS, scrap.id, session=session)
             refine = self.queue.enqueue(JobType.SCRAP_REFINE, scrap.id, session=session)
+            self._notice(session, scrap.id)
         log.info("Scrapped %s (%s, %d characters)", scrap.id, source_type.value, len(normalized))
         return CaptureResult(scrap.id, True, analysis.id, refine.id)
 
@@ -166,6 +185,7 @@ class ScrapService:
             if scrap is None or scrap.deleted_at is not None:
                 raise ScrapNotFoundError(scrap_id)
             scrap.deleted_at = utcnow()
+            self._notice(session, scrap_id)
 
     def restore(self, scrap_id: str) -> None:
         with self.db.write() as session:
@@ -175,6 +195,7 @@ class ScrapService:
             if self._live_scrap_id(session, scrap.source_type, scrap.content_hash) is not None:
                 raise SanError("The same content was scrapped again since; the deleted copy stays deleted.")
             scrap.deleted_at = None
+            self._notice(session, scrap_id)
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -198,6 +219,18 @@ class ScrapService:
         with self.db.sessions() as session:
             return self._infos(session, scrap_ids)
 
+    def labels(self, scrap_ids: list[str]) -> dict[str, str]:
+        """A human label per scrap (its card's title, or the start of its text), for job lists."""
+        if not scrap_ids:
+            return {}
+        with self.db.sessions() as session:
+            rows = session.execute(
+                sa.select(Scrap.id, Scrap.content, KnowledgeCard.title)
+                .outerjoin(KnowledgeCard, KnowledgeCard.scrap_id == Scrap.id)
+                .where(Scrap.id.in_(scrap_ids))
+            ).all()
+        return {row.id: row.title or preview(row.content, 60) for row in rows}
+
     @staticmethod
     def _infos(session: Session, ids: list[str]) -> list[ScrapInfo]:
         if not ids:
@@ -211,16 +244,23 @@ class ScrapService:
                 )
             )
         }
-        newest: dict[tuple[str, JobType], tuple[JobStatus, str | None, str]] = {}
+        newest: dict[tuple[str, JobType], tuple[JobStatus, str | None, str, datetime | None]] = {}
         for row in session.execute(
-            sa.select(AsyncJob.target_id, AsyncJob.job_type, AsyncJob.status, AsyncJob.error_message, AsyncJob.id)
+            sa.select(
+                AsyncJob.target_id,
+                AsyncJob.job_type,
+                AsyncJob.status,
+                AsyncJob.error_message,
+                AsyncJob.id,
+                AsyncJob.run_after,
+            )
             .where(
                 AsyncJob.target_id.in_(ids),
                 AsyncJob.job_type.in_([JobType.CARD_ANALYSIS, JobType.SCRAP_REFINE]),
             )
             .order_by(AsyncJob.id)
         ):
-            newest[(row.target_id, row.job_type)] = (row.status, row.error_message, row.id)
+            newest[(row.target_id, row.job_type)] = (row.status, row.error_message, row.id, row.run_after)
         infos = []
         for scrap_id in ids:
             scrap = scraps.get(scrap_id)
@@ -244,6 +284,10 @@ class ScrapService:
                     analysis_error=analysis[1] if analysis else None,
                     analysis_job_id=analysis[2] if analysis else None,
                     refine_status=refine[0] if refine else None,
+                    refine_error=refine[1] if refine else None,
+                    refine_job_id=refine[2] if refine else None,
+                    analysis_run_after=analysis[3] if analysis else None,
+                    refine_run_after=refine[3] if refine else None,
                 )
             )
         return infos

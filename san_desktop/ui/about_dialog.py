@@ -13,32 +13,31 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from san_desktop import APP_NAME, __version__
-from san_desktop.bootstrap import Backend
+from san_desktop import APP_NAME
+from san_desktop.app import AboutInfo
 from san_desktop.ui.resources import app_icon
 
 
 class AboutDialog(QDialog):
     """Version, where the data lives, and a way to open that folder. No signals of its own."""
 
-    def __init__(self, backend: Backend, parent: QWidget | None = None) -> None:
+    def __init__(self, about: AboutInfo, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"About {APP_NAME}")
-        self._data_dir = backend.data_dir
+        self._data_dir = about.data_dir
 
         heading = QLabel(f"<h2>{APP_NAME}</h2><p>Scrap what you read; keep what you learn.</p>")
         icon = QLabel()
         icon.setPixmap(app_icon().pixmap(64, 64))
 
         form = QFormLayout()
-        self.version_label = self._selectable(__version__)
-        self.data_dir_label = self._selectable(str(backend.data_dir))
+        self.version_label = self._selectable(about.version)
+        self.data_dir_label = self._selectable(str(about.data_dir))
         form.addRow("Version:", self.version_label)
         form.addRow("Data directory:", self.data_dir_label)
-        form.addRow("Database:", self._selectable(f"{backend.db.path.name} (schema {backend.db.migration.head})"))
-        form.addRow("Log file:", self._selectable(str(backend.log_file)))
-        driver = backend.db.driver
-        runs_on = f"PySide6 {pyside_version}, SQLite {driver.sqlite_version} ({driver.name})"
+        form.addRow("Database:", self._selectable(f"{about.database_file.name} (schema {about.schema_revision})"))
+        form.addRow("Log file:", self._selectable(str(about.log_file)))
+        runs_on = f"PySide6 {pyside_version}, {about.sqlite}"
         form.addRow("Runs on:", self._selectable(runs_on))
 
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)

@@ -1,4 +1,5 @@
-"""Turning clipboard contents and drops into scraps: every path ends in one ScrapService call."""
+"""Turning clipboard contents and drops into scraps: what Qt holds is read on the GUI thread, then every
+path ends in one facade call that runs off it."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ from pathlib import Path
 from PySide6.QtCore import QMimeData, QObject, Signal
 from PySide6.QtGui import QClipboard, QGuiApplication
 
+from san_desktop.app import Changed, SanApp
 from san_desktop.core.errors import SanError
 from san_desktop.core.text import preview
-from san_desktop.services.scraps import CaptureResult, ScrapService
+from san_desktop.services.scraps import CaptureResult
+from san_desktop.ui.ops import Ops
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +32,8 @@ class CaptureOutcome:
 
 
 class CaptureController(QObject):
-    """Capture from the clipboard (on request, or watched when opted in) and from drops.
+    """Capture from the clipboard (on request, or watched when opted in) and from drops. Each capture
+    runs in the background; its outcome arrives by signal.
 
     Signals:
         captured(object): a ``CaptureOutcome`` for each scrap stored or found already scrapped.
@@ -39,22 +43,24 @@ class CaptureController(QObject):
     captured = Signal(object)
     rejected = Signal(str)
 
-    def __init__(self, scraps: ScrapService, parent: QObject | None = None) -> None:
+    def __init__(self, app: SanApp, ops: Ops, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._scraps = scraps
+        self._app = app
+        self._ops = ops
         self._watching = False
         self._last_seen: str | None = None  # digest of the clipboard text last handled
         self._clipboard: QClipboard = QGuiApplication.clipboard()
 
     # --- clipboard ----------------------------------------------------------------------------
 
-    def scrap_clipboard(self) -> list[CaptureOutcome]:
+    def scrap_clipboard(self) -> int:
+        """Start capturing what the clipboard holds; returns how many captures were started."""
         mime = self._clipboard.mimeData()
-        outcomes = self.scrap_mime(
+        started = self.scrap_mime(
             mime, empty_message="The clipboard is empty or holds no text (an image?): nothing was scrapped."
         )
         self._last_seen = self._digest(mime)
-        return outcomes
+        return started
 
     @property
     def watching(self) -> bool:
@@ -93,37 +99,41 @@ class CaptureController(QObject):
 
     def scrap_mime(
         self, mime: QMimeData, *, empty_message: str | None = "Nothing to scrap in what was dropped."
-    ) -> list[CaptureOutcome]:
-        outcomes: list[CaptureOutcome] = []
+    ) -> int:
+        """Read ``mime`` now (on the GUI thread) and capture it in the background; returns how many
+        captures were started."""
+        app = self._app
+        calls: list[tuple[str, Callable[[], Changed[CaptureResult]]]] = []
         if mime.hasUrls() and mime.urls():
             for url in mime.urls():
                 if url.isLocalFile():
                     path = Path(url.toLocalFile())
-                    self._run(outcomes, path.name, partial(self._scraps.capture_file, path))
+                    calls.append((path.name, partial(app.capture_file, path)))
                 else:
                     address = url.toString()
                     title = mime.text().strip() if mime.hasText() and mime.text().strip() != address else None
-                    self._run(outcomes, address, partial(self._scraps.capture_url, address, title))
+                    calls.append((address, partial(app.capture_url, address, title)))
         elif mime.hasHtml() and mime.html().strip():
             markup = mime.html()
-            self._run(outcomes, preview(mime.text() or markup, 60), lambda: self._scraps.capture_html(markup))
+            calls.append((preview(mime.text() or markup, 60), partial(app.capture_html, markup)))
         elif mime.hasText():
             text = mime.text()
             if _SINGLE_URL.match(text.strip()):
-                self._run(outcomes, text.strip(), lambda: self._scraps.capture_url(text.strip()))
+                calls.append((text.strip(), partial(app.capture_url, text.strip())))
             else:
-                self._run(outcomes, preview(text, 60), lambda: self._scraps.capture(text))
+                calls.append((preview(text, 60), partial(app.capture_text, text)))
         elif empty_message:
             self.rejected.emit(empty_message)
-        return outcomes
+        for label, call in calls:
+            self._start(label, call)
+        return len(calls)
 
-    def _run(self, outcomes: list[CaptureOutcome], label: str, capture: Callable[[], CaptureResult]) -> None:
-        try:
-            result = capture()
-        except SanError as exc:
+    def _start(self, label: str, call: Callable[[], Changed[CaptureResult]]) -> None:
+        def captured(result: CaptureResult) -> None:
+            self.captured.emit(CaptureOutcome(result, label))
+
+        def rejected(exc: SanError) -> None:
             log.info("Capture of %s rejected: %s", label, exc)
             self.rejected.emit(str(exc))
-            return
-        outcome = CaptureOutcome(result, label)
-        outcomes.append(outcome)
-        self.captured.emit(outcome)
+
+        self._ops.write(call, captured, rejected, initiator=self)

@@ -18,17 +18,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from san_desktop.core.enums import JobStatus, JobType
+from san_desktop.app import Changes
 from san_desktop.core.errors import SanError
-from san_desktop.queue.records import JobEvent
-from san_desktop.services.cards import (
-    CardDetail,
-    CardSummary,
-    card_id_for_scrap,
-    get_card,
-    list_cards,
-    similar_cards,
-)
+from san_desktop.services.cards import CardDetail, CardService, CardSummary, SimilarCard
 from san_desktop.ui.context import AppContext
 from san_desktop.ui.lazy_model import LazyTableModel, select_key, selected_row
 
@@ -36,13 +28,13 @@ from san_desktop.ui.lazy_model import LazyTableModel, select_key, selected_row
 class CardListModel(LazyTableModel[CardSummary]):
     COLUMNS = ("Title", "Category", "Tags")
 
-    def __init__(self, context: AppContext, page_size: int = 200) -> None:
+    def __init__(self, cards: CardService, page_size: int = 200) -> None:
         super().__init__(page_size)
-        self._context = context
+        self._cards = cards
         self.search = ""
 
     def fetch_page(self, before_id: str | None, limit: int) -> list[CardSummary]:
-        return list_cards(self._context.backend.db, self.search, limit=limit, before_id=before_id)
+        return self._cards.list_cards(self.search, limit=limit, before_id=before_id)
 
     def row_key(self, row: CardSummary) -> str:
         return row.id
@@ -53,6 +45,15 @@ class CardListModel(LazyTableModel[CardSummary]):
         if role == Qt.ItemDataRole.ToolTipRole and column == 0:
             return card.summary
         return None
+
+    def card_of_scrap(self, scrap_id: str) -> CardSummary | None:
+        """The loaded row of this scrap's card (a few hundred rows at most are loaded)."""
+        return next((row for row in self.loaded_rows() if row.scrap_id == scrap_id), None)
+
+
+def similar_label(item: SimilarCard) -> str:
+    """How a similar card is listed: its title and its score, the same figure ``san cards similar`` gives."""
+    return f"{item.card.title}   ({item.score:.0%} similar)"
 
 
 def card_html(detail: CardDetail) -> str:
@@ -74,13 +75,15 @@ def card_html(detail: CardDetail) -> str:
 
 
 class CardsPage(QWidget):
-    """Cards with text search, the selected card in full, and its similar cards (click to open).
-    No signals of its own."""
+    """Cards with text search, the selected card in full, and its similar cards (click to open); live
+    by the change hub. No signals of its own."""
 
     def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._context = context
-        self.model = CardListModel(context)
+        self._app = context.app
+        self._shown: str | None = None  # the card whose detail is (being) shown
+        self.model = CardListModel(context.app.cards)
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search titles, summaries, tags and categories")
         self.search.setClearButtonEnabled(True)
@@ -121,11 +124,6 @@ class CardsPage(QWidget):
         layout.addLayout(heading)
         layout.addWidget(splitter, 1)
 
-        self._made: set[str] = set()  # scraps whose card was just made, gathered between ticks
-        self._made_timer = QTimer(self)
-        self._made_timer.setSingleShot(True)
-        self._made_timer.setInterval(100)
-        self._made_timer.timeout.connect(self._on_made_timer_timeout)
         self._search_timer = QTimer(self)
         self._search_timer.setSingleShot(True)
         self._search_timer.setInterval(250)
@@ -134,7 +132,7 @@ class CardsPage(QWidget):
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._show_selected())
         self.similar.itemActivated.connect(self._on_similar_item_activated)
         self.similar.itemClicked.connect(self._on_similar_item_activated)
-        context.runner.job_changed.connect(self._on_runner_job_changed)
+        context.hub.changed.connect(self._on_hub_changed)
         self.model.reload()
 
     def open_card(self, card_id: str) -> None:
@@ -154,23 +152,34 @@ class CardsPage(QWidget):
             self._show(card.id)
 
     def _show(self, card_id: str) -> None:
-        try:
-            detail = get_card(self._context.backend.db, card_id)
-            threshold = self._context.providers.get().similarity_threshold
-            similar = similar_cards(self._context.backend.db, card_id, threshold)
-        except SanError as exc:
-            self.detail.setPlainText(str(exc))
-            self.similar.clear()
-            return
+        """Load the card and its similar cards off the GUI thread, then show them (if still wanted)."""
+        self._shown = card_id
+        app = self._app
+
+        def load() -> tuple[CardDetail, list[SimilarCard]]:
+            return app.cards.get(card_id), app.cards.similar(card_id)
+
+        def loaded(result: tuple[CardDetail, list[SimilarCard]]) -> None:
+            if self._shown == card_id:
+                self._fill(*result)
+
+        def failed(exc: SanError) -> None:
+            if self._shown == card_id:
+                self.detail.setPlainText(str(exc))
+                self.similar.clear()
+
+        self._context.ops.run(load, loaded, failed)
+
+    def _fill(self, detail: CardDetail, similar: list[SimilarCard]) -> None:
         self.detail.setHtml(card_html(detail))
         self.similar.clear()
         for item in similar:
-            widget_item = QListWidgetItem(f"{item.card.title}   ({1 - item.distance:.0%} similar)")
+            widget_item = QListWidgetItem(similar_label(item))
             widget_item.setData(Qt.ItemDataRole.UserRole, item.card.id)
             widget_item.setToolTip(item.card.summary)
             self.similar.addItem(widget_item)
         if similar and not similar[0].within_threshold:
-            self.similar_label.setText("Nearest cards (none is close)")
+            self.similar_label.setText("Nothing close — the nearest cards:")
         else:
             self.similar_label.setText("Similar cards" if similar else "Similar cards: none yet")
 
@@ -181,28 +190,29 @@ class CardsPage(QWidget):
     def _on_similar_item_activated(self, item: QListWidgetItem) -> None:
         self.open_card(str(item.data(Qt.ItemDataRole.UserRole)))
 
-    def _on_runner_job_changed(self, event: JobEvent) -> None:
-        if event.job.job_type is JobType.CARD_ANALYSIS and event.new_status is JobStatus.COMPLETED:
-            self._made.add(event.job.target_id)
-            if not self._made_timer.isActive():
-                self._made_timer.start()
+    def _on_hub_changed(self, changes: Changes, _initiator: object) -> None:
+        """Cards made or re-made, scraps deleted or restored: update, add or drop those rows."""
+        affected = sorted(changes.scraps | changes.cards_of_scraps)
+        if not affected:
+            return
+        search = self.model.search
+        self._context.ops.run(
+            lambda: self._app.cards.cards_of_scraps(affected, search),
+            lambda found: self._apply(affected, found, search),
+        )
 
-    def _on_made_timer_timeout(self) -> None:
-        """Cards were made or re-made: update their rows, or put new ones on top (once per tick)."""
-        made, self._made = sorted(self._made), set()
-        db = self._context.backend.db
-        for scrap_id in made:
-            card_id = card_id_for_scrap(db, scrap_id)
-            if card_id is None:
+    def _apply(self, scrap_ids: list[str], found: dict[str, CardSummary], search: str) -> None:
+        if search != self.model.search:
+            return  # the list was reloaded for another search meanwhile
+        for scrap_id in scrap_ids:
+            card = found.get(scrap_id)
+            if card is not None:
+                self.model.upsert(card)  # a new card appears on top; an older one when scrolled to
                 continue
-            newest = self.model.row_at(0)
-            if self.model.position_of(card_id) is None and newest is not None and card_id < newest.id:
-                continue  # older than what is shown: it appears when scrolled to
-            matches = list_cards(db, self.model.search, limit=1, before_id=_after(card_id))
-            if matches and matches[0].id == card_id:
-                self.model.upsert(matches[0])
-
-
-def _after(card_id: str) -> str:
-    """An id that sorts right after ``card_id`` (for "this card, if it matches" with ``before_id``)."""
-    return card_id + "\uffff"
+            gone = self.model.card_of_scrap(scrap_id)
+            if gone is not None:
+                self.model.remove(gone.id)
+                if self._shown == gone.id:
+                    self._shown = None
+                    self.detail.clear()
+                    self.similar.clear()

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
@@ -15,10 +16,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from san_desktop.core.enums import JobStatus, JobType
+from san_desktop.app import Changes
+from san_desktop.core.enums import JobStatus
 from san_desktop.core.errors import SanError
 from san_desktop.core.text import preview
-from san_desktop.queue.records import JobEvent
 from san_desktop.services.scraps import ScrapInfo, ScrapService
 from san_desktop.ui.capture import CaptureOutcome
 from san_desktop.ui.context import AppContext
@@ -26,32 +27,60 @@ from san_desktop.ui.job_table_model import local_time
 from san_desktop.ui.lazy_model import LazyTableModel, select_key, selected_row
 
 _FAILED = QColor("#b3261e")
+MESSAGE_MS = 8000  # a passing message (scrapped, deleted, restored) clears itself after this
 
 
-def analysis_text(info: ScrapInfo) -> str:
-    if info.card_title:
-        return info.card_title
-    return (
-        {
-            JobStatus.PENDING: "Waiting to analyse…",
-            JobStatus.PROCESSING: "Analysing…",
-            JobStatus.FAILED: "Analysis failed",
-            JobStatus.CANCELLED: "Analysis cancelled",
-            JobStatus.COMPLETED: "Analysed",
-        }.get(info.analysis_status, "Not analysed")
-        if info.analysis_status
-        else "Not analysed"
-    )
+def _first_line(error: str | None) -> str:
+    return (error or "").split(" <- ", 1)[0]
 
 
-def refine_text(info: ScrapInfo) -> str:
-    if info.refined:
-        return "Refined"
-    if info.refine_status is JobStatus.FAILED:
+def job_state_text(
+    status: JobStatus | None,
+    run_after: datetime | None,
+    *,
+    running: str,
+    paused: bool,
+    now: datetime | None = None,
+) -> str:
+    """What a scrap's job is really doing: waiting, paused, running, failed (with why), cancelled."""
+    if status is JobStatus.PENDING:
+        if paused:
+            return "Paused (the AI server is failing; see Jobs)"
+        if run_after is not None and run_after > (now or datetime.now(UTC)):
+            return f"Waiting to retry at {run_after.astimezone().strftime('%H:%M:%S')}"
+        return "Waiting…"
+    if status is JobStatus.PROCESSING:
+        return running
+    if status is JobStatus.CANCELLED:
+        return "Cancelled"
+    if status is JobStatus.FAILED:
         return "Failed"
-    if info.refine_status in (JobStatus.PENDING, JobStatus.PROCESSING):
-        return "Refining…"
-    return "—"
+    return ""
+
+
+def analysis_text(info: ScrapInfo, paused: bool = False) -> str:
+    if info.card_title and info.analysis_status not in (JobStatus.PENDING, JobStatus.PROCESSING):
+        return info.card_title
+    if info.analysis_status is None:
+        return "Not analysed"
+    if info.analysis_status is JobStatus.FAILED:
+        return f"Analysis failed: {_first_line(info.analysis_error)}"
+    if info.analysis_status is JobStatus.COMPLETED:
+        return info.card_title or "Analysed"
+    state = job_state_text(info.analysis_status, info.analysis_run_after, running="Analysing…", paused=paused)
+    return f"{info.card_title} — {state}" if info.card_title else state
+
+
+def refine_text(info: ScrapInfo, paused: bool = False) -> str:
+    if info.refine_status is JobStatus.FAILED:
+        return f"Failed: {_first_line(info.refine_error)}"
+    if info.refine_status in (JobStatus.PENDING, JobStatus.PROCESSING, JobStatus.CANCELLED):
+        return job_state_text(info.refine_status, info.refine_run_after, running="Refining…", paused=paused)
+    return "Refined" if info.refined else "—"
+
+
+def _retryable(status: JobStatus | None) -> bool:
+    return status in (JobStatus.FAILED, JobStatus.CANCELLED)
 
 
 class ScrapTableModel(LazyTableModel[ScrapInfo]):
@@ -60,6 +89,7 @@ class ScrapTableModel(LazyTableModel[ScrapInfo]):
     def __init__(self, scraps: ScrapService, page_size: int = 200) -> None:
         super().__init__(page_size)
         self._scraps = scraps
+        self.paused = False  # the AI pool is held by its breaker: waiting jobs say so
 
     def fetch_page(self, before_id: str | None, limit: int) -> list[ScrapInfo]:
         return self._scraps.list_scraps(before_id=before_id, limit=limit)
@@ -74,22 +104,31 @@ class ScrapTableModel(LazyTableModel[ScrapInfo]):
                 local_time(info.created_at),
                 preview(info.content, 100),
                 preview(source, 40),
-                analysis_text(info),
-                refine_text(info),
+                analysis_text(info, self.paused),
+                refine_text(info, self.paused),
             )[column]
-        if role == Qt.ItemDataRole.ForegroundRole and column == 3 and info.analysis_status is JobStatus.FAILED:
+        if role == Qt.ItemDataRole.ForegroundRole and (
+            (column == 3 and info.analysis_status is JobStatus.FAILED)
+            or (column == 4 and info.refine_status is JobStatus.FAILED)
+        ):
             return _FAILED
         if role == Qt.ItemDataRole.ToolTipRole:
             if column == 1:
                 return preview(info.content, 600)
             if column == 3 and info.analysis_error:
                 return info.analysis_error
+            if column == 4 and info.refine_error:
+                return info.refine_error
         return None
+
+    def repaint_states(self) -> None:
+        if self.rowCount():
+            self.dataChanged.emit(self.index(0, 3), self.index(self.rowCount() - 1, 4))
 
 
 class InboxPage(QWidget):
-    """Scraps newest first with the state of their analysis and refinement, live by the runner's
-    signals; scrap the clipboard, delete (with undo), open a scrap's card.
+    """Scraps newest first with what their analysis and refinement are really doing, live by the change
+    hub; scrap the clipboard, delete (with undo), retry a failed analysis or refinement, open a card.
 
     Signals:
         open_card(str): the user asked to see this card.
@@ -102,23 +141,25 @@ class InboxPage(QWidget):
     def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._context = context
+        self._app = context.app
         self._last_deleted: str | None = None
-        self._stale: set[str] = set()  # scraps whose row needs a fresh look, gathered between ticks
-        self._refresh_timer = QTimer(self)
-        self._refresh_timer.setSingleShot(True)
-        self._refresh_timer.setInterval(50)
-        self._refresh_timer.timeout.connect(self._on_refresh_timer_timeout)
-        self.model = ScrapTableModel(context.scraps)
+        self.model = ScrapTableModel(context.app.scraps)
 
         self.scrap_button = QPushButton("Scrap clipboard")
         self.scrap_button.setToolTip("Save what is on the clipboard as a scrap (Ctrl+Shift+V, anywhere in the app)")
         self.retry_button = QPushButton("Retry analysis")
         self.retry_button.setToolTip("Analyse the selected scrap again (its last analysis failed)")
+        self.retry_refine_button = QPushButton("Retry refinement")
+        self.retry_refine_button.setToolTip("Clean up the selected scrap's text again (its last try failed)")
         self.delete_button = QPushButton("Delete")
         self.undo_button = QPushButton("Undo delete")
         self.undo_button.setVisible(False)
-        self.message = QLabel("Copy something and press Ctrl+Shift+V, or drop text, links or files here.")
+        self.hint = "Copy something and press Ctrl+Shift+V, or drop text, links or files here."
+        self.message = QLabel(self.hint)
         self.message.setWordWrap(True)
+        self._message_timer = QTimer(self)
+        self._message_timer.setSingleShot(True)
+        self._message_timer.timeout.connect(self._on_message_timer_timeout)
 
         self.table = QTableView()
         self.table.setModel(self.model)
@@ -130,13 +171,14 @@ class InboxPage(QWidget):
         header = self.table.horizontalHeader()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        for column, width in ((0, 150), (2, 120), (3, 240), (4, 80)):
+        for column, width in ((0, 150), (2, 120), (3, 240), (4, 120)):
             self.table.setColumnWidth(column, width)
 
         toolbar = QHBoxLayout()
         toolbar.addWidget(QLabel("<h2>Inbox</h2>"))
         toolbar.addStretch(1)
         toolbar.addWidget(self.retry_button)
+        toolbar.addWidget(self.retry_refine_button)
         toolbar.addWidget(self.undo_button)
         toolbar.addWidget(self.delete_button)
         toolbar.addWidget(self.scrap_button)
@@ -148,10 +190,12 @@ class InboxPage(QWidget):
         self.scrap_button.clicked.connect(self.scrap_clipboard_requested)
         self.delete_button.clicked.connect(self._on_delete_button_clicked)
         self.retry_button.clicked.connect(self._on_retry_button_clicked)
+        self.retry_refine_button.clicked.connect(self._on_retry_refine_button_clicked)
         self.undo_button.clicked.connect(self._on_undo_button_clicked)
         self.table.doubleClicked.connect(self._on_table_double_clicked)
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._update_actions())
-        context.runner.job_changed.connect(self._on_runner_job_changed)
+        context.hub.changed.connect(self._on_hub_changed)
+        context.runner.breaker_changed.connect(self._on_runner_breaker_changed)
         self.model.reload()
         self._update_actions()
 
@@ -161,23 +205,36 @@ class InboxPage(QWidget):
     def select_scrap(self, scrap_id: str) -> bool:
         return select_key(self.table, self.model, scrap_id)
 
+    def say(self, text: str, ms: int = MESSAGE_MS) -> None:
+        """A passing message: it gives way to the usual hint after ``ms``."""
+        self.message.setText(text)
+        self._message_timer.start(ms)
+
     def show_capture(self, outcome: CaptureOutcome) -> None:
-        self._refresh([outcome.result.scrap_id])
-        self.select_scrap(outcome.result.scrap_id)
+        scrap_id = outcome.result.scrap_id
+        self._refresh([scrap_id], then=lambda: self.select_scrap(scrap_id))
         if outcome.result.created:
-            self.message.setText(f"Scrapped: {outcome.label}")
+            self.say(f"Scrapped: {outcome.label}")
         else:
-            self.message.setText(f"Already scrapped: {outcome.label} (the existing scrap is selected)")
+            self.say(f"Already scrapped: {outcome.label} (the existing scrap is selected)")
 
     def show_rejection(self, reason: str) -> None:
-        self.message.setText(reason)
+        self.say(reason, 15_000)
 
-    def _refresh(self, scrap_ids: list[str]) -> None:
-        for info in sorted(self._context.scraps.get_many(scrap_ids), key=lambda item: item.id):
-            if info.deleted:
-                self.model.remove(info.id)
-            else:
-                self.model.upsert(info)
+    def _refresh(self, scrap_ids: list[str], then: Any = None) -> None:
+        """Look at these scraps again (off the GUI thread) and update, add or drop their rows."""
+
+        def apply(infos: list[ScrapInfo]) -> None:
+            for info in sorted(infos, key=lambda item: item.id):
+                if info.deleted:
+                    self.model.remove(info.id)
+                else:
+                    self.model.upsert(info)
+            self._update_actions()
+            if then is not None:
+                then()
+
+        self._context.ops.run(lambda: self._app.scraps.get_many(scrap_ids), apply)
 
     def _concerns_loaded_rows(self, scrap_id: str) -> bool:
         """A scrap shown now, or newer than all shown (a new capture); others load when scrolled to."""
@@ -189,58 +246,69 @@ class InboxPage(QWidget):
     def _update_actions(self) -> None:
         info = self.selected_scrap()
         self.delete_button.setEnabled(info is not None)
-        self.retry_button.setVisible(info is not None and info.analysis_status is JobStatus.FAILED)
+        self.retry_button.setVisible(info is not None and _retryable(info.analysis_status))
+        self.retry_refine_button.setVisible(info is not None and _retryable(info.refine_status))
+
+    def _retry(self, job_id: str | None, doing: str) -> None:
+        if job_id is None:
+            return
+        self._context.ops.write(
+            lambda: self._app.retry_job(job_id), lambda _job: self.say(doing), lambda exc: self.say(str(exc))
+        )
 
     # --- slots --------------------------------------------------------------------------------
 
-    def _on_runner_job_changed(self, event: JobEvent) -> None:
-        scrap_id = event.job.target_id
-        if event.job.job_type in (JobType.CARD_ANALYSIS, JobType.SCRAP_REFINE) and self._concerns_loaded_rows(scrap_id):
-            # many events arrive in bursts while jobs run: look at the scraps once per tick, together
-            self._stale.add(scrap_id)
-            if not self._refresh_timer.isActive():
-                self._refresh_timer.start()
+    def _on_hub_changed(self, changes: Changes, _initiator: object) -> None:
+        wanted = sorted(scrap_id for scrap_id in changes.scraps if self._concerns_loaded_rows(scrap_id))
+        if wanted:
+            self._refresh(wanted)
 
-    def _on_refresh_timer_timeout(self) -> None:
-        stale, self._stale = sorted(self._stale), set()
-        self._refresh(stale)
-        self._update_actions()
+    def _on_runner_breaker_changed(self, _change: object) -> None:
+        status = self._context.runner.breaker_status()
+        self.model.paused = status is not None and status.state.value == "OPEN"
+        self.model.repaint_states()
+
+    def _on_message_timer_timeout(self) -> None:
+        self.message.setText(self.hint)
 
     def _on_retry_button_clicked(self) -> None:
         info = self.selected_scrap()
-        if info is None or info.analysis_job_id is None:
-            return
-        try:
-            self._context.runner.retry(info.analysis_job_id)
-        except SanError as exc:
-            self.message.setText(str(exc))
-        else:
-            self.message.setText("Analysing again…")
+        if info is not None:
+            self._retry(info.analysis_job_id, "Analysing again…")
+
+    def _on_retry_refine_button_clicked(self) -> None:
+        info = self.selected_scrap()
+        if info is not None:
+            self._retry(info.refine_job_id, "Refining again…")
 
     def _on_delete_button_clicked(self) -> None:
         info = self.selected_scrap()
         if info is None:
             return
-        self._context.scraps.delete(info.id)
-        self.model.remove(info.id)
-        self._last_deleted = info.id
-        self.undo_button.setVisible(True)
-        self.message.setText(f"Deleted: {preview(info.content, 60)}")
-        self._update_actions()
+
+        def deleted(_changes: Changes) -> None:
+            self._last_deleted = info.id
+            self.undo_button.setVisible(True)
+            self.say(f"Deleted: {preview(info.content, 60)}", 30_000)
+
+        def failed(exc: SanError) -> None:
+            self.say(str(exc))
+            self._refresh([info.id])  # deleted elsewhere meanwhile: the row goes
+
+        self._context.ops.write(lambda: self._app.delete_scrap(info.id), deleted, failed, initiator=self)
 
     def _on_undo_button_clicked(self) -> None:
-        if self._last_deleted is None:
-            return
-        try:
-            self._context.scraps.restore(self._last_deleted)
-        except SanError as exc:
-            self.message.setText(str(exc))
-        else:
-            self.model.reload()  # it goes back to its place by capture time
-            self.select_scrap(self._last_deleted)
-            self.message.setText("Restored.")
-        self._last_deleted = None
+        scrap_id, self._last_deleted = self._last_deleted, None
         self.undo_button.setVisible(False)
+        if scrap_id is None:
+            return
+
+        def restored(_changes: Changes) -> None:
+            self.model.reload()  # it goes back to its place by capture time
+            self.select_scrap(scrap_id)
+            self.say("Restored.")
+
+        self._context.ops.write(lambda: self._app.restore_scrap(scrap_id), restored, lambda exc: self.say(str(exc)))
 
     def _on_table_double_clicked(self, index: QModelIndex) -> None:
         info = self.model.row_at(index.row())

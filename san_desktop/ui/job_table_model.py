@@ -1,14 +1,15 @@
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
+from san_desktop.app import SCRAP_JOB_TYPES, SanApp
 from san_desktop.core.enums import JobStatus, JobType
-from san_desktop.queue.job_queue import JobQueue
-from san_desktop.queue.records import JobEvent, JobRecord
+from san_desktop.queue.records import JobRecord
 from san_desktop.ui.lazy_model import LazyTableModel
 
 STATUS_COLORS = {
@@ -39,23 +40,42 @@ def status_text(job: JobRecord, now: datetime | None = None) -> str:
     return job.status.value.capitalize()
 
 
+def type_label(job: JobRecord) -> str:
+    if job.job_type is JobType.CARD_ANALYSIS and job.payload and json.loads(job.payload).get("embed_only"):
+        return "Card re-embedding"
+    return JOB_TYPE_LABELS[job.job_type]
+
+
 class JobTableModel(LazyTableModel[JobRecord]):
-    """Jobs newest first, fetched lazily, kept live by ``apply_event`` from the runner's signals."""
+    """Jobs newest first, fetched lazily, kept live by ``upsert`` from the change hub; the target is
+    shown by a human label (the scrap's card title or text) where there is one."""
 
     COLUMNS = ("Type", "Target", "Status", "Attempts", "Updated", "Error")
 
-    def __init__(self, queue: JobQueue, page_size: int = 200) -> None:
+    def __init__(self, app: SanApp, page_size: int = 200) -> None:
         super().__init__(page_size)
-        self._queue = queue
+        self._app = app
+        self._labels: dict[str, str] = {}
 
     def fetch_page(self, before_id: str | None, limit: int) -> list[JobRecord]:
-        return self._queue.list_jobs(before_id=before_id, limit=limit)
+        jobs = self._app.queue.list_jobs(before_id=before_id, limit=limit)
+        self._learn_labels(jobs)
+        return jobs
+
+    def _learn_labels(self, jobs: list[JobRecord]) -> None:
+        unknown = sorted({j.target_id for j in jobs if j.job_type in SCRAP_JOB_TYPES} - self._labels.keys())
+        self._labels.update(self._app.scraps.labels(unknown))
+
+    def upsert(self, row: JobRecord) -> None:
+        if row.job_type in SCRAP_JOB_TYPES and row.target_id not in self._labels:
+            self._learn_labels([row])  # one primary-key lookup
+        super().upsert(row)
+
+    def target_label(self, job: JobRecord) -> str:
+        return self._labels.get(job.target_id, job.target_id)
 
     def row_key(self, row: JobRecord) -> str:
         return row.id
-
-    def apply_event(self, event: JobEvent) -> None:
-        self.upsert(event.job)
 
     def job_at(self, position: int) -> JobRecord | None:
         return self.row_at(position)
@@ -66,8 +86,8 @@ class JobTableModel(LazyTableModel[JobRecord]):
     def cell(self, job: JobRecord, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.DisplayRole:
             return (
-                JOB_TYPE_LABELS[job.job_type],
-                job.target_id,
+                type_label(job),
+                self.target_label(job),
                 status_text(job),
                 f"{job.attempts}/{job.max_attempts}",
                 local_time(job.updated_at),
@@ -80,4 +100,6 @@ class JobTableModel(LazyTableModel[JobRecord]):
                 return job.error_message
             if column == 0:
                 return job.job_type.value
+            if column == 1:
+                return job.target_id
         return None

@@ -3,7 +3,7 @@ from __future__ import annotations
 import html
 import logging
 
-from PySide6.QtCore import QItemSelection, Qt
+from PySide6.QtCore import QItemSelection, Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -17,11 +17,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus
-from san_desktop.core.errors import SanError
-from san_desktop.jobs.runner import BreakerChange, JobRunner
-from san_desktop.queue.records import JobEvent, JobRecord
-from san_desktop.ui.job_table_model import JOB_TYPE_LABELS, JobTableModel, local_time, status_text
+from san_desktop.app import Changes
+from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobPool, JobStatus
+from san_desktop.jobs.breaker import BreakerState
+from san_desktop.jobs.runner import BreakerChange
+from san_desktop.queue.records import AttemptRecord, JobRecord
+from san_desktop.ui.context import AppContext
+from san_desktop.ui.job_table_model import JobTableModel, local_time, status_text, type_label
 from san_desktop.ui.lazy_model import select_key, selected_row
 
 log = logging.getLogger(__name__)
@@ -29,14 +31,23 @@ log = logging.getLogger(__name__)
 
 class JobsPage(QWidget):
     """The job monitor: a live table of jobs, the selected job's error chain and attempt history,
-    Retry for failed jobs and Cancel for waiting or running ones. No signals of its own."""
+    Retry for failed jobs and Cancel for waiting or running ones, and the AI pool's pause with a live
+    countdown and "Try now". No signals of its own."""
 
-    def __init__(self, runner: JobRunner, parent: QWidget | None = None) -> None:
+    def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._runner = runner
-        self.model = JobTableModel(runner.queue)
+        self._context = context
+        self._app = context.app
+        self._runner = context.runner
+        self.model = JobTableModel(context.app)
 
         self.breaker_label = QLabel()
+        self.try_now_button = QPushButton("Try now")
+        self.try_now_button.setToolTip("Let the paused AI jobs run now instead of waiting for the pause to end")
+        self.try_now_button.setVisible(False)
+        self._countdown = QTimer(self)
+        self._countdown.setInterval(1000)
+        self._countdown.timeout.connect(self._on_countdown_timeout)
         self.refresh_button = QPushButton("Refresh")
         self.retry_button = QPushButton("Retry")
         self.cancel_button = QPushButton("Cancel job")
@@ -66,6 +77,7 @@ class JobsPage(QWidget):
         toolbar.addWidget(QLabel("<h2>Jobs</h2>"))
         toolbar.addStretch(1)
         toolbar.addWidget(self.breaker_label)
+        toolbar.addWidget(self.try_now_button)
         toolbar.addWidget(self.refresh_button)
         toolbar.addWidget(self.retry_button)
         toolbar.addWidget(self.cancel_button)
@@ -84,9 +96,10 @@ class JobsPage(QWidget):
         self.refresh_button.clicked.connect(self._on_refresh_button_clicked)
         self.retry_button.clicked.connect(self._on_retry_button_clicked)
         self.cancel_button.clicked.connect(self._on_cancel_button_clicked)
+        self.try_now_button.clicked.connect(self._on_try_now_button_clicked)
         self.table.selectionModel().selectionChanged.connect(self._on_table_selection_changed)
-        runner.job_changed.connect(self._on_runner_job_changed)
-        runner.breaker_changed.connect(self._on_runner_breaker_changed)
+        context.hub.changed.connect(self._on_hub_changed)
+        self._runner.breaker_changed.connect(self._on_runner_breaker_changed)
 
         self.model.reload()
         self._update_actions()
@@ -110,15 +123,23 @@ class JobsPage(QWidget):
         if job is None:
             self.details.clear()
             return
-        attempts = self._runner.queue.attempts(job.id)
+
+        def loaded(attempts: list[AttemptRecord]) -> None:
+            current = self.selected_job()
+            if current is not None and current.id == job.id:
+                self.details.setHtml(self._details_html(current, attempts))
+
+        self._context.ops.run(lambda: self._app.queue.attempts(job.id), loaded)
+
+    def _details_html(self, job: JobRecord, attempts: list[AttemptRecord]) -> str:
         parts = [
-            f"<h3>{html.escape(JOB_TYPE_LABELS[job.job_type])} — {html.escape(status_text(job))}</h3>",
+            f"<h3>{html.escape(type_label(job))} — {html.escape(status_text(job))}</h3>",
             "<table>",
             *(
                 f"<tr><td><b>{label}</b>&nbsp;</td><td>{html.escape(value)}</td></tr>"
                 for label, value in (
                     ("Job", job.id),
-                    ("Target", job.target_id),
+                    ("Target", f"{self.model.target_label(job)} ({job.target_id})"),
                     ("Attempts", f"{job.attempts} of {job.max_attempts}"),
                     ("Created", local_time(job.created_at)),
                     ("Updated", local_time(job.updated_at)),
@@ -141,39 +162,50 @@ class JobsPage(QWidget):
             )
             if attempt.error_text:
                 parts.append(f"<pre>{html.escape(attempt.error_text.strip())}</pre>")
-        self.details.setHtml("".join(parts))
+        return "".join(parts)
 
     def _show_breaker(self, change: BreakerChange | None) -> None:
         status = change.status if change else self._runner.breaker_status()
-        if status is None or status.state.value == "CLOSED":
+        paused = status is not None and status.state is BreakerState.OPEN
+        if status is None or status.state is BreakerState.CLOSED:
             self.breaker_label.setText("AI jobs: running")
             self.breaker_label.setStyleSheet("")
         else:
             self.breaker_label.setText(f"AI jobs: {status.describe()}")
             self.breaker_label.setStyleSheet("color: #b3261e;")
+        self.try_now_button.setVisible(paused)
+        if paused and not self._countdown.isActive():
+            self._countdown.start()
+        elif not paused:
+            self._countdown.stop()
 
     def _act(self, action: str) -> None:
         job = self.selected_job()
         if job is None:
             return
-        try:
-            if action == "retry":
-                self._runner.retry(job.id)
-                self.message_label.setText(f"Job {job.id} queued again.")
-            else:
-                self._runner.cancel(job.id)
-                self.message_label.setText(f"Job {job.id} cancelled.")
-        except SanError as exc:
-            self.message_label.setText(str(exc))
+        app = self._app
+        call = (lambda: app.retry_job(job.id)) if action == "retry" else (lambda: app.cancel_job(job.id))
+        done = f"Job {job.id} queued again." if action == "retry" else f"Job {job.id} cancelled."
+        self._context.ops.write(
+            call, lambda _job: self.message_label.setText(done), lambda exc: self.message_label.setText(str(exc))
+        )
 
     # --- slots --------------------------------------------------------------------------------
 
-    def _on_runner_job_changed(self, event: JobEvent) -> None:
+    def _on_hub_changed(self, changes: Changes, _initiator: object) -> None:
         selected = self.selected_job()
-        self.model.apply_event(event)
-        if selected is not None and selected.id == event.job_id:
+        for job in changes.jobs:
+            self.model.upsert(job)
+        if selected is not None and any(job.id == selected.id for job in changes.jobs):
             self._update_actions()
             self._show_details()
+
+    def _on_countdown_timeout(self) -> None:
+        self._show_breaker(None)  # the remaining seconds, recounted
+
+    def _on_try_now_button_clicked(self) -> None:
+        self._runner.try_now(JobPool.AI)
+        self._show_breaker(None)
 
     def _on_runner_breaker_changed(self, change: BreakerChange) -> None:
         self._show_breaker(change)

@@ -123,6 +123,9 @@ class LazyTableModel(QAbstractTableModel, Generic[RowT]):
     def row_at(self, position: int) -> RowT | None:
         return self._rows.get(self._top - position) if 0 <= position < self.rowCount() else None
 
+    def loaded_rows(self) -> list[RowT]:
+        return [self._rows[seq] for seq in range(self._top, self._bottom - 1, -1)]
+
     def position_of(self, key: str) -> int | None:
         seq = self._seq_of.get(key)
         return None if seq is None else self._top - seq

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from san_desktop import APP_NAME
+from san_desktop.app import Changes
 from san_desktop.jobs.breaker import BreakerState
 from san_desktop.jobs.runner import BreakerChange
 from san_desktop.ui.about_dialog import AboutDialog
@@ -60,7 +61,7 @@ class MainWindow(QMainWindow):
     def __init__(self, context: AppContext) -> None:
         super().__init__()
         self._context = context
-        self._backend = context.backend
+        self._app = context.app
         self._runner = context.runner
         self._closed = False
         self.setWindowTitle(APP_NAME)
@@ -69,10 +70,10 @@ class MainWindow(QMainWindow):
         self.setMinimumSize(QSize(640, 420))
         self.setAcceptDrops(True)
 
-        self.capture = CaptureController(context.scraps, self)
+        self.capture = CaptureController(context.app, context.ops, self)
         self.inbox = InboxPage(context)
         self.cards = CardsPage(context)
-        self.jobs = JobsPage(context.runner)
+        self.jobs = JobsPage(context)
         built: dict[str, QWidget] = {"inbox": self.inbox, "cards": self.cards, "jobs": self.jobs}
 
         self.navigation = QListWidget()
@@ -105,8 +106,12 @@ class MainWindow(QMainWindow):
         self.inbox.open_card.connect(self._on_inbox_open_card)
         self._runner.stalled.connect(self._on_runner_stalled)
         self._runner.breaker_changed.connect(self._on_runner_breaker_changed)
+        context.hub.message.connect(self._on_hub_message)
+        context.hub.changed.connect(self._on_hub_changed)
         if context.settings.capture.watch_clipboard:
             self.watch_action.setChecked(True)
+        for problem in self._app.settings_problems:
+            self.statusBar().showMessage(f"settings.json: {problem}", 20_000)
 
     # --- construction -------------------------------------------------------------------------
 
@@ -147,16 +152,16 @@ class MainWindow(QMainWindow):
         help_menu.addAction(open_data)
 
     def _build_status_bar(self) -> None:
-        migration = self._backend.db.migration
-        self.database_label = QLabel(f"Data: {self._backend.data_dir}")
-        self.database_label.setToolTip(str(self._backend.db.path))
+        about = self._app.about()
+        self.database_label = QLabel(f"Data: {about.data_dir}")
+        self.database_label.setToolTip(str(about.database_file))
         self.statusBar().addPermanentWidget(self.database_label)
-        if migration.previous is None:
+        if about.created:
             self.statusBar().showMessage("Created a new database. Welcome to SAN Desktop!", 10_000)
-        elif migration.upgraded:
+        elif about.upgraded_from is not None:
             self.statusBar().showMessage(
-                f"Database upgraded from schema {migration.previous} to {migration.head}; "
-                f"the previous file was backed up to {migration.backup}.",
+                f"Database upgraded from schema {about.upgraded_from} to {about.schema_revision}; "
+                f"the previous file was backed up to {about.backup}.",
                 15_000,
             )
         else:
@@ -177,7 +182,7 @@ class MainWindow(QMainWindow):
         return widget
 
     def make_about_dialog(self) -> AboutDialog:
-        return AboutDialog(self._backend, self)
+        return AboutDialog(self._app.about(), self)
 
     # --- drag and drop anywhere on the window -------------------------------------------------
 
@@ -207,7 +212,8 @@ class MainWindow(QMainWindow):
     def _on_watch_action_toggled(self, checked: bool) -> None:
         self.capture.set_watching(checked)
         if checked != self._context.settings.capture.watch_clipboard:
-            self._context.apply_settings(self._context.with_capture(watch_clipboard=checked))
+            settings = self._context.with_capture(watch_clipboard=checked)
+            self._context.ops.write(lambda: self._app.save_settings(settings, overwrite=True), initiator=self)
         self.statusBar().showMessage(
             "Watching the clipboard: everything you copy is scrapped." if checked else "Clipboard watcher off.",
             8_000,
@@ -233,8 +239,19 @@ class MainWindow(QMainWindow):
         elif change.status.state is BreakerState.CLOSED:
             self.statusBar().showMessage("AI server answers again; AI jobs resumed.", 10_000)
 
+    def _on_hub_message(self, text: str) -> None:
+        self.statusBar().showMessage(text, 15_000)
+
+    def _on_hub_changed(self, changes: Changes, initiator: object) -> None:
+        if changes.settings and initiator is not self:
+            watch = self._app.settings.capture.watch_clipboard
+            if watch != self.watch_action.isChecked():
+                self.watch_action.setChecked(watch)
+            if changes.external:
+                self.statusBar().showMessage("Settings changed by another program; now in use.", 10_000)
+
     def _on_open_data_triggered(self) -> None:
-        QDesktopServices.openUrl(QUrl.fromLocalFile(str(self._backend.data_dir)))
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(self._app.data_dir)))
 
     # --- shutdown -----------------------------------------------------------------------------
 
@@ -244,7 +261,7 @@ class MainWindow(QMainWindow):
             log.info("Main window closing")
             if self.capture.watching:
                 self.capture.set_watching(False)
-            self._runner.shutdown()
-            self._backend.close()
+            self._context.shutdown()
+            self._app.close()
             self.shut_down.emit()
         event.accept()

@@ -3,7 +3,6 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -18,49 +17,28 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from san_desktop.ai.openai_compat import OpenAICompatibleProvider, OpenAISettings
+from san_desktop.app import Changes, SettingsConflictError
 from san_desktop.core.errors import SanError
 from san_desktop.core.redact import error_message
 from san_desktop.core.settings import AISettings, Settings
-from san_desktop.services.secrets import AI_API_KEY, get_secret, set_secret
 from san_desktop.ui.context import AppContext
 
 log = logging.getLogger(__name__)
 
 
-class _TestSignals(QObject):
-    """Signals: finished(bool, str): whether the server answered, and what was learnt."""
-
-    finished = Signal(bool, str)
-
-
-class _ConnectionTest(QRunnable):
-    """Calls the server on a pool thread: the dialog stays responsive however slow the server is."""
-
-    def __init__(self, settings: OpenAISettings) -> None:
-        super().__init__()
-        self.settings = settings
-        self.signals = _TestSignals()
-
-    def run(self) -> None:
-        provider = OpenAICompatibleProvider(self.settings)
-        try:
-            self.signals.finished.emit(True, provider.test_connection())
-        except Exception as exc:
-            self.signals.finished.emit(False, error_message(exc))
-        finally:
-            provider.close()
-
-
 class SettingsDialog(QDialog):
     """AI provider settings: embedded (offline) or an OpenAI-compatible server, with "Test connection".
-    The API key goes to the system keyring. No signals of its own."""
+    The API key goes to the system keyring. Keyring, file and network work runs off the GUI thread. If
+    another program changes the settings while the dialog is open, it says so before overwriting them.
+    No signals of its own."""
 
     def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self._context = context
-        self._tests = QThreadPool(self)
+        self._app = context.app
+        self._overwrite = False  # set once the user was told the file changed elsewhere
+        self._testing = False
         ai = context.settings.ai
 
         self.provider = QComboBox()
@@ -76,8 +54,12 @@ class SettingsDialog(QDialog):
         self.timeout.setValue(ai.timeout_seconds)
         self.api_key = QLineEdit()
         self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
-        self.api_key.setPlaceholderText(
-            "stored in the keyring" if get_secret(AI_API_KEY) else "none (Ollama needs none)"
+        self.api_key.setPlaceholderText("…")
+        context.ops.run(
+            self._app.has_ai_key,
+            lambda stored: self.api_key.setPlaceholderText(
+                "stored in the keyring" if stored else "none (Ollama needs none)"
+            ),
         )
         self.max_kb = QSpinBox()
         self.max_kb.setRange(1, 100_000)
@@ -106,6 +88,7 @@ class SettingsDialog(QDialog):
 
         self.provider.currentIndexChanged.connect(lambda _i: self._update_enabled())
         self.test_button.clicked.connect(self._on_test_button_clicked)
+        context.hub.changed.connect(self._on_hub_changed)
         self._update_enabled()
 
     def _remote(self) -> bool:
@@ -138,33 +121,52 @@ class SettingsDialog(QDialog):
         except ValueError as exc:
             self.status.setText(str(exc))
             return
-        key = self.api_key.text().strip() or get_secret(AI_API_KEY)
-        test = _ConnectionTest(OpenAISettings(ai.base_url, ai.chat_model, ai.embedding_model, key, ai.timeout_seconds))
-        test.signals.finished.connect(self._on_test_finished)
+        key = self.api_key.text().strip() or None
         self.test_button.setEnabled(False)
+        self._testing = True
         self.status.setText(f"Asking {ai.base_url}…")
-        self._tests.start(test)
+        self._context.ops.run(
+            lambda: self._app.test_ai(ai, key),
+            lambda message: self._on_test_finished(True, message),
+            lambda exc: self._on_test_finished(False, error_message(exc)),
+            on_bug=lambda exc: self._on_test_finished(False, error_message(exc)),
+        )
 
     def _on_test_finished(self, ok: bool, message: str) -> None:
+        self._testing = False
         self.test_button.setEnabled(self._remote())
         self.status.setText(("Connected. " if ok else "Failed: ") + message)
+
+    def _on_hub_changed(self, changes: Changes, _initiator: object) -> None:
+        if changes.settings and changes.external:
+            self.status.setText(
+                "The settings were just changed by another program. Saving now overwrites that change; "
+                "Cancel and reopen Settings to see it."
+            )
+            self._overwrite = True
 
     def _on_save(self) -> None:
         try:
             ai = self.ai_settings()
-            if self.api_key.text().strip():
-                set_secret(AI_API_KEY, self.api_key.text().strip())
-        except (ValueError, SanError) as exc:
+        except ValueError as exc:
             self.status.setText(str(exc))
             return
+        key = self.api_key.text().strip()
         settings: Settings = replace(
             self._context.settings,
             ai=ai,
             capture=replace(self._context.settings.capture, max_bytes=self.max_kb.value() * 1000),
         )
-        self._context.apply_settings(settings)
-        self.accept()
+        overwrite = self._overwrite
 
-    def done(self, result: int) -> None:
-        self._tests.waitForDone(100)
-        super().done(result)
+        def save() -> Changes:
+            if key:
+                self._app.set_ai_key(key)
+            return self._app.save_settings(settings, overwrite=overwrite)
+
+        def refused(exc: SanError) -> None:
+            self.status.setText(str(exc))
+            if isinstance(exc, SettingsConflictError):
+                self._overwrite = True  # said once; the next Save overwrites
+
+        self._context.ops.write(save, lambda _changes: self.accept(), refused, initiator=self)

@@ -11,7 +11,6 @@ from pytestqt.qtbot import QtBot
 
 from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.queue.records import JobEvent
-from san_desktop.services.cards import get_card
 from san_desktop.ui.context import AppContext
 from san_desktop.ui.main_window import MainWindow
 
@@ -28,7 +27,7 @@ def window(qtbot: QtBot, live_context: AppContext) -> MainWindow:
     main.show()
     qtbot.waitExposed(main)
     with qtbot.waitSignal(live_context.runner.sweep_finished, timeout=10_000):
-        live_context.runner.start()
+        live_context.start()
     return main
 
 
@@ -57,7 +56,7 @@ def test_clipboard_shortcut_makes_a_scrap_and_then_a_card(
                 window, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
             )
         scrap_id = captured.args[0].result.scrap_id
-        assert window.inbox.model.position_of(scrap_id) == 0  # in the Inbox at once
+        qtbot.waitUntil(lambda: window.inbox.model.position_of(scrap_id) == 0, timeout=5_000)  # in the Inbox
         assert "Scrapped" in window.statusBar().currentMessage()
 
     def row_shows_card() -> bool:  # the row follows the job's signals (gathered once per tick)
@@ -67,7 +66,7 @@ def test_clipboard_shortcut_makes_a_scrap_and_then_a_card(
     qtbot.waitUntil(row_shows_card, timeout=5_000)
     info = window.inbox.model.row_at(0)
     assert info is not None
-    detail = get_card(live_context.backend.db, info.card_id or "")
+    detail = live_context.app.cards.get(info.card_id or "")
     assert detail.card.title.startswith("SQLite WAL mode")
     assert detail.card.summary
     assert {"SQLite", "WAL"} <= set(detail.card.tags)
@@ -75,17 +74,21 @@ def test_clipboard_shortcut_makes_a_scrap_and_then_a_card(
     window.inbox.select_scrap(scrap_id)
     window.inbox.table.doubleClicked.emit(window.inbox.model.index(0, 0))
     assert window.current_page_key() == "cards"
-    assert "SQLite WAL mode" in window.cards.detail.toPlainText()
+    qtbot.waitUntil(lambda: "SQLite WAL mode" in window.cards.detail.toPlainText(), timeout=5_000)
 
 
-def test_scrapping_the_same_text_twice_makes_one_scrap(window: MainWindow, live_context: AppContext) -> None:
+def test_scrapping_the_same_text_twice_makes_one_scrap(
+    qtbot: QtBot, window: MainWindow, live_context: AppContext
+) -> None:
     QGuiApplication.clipboard().setText(TEXT)
-    first = window.capture.scrap_clipboard()
-    second = window.capture.scrap_clipboard()
-    assert first[0].result.created
-    assert second[0].result.duplicate
-    assert second[0].result.scrap_id == first[0].result.scrap_id
-    assert len(live_context.scraps.list_scraps()) == 1
+    with qtbot.waitSignal(window.capture.captured, timeout=5_000) as first:
+        assert window.capture.scrap_clipboard() == 1
+    with qtbot.waitSignal(window.capture.captured, timeout=5_000) as second:
+        window.capture.scrap_clipboard()
+    assert first.args[0].result.created
+    assert second.args[0].result.duplicate
+    assert second.args[0].result.scrap_id == first.args[0].result.scrap_id
+    assert len(live_context.app.scraps.list_scraps()) == 1
     assert "Already scrapped" in window.statusBar().currentMessage()
 
 
@@ -104,7 +107,7 @@ def test_drops_of_a_file_html_and_a_url_each_make_a_scrap(
     for mime in (files, html, link):
         with qtbot.waitSignal(window.capture.captured, timeout=5_000):
             _drop(window, mime)
-    scraps = live_context.scraps.list_scraps()
+    scraps = live_context.app.scraps.list_scraps()
     assert sorted((s.source_type.value, s.source_ref) for s in scraps) == [
         ("FILE", "wal.md"),
         ("HTML", None),
@@ -130,7 +133,7 @@ def test_binary_files_and_empty_text_are_refused_with_a_message(
     with qtbot.waitSignal(window.capture.rejected, timeout=5_000) as refused:
         _drop(window, empty)
     assert "empty" in refused.args[0]
-    assert live_context.scraps.list_scraps() == []
+    assert live_context.app.scraps.list_scraps() == []
 
 
 def test_clipboard_watcher_is_opt_in_and_skips_repeats(
@@ -139,12 +142,14 @@ def test_clipboard_watcher_is_opt_in_and_skips_repeats(
     clipboard = QGuiApplication.clipboard()
     clipboard.setText("copied before watching: never scrapped")
     assert not window.watch_action.isChecked()
-    window.watch_action.setChecked(True)
+    with qtbot.waitSignal(live_context.hub.changed, timeout=5_000):
+        window.watch_action.setChecked(True)
     assert live_context.settings.capture.watch_clipboard  # remembered
     with qtbot.waitSignal(window.capture.captured, timeout=5_000):
         clipboard.setText("Kafka consumer groups share partitions between consumers.")
     clipboard.setText("Kafka consumer groups share partitions between consumers.")  # the same again
     window.watch_action.setChecked(False)
     clipboard.setText("copied after watching: never scrapped")
-    contents = [s.content for s in live_context.scraps.list_scraps()]
+    qtbot.waitUntil(lambda: not live_context.ops.busy, timeout=5_000)
+    contents = [s.content for s in live_context.app.scraps.list_scraps()]
     assert contents == ["Kafka consumer groups share partitions between consumers."]

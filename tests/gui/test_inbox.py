@@ -35,7 +35,7 @@ def test_failed_analysis_shows_and_can_be_retried_from_the_inbox(
     with qtbot.waitSignal(context.runner.sweep_finished, timeout=10_000):
         context.runner.start()
     with qtbot.waitSignal(context.runner.job_changed, check_params_cb=_status(JobStatus.FAILED), timeout=10_000):
-        scrap_id = context.scraps.capture("Kafka partitions are ordered; topics are not.").scrap_id
+        scrap_id = context.app.capture_text("Kafka partitions are ordered; topics are not.").value.scrap_id
 
     def shows_failure() -> bool:
         info = page.model.row_at(0)
@@ -43,7 +43,7 @@ def test_failed_analysis_shows_and_can_be_retried_from_the_inbox(
 
     qtbot.waitUntil(shows_failure, timeout=5_000)
     assert page.select_scrap(scrap_id)
-    assert page.model.data(page.model.index(0, 3)) == "Analysis failed"
+    assert page.model.data(page.model.index(0, 3)) == "Analysis failed: PermanentError: The AI answer made no sense"
     assert "no sense" in page.model.data(page.model.index(0, 3), 3)  # the tooltip carries the error
     assert not page.retry_button.isHidden()
 
@@ -60,16 +60,20 @@ def test_failed_analysis_shows_and_can_be_retried_from_the_inbox(
 
 
 def test_delete_and_undo(qtbot: QtBot, context: AppContext) -> None:
-    first = context.scraps.capture("first scrap").scrap_id
-    second = context.scraps.capture("second scrap").scrap_id
+    first = context.app.capture_text("first scrap").value.scrap_id
+    second = context.app.capture_text("second scrap").value.scrap_id
     page = InboxPage(context)
     qtbot.addWidget(page)
     assert page.select_scrap(first)
     page.delete_button.click()
-    assert page.model.position_of(first) is None
+    qtbot.waitUntil(lambda: page.model.position_of(first) is None, timeout=5_000)
     assert page.model.position_of(second) == 0
-    assert not page.undo_button.isHidden()
+    qtbot.waitUntil(lambda: not page.undo_button.isHidden(), timeout=5_000)
     assert "Deleted" in page.message.text()
     page.undo_button.click()
-    assert page.model.position_of(first) == 1
+    qtbot.waitUntil(lambda: page.model.position_of(first) == 1, timeout=5_000)
     assert page.undo_button.isHidden()
+    assert page.message.text() == "Restored."
+    page._message_timer.setInterval(1)  # a passing message gives way to the hint
+    page._message_timer.start()
+    qtbot.waitUntil(lambda: page.message.text() == page.hint, timeout=5_000)

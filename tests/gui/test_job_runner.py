@@ -17,6 +17,7 @@ from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.jobs.runner import BreakerChange, JobRunner
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobEvent
+from san_desktop.ui.context import AppContext
 from san_desktop.ui.jobs_page import JobsPage
 from tests.support.jobs import RecordingProcessor
 
@@ -31,11 +32,11 @@ def _completed(job_id: str) -> Callable[[JobEvent], bool]:
 
 
 def test_job_runs_on_a_worker_and_reports_on_the_gui_thread(
-    qtbot: QtBot, runner: JobRunner, registry: ProcessorRegistry, queue: JobQueue
+    qtbot: QtBot, runner: JobRunner, registry: ProcessorRegistry, queue: JobQueue, context: AppContext
 ) -> None:
     processor = RecordingProcessor()
     registry.register(JobType.CARD_ANALYSIS, processor)
-    page = JobsPage(runner)
+    page = JobsPage(context)
     qtbot.addWidget(page)
     resets: list[bool] = []
     page.model.modelReset.connect(lambda: resets.append(True))
@@ -58,14 +59,23 @@ def test_job_runs_on_a_worker_and_reports_on_the_gui_thread(
         (JobStatus.PENDING, JobStatus.PROCESSING, True),
         (JobStatus.PROCESSING, JobStatus.COMPLETED, True),
     ]
-    # the monitor row followed the signals without a reload
+
+    # the monitor row followed the signals (through the hub, once per tick) without a reload
+    def row_completed() -> bool:
+        record = page.model.job_at(0)
+        return record is not None and record.id == job.id and record.status is JobStatus.COMPLETED
+
+    qtbot.waitUntil(row_completed, timeout=5_000)
     assert resets == []
-    row = page.model.row_of(job.id)
-    assert row == 0
-    record = page.model.job_at(row)
+    record = page.model.job_at(0)
     assert record is not None
-    assert record.status is JobStatus.COMPLETED
     assert record.attempts == 1
+
+
+def _status_of(page: JobsPage, job_id: str) -> JobStatus | None:
+    row = page.model.row_of(job_id)
+    record = page.model.job_at(row) if row is not None else None
+    return record.status if record is not None else None
 
 
 def _completed_for_any(event: JobEvent) -> bool:
@@ -73,7 +83,7 @@ def _completed_for_any(event: JobEvent) -> bool:
 
 
 def test_retry_button_runs_a_failed_job_again(
-    qtbot: QtBot, runner: JobRunner, registry: ProcessorRegistry, queue: JobQueue
+    qtbot: QtBot, runner: JobRunner, registry: ProcessorRegistry, queue: JobQueue, context: AppContext
 ) -> None:
     fail = threading.Event()
     fail.set()
@@ -83,7 +93,7 @@ def test_retry_button_runs_a_failed_job_again(
             raise ValueError("bad input")  # permanent: fails at once
 
     registry.register(JobType.CARD_ANALYSIS, RecordingProcessor(behaviour))
-    page = JobsPage(runner)
+    page = JobsPage(context)
     qtbot.addWidget(page)
     _start(qtbot, runner)
 
@@ -91,30 +101,31 @@ def test_retry_button_runs_a_failed_job_again(
         runner.job_changed, check_params_cb=lambda e: e.new_status is JobStatus.FAILED, timeout=10_000
     ):
         job = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    qtbot.waitUntil(lambda: _status_of(page, job.id) is JobStatus.FAILED, timeout=5_000)
     assert page.select_job(job.id)
     assert page.retry_button.isEnabled()
     assert not page.cancel_button.isEnabled()
-    assert "ValueError: bad input" in page.details.toPlainText()
+    qtbot.waitUntil(lambda: "ValueError: bad input" in page.details.toPlainText(), timeout=5_000)
 
     fail.clear()
     with qtbot.waitSignal(runner.job_changed, check_params_cb=_completed(job.id), timeout=10_000):
         page.retry_button.click()
 
     assert queue.get(job.id).status is JobStatus.COMPLETED
-    record = page.model.job_at(page.model.row_of(job.id) or 0)
-    assert record is not None
-    assert record.status is JobStatus.COMPLETED
+    qtbot.waitUntil(lambda: _status_of(page, job.id) is JobStatus.COMPLETED, timeout=5_000)
     assert not page.retry_button.isEnabled()
-    assert page.details.toPlainText().count("#") >= 2  # both attempts are listed
+    qtbot.waitUntil(lambda: page.details.toPlainText().count("#") >= 2, timeout=5_000)  # both attempts listed
 
 
-def test_cancel_button_removes_a_waiting_job(qtbot: QtBot, runner: JobRunner, queue: JobQueue) -> None:
+def test_cancel_button_removes_a_waiting_job(
+    qtbot: QtBot, runner: JobRunner, queue: JobQueue, context: AppContext
+) -> None:
     # no processor is registered for the type: the job waits
-    page = JobsPage(runner)
+    page = JobsPage(context)
     qtbot.addWidget(page)
     _start(qtbot, runner)
-    with qtbot.waitSignal(runner.job_changed, timeout=5_000):
-        job = queue.enqueue(JobType.GITHUB_STAR_RECOMMENDATION, "account-1")
+    job = queue.enqueue(JobType.GITHUB_STAR_RECOMMENDATION, "account-1")
+    qtbot.waitUntil(lambda: page.model.row_of(job.id) == 0, timeout=5_000)
     assert page.select_job(job.id)
     assert page.cancel_button.isEnabled()
     with qtbot.waitSignal(
@@ -167,7 +178,7 @@ def test_jobs_enqueued_by_another_process_are_picked_up_by_polling(
     """Another process (the command line) shares the database but not our listeners: the default
     2-second poll must find its job."""
     settings = JobSettings()  # the real poll interval
-    runner = JobRunner(JobQueue(backend.db, settings), registry, backend.session_id, settings)
+    runner = JobRunner(JobQueue(backend.db, settings), registry, backend.require_session(), settings)
     registry.register(JobType.CARD_ANALYSIS, RecordingProcessor())
     other_process = open_database(backend.db.path)  # its own engine, like `san` in another process
     try:
@@ -180,9 +191,11 @@ def test_jobs_enqueued_by_another_process_are_picked_up_by_polling(
         other_process.dispose()
 
 
-def test_changes_made_by_another_process_reach_the_views(qtbot: QtBot, runner: JobRunner, backend: Backend) -> None:
+def test_changes_made_by_another_process_reach_the_views(
+    qtbot: QtBot, runner: JobRunner, backend: Backend, context: AppContext
+) -> None:
     """``san jobs cancel`` or ``san scrap add`` beside the open window: the poll announces them."""
-    page = JobsPage(runner)
+    page = JobsPage(context)
     qtbot.addWidget(page)
     _start(qtbot, runner)
     other_process = open_database(backend.db.path)
@@ -196,8 +209,6 @@ def test_changes_made_by_another_process_reach_the_views(qtbot: QtBot, runner: J
             runner.job_changed, check_params_cb=lambda e: e.new_status is JobStatus.CANCELLED, timeout=5_000
         ):
             cli_queue.cancel(job.id)
-        record = page.model.job_at(0)
-        assert record is not None
-        assert record.status is JobStatus.CANCELLED
+        qtbot.waitUntil(lambda: _status_of(page, job.id) is JobStatus.CANCELLED, timeout=5_000)
     finally:
         other_process.dispose()

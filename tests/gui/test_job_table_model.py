@@ -3,6 +3,7 @@ from __future__ import annotations
 from PySide6.QtCore import QModelIndex
 from pytestqt.qtbot import QtBot
 
+from san_desktop.app import SanApp
 from san_desktop.bootstrap import Backend
 from san_desktop.core.enums import JobPool, JobStatus, JobType
 from san_desktop.queue.job_queue import JobQueue
@@ -14,9 +15,9 @@ def _fill(queue: JobQueue, count: int) -> list[str]:
     return [queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}").id for n in range(count)]
 
 
-def test_jobs_are_fetched_lazily_newest_first(qtbot: QtBot, queue: JobQueue) -> None:
+def test_jobs_are_fetched_lazily_newest_first(qtbot: QtBot, queue: JobQueue, app: SanApp) -> None:
     ids = _fill(queue, 250)
-    model = JobTableModel(queue, page_size=100)
+    model = JobTableModel(app, page_size=100)
     model.reload()
     assert model.rowCount() == 100
     assert model.canFetchMore(QModelIndex())
@@ -28,20 +29,22 @@ def test_jobs_are_fetched_lazily_newest_first(qtbot: QtBot, queue: JobQueue) -> 
     assert shown == list(reversed(ids))
 
 
-def test_events_update_rows_in_place_and_add_new_jobs_on_top(qtbot: QtBot, queue: JobQueue, backend: Backend) -> None:
+def test_events_update_rows_in_place_and_add_new_jobs_on_top(
+    qtbot: QtBot, queue: JobQueue, backend: Backend, app: SanApp
+) -> None:
     _fill(queue, 5)
-    model = JobTableModel(queue, page_size=100)
+    model = JobTableModel(app, page_size=100)
     model.reload()
     events: list[JobEvent] = []
     queue.add_listener(events.append)
     changed: list[int] = []
     model.dataChanged.connect(lambda top, _bottom: changed.append(top.row()))
 
-    claim = queue.claim_next(backend.session_id, JobPool.AI, {JobType.CARD_ANALYSIS})
+    claim = queue.claim_next(backend.require_session(), JobPool.AI, {JobType.CARD_ANALYSIS})
     assert claim is not None
     new = queue.enqueue(JobType.SCRAP_REFINE, "scrap-new")
     for event in events:
-        model.apply_event(event)
+        model.upsert(event.job)
 
     assert model.rowCount() == 6
     assert model.job_at(0).id == new.id  # type: ignore[union-attr]
@@ -51,13 +54,13 @@ def test_events_update_rows_in_place_and_add_new_jobs_on_top(qtbot: QtBot, queue
     assert changed == [4]  # the claim changed row 4 before the new job pushed it to row 5
 
 
-def test_empty_model_takes_a_first_job(qtbot: QtBot, queue: JobQueue) -> None:
-    model = JobTableModel(queue)
+def test_empty_model_takes_a_first_job(qtbot: QtBot, queue: JobQueue, app: SanApp) -> None:
+    model = JobTableModel(app)
     model.reload()
     assert model.rowCount() == 0
     events: list[JobEvent] = []
     queue.add_listener(events.append)
     job = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
-    model.apply_event(events[0])
+    model.upsert(events[0].job)
     assert model.rowCount() == 1
     assert model.job_at(0).id == job.id  # type: ignore[union-attr]

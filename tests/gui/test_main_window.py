@@ -81,6 +81,7 @@ def test_closing_the_window_ends_the_session_and_frees_the_data_directory(
     window = _window(qtbot, context)
     with qtbot.waitSignal(window.shut_down, timeout=5000):
         window.close()
+    assert backend.lock is not None
     assert not backend.lock.held
     with InstanceLock(backend.data_dir) as again:  # another instance may start now
         assert again.held
@@ -88,7 +89,9 @@ def test_closing_the_window_ends_the_session_and_frees_the_data_directory(
     engine = sa.create_engine(f"sqlite:///{backend.db.path}")
     try:
         with engine.connect() as conn:
-            ended = conn.execute(sa.select(AppSession.ended_at).where(AppSession.id == backend.session_id)).scalar_one()
+            ended = conn.execute(
+                sa.select(AppSession.ended_at).where(AppSession.id == backend.require_session())
+            ).scalar_one()
         assert ended is not None
     finally:
         engine.dispose()

@@ -75,10 +75,11 @@ def test_saving_keeps_the_key_in_the_keyring_only(
 ) -> None:
     dialog = _dialog(qtbot, context, server)
     dialog.api_key.setText("sk-secret-in-keyring-123456")
-    dialog._on_save()
+    with qtbot.waitSignal(dialog.accepted, timeout=5_000):
+        dialog._on_save()
     assert isolated_environment.secrets[(SERVICE, AI_API_KEY)] == "sk-secret-in-keyring-123456"
-    saved = (context.backend.data_dir / SETTINGS_FILE).read_text(encoding="utf-8")
+    saved = (context.app.data_dir / SETTINGS_FILE).read_text(encoding="utf-8")
     assert "sk-secret" not in saved
     assert json.loads(saved)["ai"]["provider"] == "openai"
     assert context.settings.ai.base_url == server.url
-    assert context.providers.embedding_model() == "embed-test"
+    assert context.app.providers.embedding_model() == "embed-test"

@@ -20,8 +20,8 @@ from san_desktop.core.settings import AISettings
 from san_desktop.jobs.executor import JobExecutor
 from san_desktop.jobs.processors import build_registry
 from san_desktop.queue.job_queue import JobQueue
-from san_desktop.services.cards import list_cards
 from san_desktop.services.scraps import ScrapService
+from tests.support.cards import all_cards
 from tests.support.clock import FakeClock
 from tests.support.jobs import fast_settings
 from tests.support.processes import child_env
@@ -109,9 +109,11 @@ def test_a_job_that_hits_a_full_disk_runs_again_once_space_is_back(disk: Path) -
     try:
         clock = FakeClock()
         queue = JobQueue(backend.db, fast_settings(), clock=clock)
-        executor = JobExecutor(queue, build_registry(ProviderSource(AISettings())), backend.session_id, breakers={})
+        executor = JobExecutor(
+            queue, build_registry(ProviderSource(AISettings())), backend.require_session(), breakers={}
+        )
         ScrapService(backend.db, queue).capture("Cards are saved when there is room for them. " * 20)
-        claim = queue.claim_next(backend.session_id, JobPool.AI, {JobType.CARD_ANALYSIS})
+        claim = queue.claim_next(backend.require_session(), JobPool.AI, {JobType.CARD_ANALYSIS})
         assert claim is not None
         filler = _fill(disk)
         executor.run(claim)  # the card cannot be published, nor the failure recorded
@@ -129,7 +131,7 @@ def test_a_job_that_hits_a_full_disk_runs_again_once_space_is_back(disk: Path) -
         clock.advance(120)
         executor.drain(JobPool.AI)
         assert queue.get(claim.job.id).status is JobStatus.COMPLETED
-        assert len(list_cards(backend.db)) == 1
+        assert len(all_cards(backend.db)) == 1
     finally:
         backend.close()
 

@@ -25,9 +25,9 @@ PLANTED = "sk-planted-0123456789abcdefXYZ"
 
 def _run_one_analysis(backend: Backend, providers: ProviderSource, job_settings: object) -> JobStatus:
     queue = JobQueue(backend.db, job_settings)  # type: ignore[arg-type]
-    executor = JobExecutor(queue, build_registry(providers), backend.session_id, breakers={})
+    executor = JobExecutor(queue, build_registry(providers), backend.require_session(), breakers={})
     capture = ScrapService(backend.db, queue).capture("A scrap whose analysis meets a hostile server.")
-    claim = queue.claim_next(backend.session_id, JobPool.AI, {JobType.CARD_ANALYSIS})
+    claim = queue.claim_next(backend.require_session(), JobPool.AI, {JobType.CARD_ANALYSIS})
     assert claim is not None
     assert claim.job.id == capture.analysis_job_id
     executor.run(claim)

@@ -16,9 +16,9 @@ from san_desktop.jobs.executor import JobExecutor
 from san_desktop.jobs.processors import build_registry
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobRecord
-from san_desktop.services.cards import list_cards
 from san_desktop.services.scraps import ScrapService
 from san_desktop.services.secrets import AI_API_KEY, ai_api_key, set_secret
+from tests.support.cards import all_cards
 from tests.support.clock import FakeClock
 from tests.support.openai_server import FakeOpenAI, fake_openai_server
 
@@ -50,9 +50,9 @@ def _analyse(backend: Backend, job_settings: object, server: FakeOpenAI, clock: 
         api_key=ai_api_key,
     )
     queue = JobQueue(backend.db, job_settings, clock=clock)  # type: ignore[arg-type]
-    executor = JobExecutor(queue, build_registry(providers), backend.session_id, breakers={})
+    executor = JobExecutor(queue, build_registry(providers), backend.require_session(), breakers={})
     capture = ScrapService(backend.db, queue).capture(SCRAP)
-    claim = queue.claim_next(backend.session_id, JobPool.AI, {JobType.CARD_ANALYSIS})
+    claim = queue.claim_next(backend.require_session(), JobPool.AI, {JobType.CARD_ANALYSIS})
     assert claim is not None
     assert claim.job.id == capture.analysis_job_id
     executor.run(claim)
@@ -67,7 +67,7 @@ def test_a_good_answer_makes_a_card(
 ) -> None:
     job = _analyse(backend, job_settings, server, clock)
     assert job.status is JobStatus.COMPLETED
-    [card] = list_cards(backend.db)
+    [card] = all_cards(backend.db)
     assert (card.title, card.category, card.tags) == ("SQLite WAL", "Databases", ("checkpoint", "SQLite", "WAL"))
     chat = next(r for r in server.requests if r.path.endswith("/chat/completions"))
     assert chat.headers["Authorization"] == f"Bearer {API_KEY}"
@@ -132,7 +132,7 @@ def test_truncated_answer_fails(backend: Backend, job_settings: object, server: 
     job = _analyse(backend, job_settings, server, clock)
     assert job.status is JobStatus.FAILED
     assert "finish_reason=length" in (job.error_message or "")
-    assert list_cards(backend.db) == []
+    assert all_cards(backend.db) == []
 
 
 def test_refusal_fails(backend: Backend, job_settings: object, server: FakeOpenAI, clock: FakeClock) -> None:

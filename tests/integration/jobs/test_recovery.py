@@ -32,7 +32,7 @@ def test_work_of_a_dead_session_is_requeued_at_once(
     dead = start_session(backend.db, "gui")  # a previous run that was killed
     job_id = _claim_as(queue, dead)
 
-    report = sweep(queue, backend.session_id, job_settings)
+    report = sweep(queue, backend.require_session(), job_settings)
 
     assert report.requeued_interrupted == [job_id]
     job = queue.get(job_id)
@@ -49,13 +49,13 @@ def test_a_job_that_keeps_killing_the_app_fails_after_max_interruptions(
     queue: JobQueue, backend: Backend, job_settings: JobSettings
 ) -> None:
     job_id = _claim_as(queue, start_session(backend.db, "gui"))
-    sweep(queue, backend.session_id, job_settings)
+    sweep(queue, backend.require_session(), job_settings)
     for _ in range(job_settings.max_interruptions - 1):
         assert queue.get(job_id).status is JobStatus.PENDING  # re-queued after each interruption
         claim = queue.claim_next(start_session(backend.db, "gui"), JobPool.AI, AI_TYPES)
         assert claim is not None
         assert claim.job.id == job_id
-        sweep(queue, backend.session_id, job_settings)
+        sweep(queue, backend.require_session(), job_settings)
     job = queue.get(job_id)
     assert job.status is JobStatus.FAILED
     assert "Interrupted 5 times" in (job.error_message or "")
@@ -64,10 +64,10 @@ def test_a_job_that_keeps_killing_the_app_fails_after_max_interruptions(
 def test_a_live_job_past_its_time_is_reported_not_run_twice(
     queue: JobQueue, backend: Backend, job_settings: JobSettings
 ) -> None:
-    job_id = _claim_as(queue, backend.session_id)
+    job_id = _claim_as(queue, backend.require_session())
     later = queue.clock() + timedelta(seconds=job_settings.processing_stall_seconds + 60)
 
-    report = sweep(queue, backend.session_id, job_settings, now=later)
+    report = sweep(queue, backend.require_session(), job_settings, now=later)
 
     assert report.stalled == [job_id]
     assert report.requeued_interrupted == []
@@ -76,8 +76,8 @@ def test_a_live_job_past_its_time_is_reported_not_run_twice(
 
 
 def test_a_recent_live_job_is_left_alone(queue: JobQueue, backend: Backend, job_settings: JobSettings) -> None:
-    job_id = _claim_as(queue, backend.session_id)
-    report = sweep(queue, backend.session_id, job_settings)
+    job_id = _claim_as(queue, backend.require_session())
+    report = sweep(queue, backend.require_session(), job_settings)
     assert report.stalled == []
     assert queue.get(job_id).status is JobStatus.PROCESSING
 
@@ -101,12 +101,12 @@ def test_failed_transient_jobs_with_attempts_left_are_retried(
     exhausted = _failed(queue, backend, "c", ErrorKind.TRANSIENT, 3)
     superseded = _failed(queue, backend, "d", ErrorKind.TRANSIENT, 1)
     newer = queue.enqueue(JobType.CARD_ANALYSIS, "d")
-    claim = queue.claim_next(backend.session_id, JobPool.AI, AI_TYPES)
+    claim = queue.claim_next(backend.require_session(), JobPool.AI, AI_TYPES)
     assert claim is not None
     assert claim.job.id == newer.id
     queue.complete(claim)
 
-    report = sweep(queue, backend.session_id, job_settings)
+    report = sweep(queue, backend.require_session(), job_settings)
 
     assert report.retried_failed == [retry_me]
     assert queue.get(retry_me).status is JobStatus.PENDING
@@ -117,8 +117,8 @@ def test_failed_transient_jobs_with_attempts_left_are_retried(
 def test_overdue_waiting_jobs_are_reported(queue: JobQueue, backend: Backend, job_settings: JobSettings) -> None:
     job = queue.enqueue(JobType.GITHUB_STAR_RECOMMENDATION, "account-1")
     later = queue.clock() + timedelta(seconds=job_settings.pending_overdue_seconds + 1)
-    assert sweep(queue, backend.session_id, job_settings, now=later).overdue_pending == [job.id]
-    assert sweep(queue, backend.session_id, job_settings).overdue_pending == []
+    assert sweep(queue, backend.require_session(), job_settings, now=later).overdue_pending == [job.id]
+    assert sweep(queue, backend.require_session(), job_settings).overdue_pending == []
 
 
 def test_hooks_run_in_the_sweep(queue: JobQueue, backend: Backend, job_settings: JobSettings) -> None:
@@ -126,6 +126,6 @@ def test_hooks_run_in_the_sweep(queue: JobQueue, backend: Backend, job_settings:
         hook_queue.enqueue(JobType.SCRAP_REFINE, "orphan-scrap", session=session)
         return 1
 
-    report = sweep(queue, backend.session_id, job_settings, hooks=[orphan_rule])
+    report = sweep(queue, backend.require_session(), job_settings, hooks=[orphan_rule])
     assert report.enqueued_by_hooks == 1
     assert [job.target_id for job in queue.list_jobs()] == ["orphan-scrap"]

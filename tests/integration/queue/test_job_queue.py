@@ -39,7 +39,7 @@ def clocked_queue(backend: Backend, job_settings: JobSettings, clock: FakeClock)
 def _executor(queue: JobQueue, backend: Backend, processor: Callable[[JobContext], None]) -> JobExecutor:
     registry = ProcessorRegistry()
     registry.register(JobType.CARD_ANALYSIS, processor)
-    return JobExecutor(queue, registry, backend.session_id, breakers={})
+    return JobExecutor(queue, registry, backend.require_session(), breakers={})
 
 
 def _run_one(queue: JobQueue, executor: JobExecutor, session_id: str) -> None:
@@ -127,7 +127,7 @@ def test_duplicate_race_between_threads_leaves_one_active_job(queue: JobQueue) -
 
 def test_finished_jobs_never_block_a_new_enqueue(queue: JobQueue, backend: Backend) -> None:
     job = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
-    claim = queue.claim_next(backend.session_id, JobPool.AI, AI_TYPES)
+    claim = queue.claim_next(backend.require_session(), JobPool.AI, AI_TYPES)
     assert claim is not None
     queue.complete(claim)
     again = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
@@ -141,13 +141,13 @@ def test_claim_takes_the_oldest_runnable_job_of_the_pool(queue: JobQueue, backen
     commit = queue.enqueue(JobType.TIL_GITHUB_COMMIT, "commit-1")
     first = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
     queue.enqueue(JobType.CARD_ANALYSIS, "scrap-2")
-    claim = queue.claim_next(backend.session_id, JobPool.AI, AI_TYPES)
+    claim = queue.claim_next(backend.require_session(), JobPool.AI, AI_TYPES)
     assert claim is not None
     assert claim.job.id == first.id
     assert claim.job.status is JobStatus.PROCESSING
-    assert claim.job.owner_session == backend.session_id
+    assert claim.job.owner_session == backend.require_session()
     assert claim.attempt == 1
-    github = queue.claim_next(backend.session_id, JobPool.GITHUB, {JobType.TIL_GITHUB_COMMIT})
+    github = queue.claim_next(backend.require_session(), JobPool.GITHUB, {JobType.TIL_GITHUB_COMMIT})
     assert github is not None
     assert github.job.id == commit.id
     attempts = queue.attempts(first.id)
@@ -156,7 +156,7 @@ def test_claim_takes_the_oldest_runnable_job_of_the_pool(queue: JobQueue, backen
 
 def test_a_late_worker_cannot_overwrite_a_newer_state(queue: JobQueue, backend: Backend) -> None:
     job = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
-    claim = queue.claim_next(backend.session_id, JobPool.AI, AI_TYPES)
+    claim = queue.claim_next(backend.require_session(), JobPool.AI, AI_TYPES)
     assert claim is not None
     queue.cancel(job.id)  # meanwhile the user cancelled it
     assert queue.fail(claim, TimeoutError("late"), TRANSIENT) is None
@@ -178,7 +178,7 @@ def test_transient_failures_back_off_then_succeed(clocked_queue: JobQueue, backe
     job = clocked_queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
     delays = []
     for _ in range(2):
-        _run_one(clocked_queue, executor, backend.session_id)
+        _run_one(clocked_queue, executor, backend.require_session())
         waiting = clocked_queue.get(job.id)
         assert waiting.status is JobStatus.PENDING
         assert waiting.error_kind is ErrorKind.TRANSIENT
@@ -187,7 +187,7 @@ def test_transient_failures_back_off_then_succeed(clocked_queue: JobQueue, backe
         assert not clocked_queue.has_runnable(AI_TYPES)  # backing off
         clock.advance(delays[-1])
     assert delays[1] == 2 * delays[0]  # exponential
-    _run_one(clocked_queue, executor, backend.session_id)
+    _run_one(clocked_queue, executor, backend.require_session())
     done = clocked_queue.get(job.id)
     assert done.status is JobStatus.COMPLETED
     assert done.error_message is None
@@ -203,7 +203,7 @@ def test_transient_failures_stop_after_max_attempts(
     job = clocked_queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
     for _ in range(3):
         clock.advance(3600)
-        _run_one(clocked_queue, executor, backend.session_id)
+        _run_one(clocked_queue, executor, backend.require_session())
     failed = clocked_queue.get(job.id)
     assert failed.status is JobStatus.FAILED
     assert failed.attempts == 3
@@ -221,7 +221,7 @@ def test_permanent_failure_fails_at_once(clocked_queue: JobQueue, backend: Backe
 
     executor = _executor(clocked_queue, backend, unauthorized)
     job = clocked_queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
-    _run_one(clocked_queue, executor, backend.session_id)
+    _run_one(clocked_queue, executor, backend.require_session())
     failed = clocked_queue.get(job.id)
     assert failed.status is JobStatus.FAILED
     assert failed.attempts == 1
@@ -235,7 +235,7 @@ def test_missing_target_fails_without_retry(clocked_queue: JobQueue, backend: Ba
 
     executor = _executor(clocked_queue, backend, load_target)
     job = clocked_queue.enqueue(JobType.CARD_ANALYSIS, "deleted-scrap")
-    _run_one(clocked_queue, executor, backend.session_id)
+    _run_one(clocked_queue, executor, backend.require_session())
     failed = clocked_queue.get(job.id)
     assert failed.status is JobStatus.FAILED
     assert failed.attempts == 1
@@ -257,7 +257,7 @@ def test_retry_after_is_honoured_without_spending_attempts(
     executor = _executor(clocked_queue, backend, rate_limited)
     job = clocked_queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
     for _ in range(5):  # more rate limits than max_attempts: none of them counts
-        _run_one(clocked_queue, executor, backend.session_id)
+        _run_one(clocked_queue, executor, backend.require_session())
         waiting = clocked_queue.get(job.id)
         assert waiting.status is JobStatus.PENDING
         assert waiting.attempts == 0
@@ -265,7 +265,7 @@ def test_retry_after_is_honoured_without_spending_attempts(
         clock.advance(41)
         assert not clocked_queue.has_runnable(AI_TYPES)
         clock.advance(1)
-    _run_one(clocked_queue, executor, backend.session_id)
+    _run_one(clocked_queue, executor, backend.require_session())
     done = clocked_queue.get(job.id)
     assert done.status is JobStatus.COMPLETED
     assert done.attempts == 1
@@ -283,7 +283,7 @@ def test_stored_error_chain_is_short_named_and_secret_free(clocked_queue: JobQue
 
     executor = _executor(clocked_queue, backend, leaky)
     job = clocked_queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
-    _run_one(clocked_queue, executor, backend.session_id)
+    _run_one(clocked_queue, executor, backend.require_session())
     failed = clocked_queue.get(job.id)
     assert failed.error_message is not None
     assert len(failed.error_message) <= 1000
@@ -307,7 +307,7 @@ def test_chain_names_each_cause_when_short(clocked_queue: JobQueue, backend: Bac
 
     executor = _executor(clocked_queue, backend, nested)
     job = clocked_queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
-    _run_one(clocked_queue, executor, backend.session_id)
+    _run_one(clocked_queue, executor, backend.require_session())
     assert clocked_queue.get(job.id).error_message == (
         "RuntimeError: analysis failed <- ConnectionRefusedError: refused"
     )
@@ -325,7 +325,7 @@ def test_manual_retry_grants_a_fresh_attempt(clocked_queue: JobQueue, backend: B
 
     executor = _executor(clocked_queue, backend, sometimes)
     job = clocked_queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1", max_attempts=1)
-    _run_one(clocked_queue, executor, backend.session_id)
+    _run_one(clocked_queue, executor, backend.require_session())
     assert clocked_queue.get(job.id).status is JobStatus.FAILED
     with pytest.raises(JobStateError):
         clocked_queue.cancel(job.id)
@@ -333,7 +333,7 @@ def test_manual_retry_grants_a_fresh_attempt(clocked_queue: JobQueue, backend: B
     assert retried.status is JobStatus.PENDING
     assert retried.max_attempts == 2
     outcome["fail"] = False
-    _run_one(clocked_queue, executor, backend.session_id)
+    _run_one(clocked_queue, executor, backend.require_session())
     assert clocked_queue.get(job.id).status is JobStatus.COMPLETED
 
 
@@ -361,7 +361,7 @@ def test_running_job_cancelled_cooperatively(queue: JobQueue, backend: Backend) 
 
     executor = _executor(queue, backend, long_running)
     job = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
-    worker = threading.Thread(target=_run_one, args=(queue, executor, backend.session_id))
+    worker = threading.Thread(target=_run_one, args=(queue, executor, backend.require_session()))
     worker.start()
     assert started.wait(30)
     queue.cancel(job.id)

@@ -19,15 +19,19 @@ from san_desktop.jobs.processors import stale_embedding_hook
 from san_desktop.jobs.recovery import sweep
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.services.cards import (
+    FALLBACK_NEAREST,
     CardNotFoundError,
-    card_id_for_scrap,
-    get_card,
-    list_cards,
+    CardService,
     save_card,
     similar_cards,
 )
 from san_desktop.services.scraps import ScrapService
 from tests.support.local_jobs import run_all_jobs
+
+
+def _cards(backend: Backend) -> CardService:
+    return CardService(backend.db, lambda: LOCAL_SIMILARITY_THRESHOLD)
+
 
 TEXTS = {
     "wal": "SQLite WAL mode lets readers continue while a writer commits. Checkpoints copy pages back.",
@@ -43,8 +47,8 @@ TEXTS = {
 def cards_by_key(backend: Backend, queue: JobQueue) -> dict[str, str]:
     scraps = ScrapService(backend.db, queue)
     scrap_ids = {key: scraps.capture(text).scrap_id for key, text in TEXTS.items()}
-    run_all_jobs(queue, backend.session_id)
-    found = {key: card_id_for_scrap(backend.db, scrap_id) for key, scrap_id in scrap_ids.items()}
+    run_all_jobs(queue, backend.require_session())
+    found = {key: _cards(backend).card_id_for_scrap(scrap_id) for key, scrap_id in scrap_ids.items()}
     assert all(found.values())
     return {key: card_id for key, card_id in found.items() if card_id}
 
@@ -59,9 +63,10 @@ def test_related_cards_come_first(backend: Backend, cards_by_key: dict[str, str]
 
 
 def test_threshold_then_fallback_to_nearest(backend: Backend, cards_by_key: dict[str, str]) -> None:
-    strict = similar_cards(backend.db, cards_by_key["wal"], threshold=0.0001, limit=3)
-    assert len(strict) == 3  # nothing passes: the 3 nearest instead
+    strict = similar_cards(backend.db, cards_by_key["wal"], threshold=0.0001, limit=10)
+    assert len(strict) == FALLBACK_NEAREST  # nothing passes: only the few nearest instead, marked so
     assert not strict[0].within_threshold
+    assert all(0.0 <= item.score <= 1.0 for item in strict)
     loose = similar_cards(backend.db, cards_by_key["wal"], threshold=2.0, limit=10)
     assert len(loose) == len(TEXTS) - 1
     assert all(item.within_threshold for item in loose)
@@ -82,21 +87,21 @@ def test_vectors_of_another_model_are_never_compared(backend: Backend, cards_by_
 
 
 def test_deleted_scraps_cards_disappear(backend: Backend, queue: JobQueue, cards_by_key: dict[str, str]) -> None:
-    detail = get_card(backend.db, cards_by_key["wal2"])
+    detail = _cards(backend).get(cards_by_key["wal2"])
     ScrapService(backend.db, queue).delete(detail.card.scrap_id)
-    assert cards_by_key["wal2"] not in {c.id for c in list_cards(backend.db)}
+    assert cards_by_key["wal2"] not in {c.id for c in _cards(backend).list_cards()}
     keys = [item.card.id for item in similar_cards(backend.db, cards_by_key["wal"], 2.0)]
     assert cards_by_key["wal2"] not in keys
     with pytest.raises(CardNotFoundError):
-        get_card(backend.db, cards_by_key["wal2"])
+        _cards(backend).get(cards_by_key["wal2"])
 
 
 def test_search(backend: Backend, cards_by_key: dict[str, str]) -> None:
-    found = {c.id for c in list_cards(backend.db, "sqlite")}
+    found = {c.id for c in _cards(backend).list_cards("sqlite")}
     assert cards_by_key["wal"] in found
     assert cards_by_key["react"] not in found
-    assert {c.id for c in list_cards(backend.db, "databases")} >= {cards_by_key["wal"], cards_by_key["vacuum"]}
-    assert list_cards(backend.db, "zzz-nothing") == []
+    assert {c.id for c in _cards(backend).list_cards("databases")} >= {cards_by_key["wal"], cards_by_key["vacuum"]}
+    assert _cards(backend).list_cards("zzz-nothing") == []
 
 
 def test_categories_and_tags_are_shared_case_insensitively(backend: Backend, queue: JobQueue) -> None:
@@ -120,12 +125,12 @@ def test_changing_the_embedding_model_re_embeds_cards_through_jobs(
     with backend.db.write() as session:
         session.execute(sa.update(KnowledgeCard).values(embedding_model="old-model"))
     providers = ProviderSource(AISettings())
-    report = sweep(queue, backend.session_id, job_settings, hooks=[stale_embedding_hook(providers)])  # type: ignore[arg-type]
+    report = sweep(queue, backend.require_session(), job_settings, hooks=[stale_embedding_hook(providers)])  # type: ignore[arg-type]
     assert report.enqueued_by_hooks == len(TEXTS)
     assert all(
         '"embed_only": true' in (job.payload or "") for job in queue.list_jobs() if job.status.value == "PENDING"
     )
-    run_all_jobs(queue, backend.session_id, providers)
+    run_all_jobs(queue, backend.require_session(), providers)
     with backend.db.sessions() as session:
         models = set(session.scalars(sa.select(KnowledgeCard.embedding_model)))
     assert models == {LOCAL_EMBEDDING_MODEL}
@@ -138,10 +143,10 @@ def test_a_failed_re_embedding_is_not_retried_by_every_sweep(
     with backend.db.write() as session:
         session.execute(sa.update(KnowledgeCard).values(embedding_model="old-model"))
     hooks = [stale_embedding_hook(ProviderSource(AISettings()))]
-    assert sweep(queue, backend.session_id, job_settings, hooks=hooks).enqueued_by_hooks == len(TEXTS)  # type: ignore[arg-type]
+    assert sweep(queue, backend.require_session(), job_settings, hooks=hooks).enqueued_by_hooks == len(TEXTS)  # type: ignore[arg-type]
     with backend.db.write() as session:  # the AI server said no, for good
         session.execute(sa.update(AsyncJob).where(AsyncJob.status == "PENDING").values(status="FAILED"))
-    assert sweep(queue, backend.session_id, job_settings, hooks=hooks).enqueued_by_hooks == 0  # type: ignore[arg-type]
+    assert sweep(queue, backend.require_session(), job_settings, hooks=hooks).enqueued_by_hooks == 0  # type: ignore[arg-type]
 
 
 def test_the_similar_card_index_can_be_loaded_ahead_of_use(backend: Backend, cards_by_key: dict[str, str]) -> None:

@@ -15,8 +15,8 @@ from san_desktop.db.models import AsyncJob, Scrap
 from san_desktop.jobs.recovery import sweep
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobEvent
-from san_desktop.services.cards import list_cards
 from san_desktop.services.scraps import ScrapService, orphan_hook
+from tests.support.cards import all_cards
 from tests.support.local_jobs import run_all_jobs
 
 TEXT = "SQLite WAL mode lets readers continue while a writer commits."
@@ -66,7 +66,7 @@ def test_a_duplicate_without_card_and_without_analysis_gets_analysed_again(
     again = scraps.capture(TEXT)
     assert again.duplicate
     assert again.analysis_job_id not in (None, first.analysis_job_id)
-    run_all_jobs(queue, backend.session_id)
+    run_all_jobs(queue, backend.require_session())
     assert scraps.capture(TEXT).analysis_job_id is None  # it has a card now
 
 
@@ -153,7 +153,7 @@ def test_deleting_a_scrap_fails_its_waiting_jobs_as_target_not_found_and_can_be_
     result = scraps.capture(TEXT)
     scraps.delete(result.scrap_id)
     assert scraps.list_scraps() == []
-    run_all_jobs(queue, backend.session_id)
+    run_all_jobs(queue, backend.require_session())
     for job in queue.list_jobs():
         assert job.status is JobStatus.FAILED
         assert job.attempts == 1
@@ -166,7 +166,7 @@ def test_processing_makes_one_card_and_a_refined_text_however_often_it_runs(
     scraps: ScrapService, queue: JobQueue, backend: Backend
 ) -> None:
     result = scraps.capture(TEXT + "\n\n\n\nReaders   keep reading.")
-    assert run_all_jobs(queue, backend.session_id) == 2
+    assert run_all_jobs(queue, backend.require_session()) == 2
     info = scraps.get(result.scrap_id)
     assert info.card_title is not None
     assert info.refined
@@ -174,8 +174,8 @@ def test_processing_makes_one_card_and_a_refined_text_however_often_it_runs(
         refined = session.scalar(sa.select(Scrap.refined_content))
     assert refined == TEXT + "\n\nReaders keep reading."
     queue.enqueue(JobType.CARD_ANALYSIS, result.scrap_id)  # analyse again
-    run_all_jobs(queue, backend.session_id)
-    assert len(list_cards(backend.db)) == 1
+    run_all_jobs(queue, backend.require_session())
+    assert len(all_cards(backend.db)) == 1
 
 
 def test_orphan_hook_finds_scraps_without_card_or_refined_text(
@@ -184,10 +184,10 @@ def test_orphan_hook_finds_scraps_without_card_or_refined_text(
     result = scraps.capture(TEXT)
     with backend.db.write() as session:  # as if the jobs had been lost
         session.execute(sa.delete(AsyncJob))
-    report = sweep(queue, backend.session_id, job_settings, hooks=[orphan_hook])  # type: ignore[arg-type]
+    report = sweep(queue, backend.require_session(), job_settings, hooks=[orphan_hook])  # type: ignore[arg-type]
     assert report.enqueued_by_hooks == 2
     assert _jobs(queue) == [
         (JobType.CARD_ANALYSIS, result.scrap_id, JobStatus.PENDING),
         (JobType.SCRAP_REFINE, result.scrap_id, JobStatus.PENDING),
     ]
-    assert sweep(queue, backend.session_id, job_settings, hooks=[orphan_hook]).enqueued_by_hooks == 0  # type: ignore[arg-type]
+    assert sweep(queue, backend.require_session(), job_settings, hooks=[orphan_hook]).enqueued_by_hooks == 0  # type: ignore[arg-type]

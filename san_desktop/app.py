@@ -1,0 +1,278 @@
+"""The application facade: the one way in for the window and the command line (Anki's ``Collection``).
+
+Built once at start-up on an open data directory. It holds the database, the settings, the AI provider
+source, the job queue and the services; no Qt. Writes return what they changed (``Changes``), and
+``poll_external`` tells what other processes changed (the command line beside an open window), so one
+hub in the UI can announce every change the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from san_desktop import __version__
+from san_desktop.ai.factory import ProviderSource, embedding_model_of
+from san_desktop.ai.openai_compat import OpenAICompatibleProvider, OpenAISettings
+from san_desktop.bootstrap import Backend, start_backend
+from san_desktop.core.enums import JobStatus, JobType
+from san_desktop.core.errors import SanError
+from san_desktop.core.ids import new_id
+from san_desktop.core.settings import SETTINGS_FILE, AISettings, Settings, load_settings_checked, save_settings
+from san_desktop.core.timeutil import utcnow
+from san_desktop.db.changes import ChangeLog, prune_notices
+from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.records import JobRecord
+from san_desktop.services.cards import CardService
+from san_desktop.services.scraps import SCRAP_NOTICE, CaptureResult, ScrapService
+from san_desktop.services.secrets import AI_API_KEY, ai_api_key, set_secret
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+NOTICE_RETENTION = timedelta(days=1)
+# a job of these types changed: the scrap it works on (its row in the Inbox) changed too
+SCRAP_JOB_TYPES = frozenset({JobType.CARD_ANALYSIS, JobType.SCRAP_REFINE})
+
+
+class SettingsConflictError(SanError):
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"{path} was changed by another program (perhaps `san config set`) since these settings were "
+            "loaded. Look at the settings again, or save once more to overwrite them."
+        )
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What a write (or another process) changed; pages refresh exactly that."""
+
+    scraps: frozenset[str] = frozenset()  # scraps added, changed or deleted (their Inbox rows)
+    cards_of_scraps: frozenset[str] = frozenset()  # scraps whose card was made or re-made
+    jobs: tuple[JobRecord, ...] = ()  # newest state of each changed job
+    settings: bool = False
+    embedding_model_changed: bool = False
+    external: bool = False  # (some of it) made by another process
+
+    def __or__(self, other: Changes) -> Changes:
+        jobs = {job.id: job for job in (*self.jobs, *other.jobs)}
+        return Changes(
+            scraps=self.scraps | other.scraps,
+            cards_of_scraps=self.cards_of_scraps | other.cards_of_scraps,
+            jobs=tuple(jobs.values()),
+            settings=self.settings or other.settings,
+            embedding_model_changed=self.embedding_model_changed or other.embedding_model_changed,
+            external=self.external or other.external,
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self.scraps or self.cards_of_scraps or self.jobs or self.settings)
+
+    @staticmethod
+    def of_job(job: JobRecord, *, external: bool = False) -> Changes:
+        scraps = frozenset({job.target_id}) if job.job_type in SCRAP_JOB_TYPES else frozenset()
+        made = job.job_type is JobType.CARD_ANALYSIS and job.status is JobStatus.COMPLETED
+        return Changes(scraps=scraps, cards_of_scraps=scraps if made else frozenset(), jobs=(job,), external=external)
+
+
+@dataclass(frozen=True)
+class Changed(Generic[T]):
+    """A write's result and what it changed."""
+
+    value: T
+    changes: Changes = field(default_factory=Changes)
+
+
+@dataclass(frozen=True)
+class AboutInfo:
+    version: str
+    data_dir: Path
+    database_file: Path
+    schema_revision: str
+    log_file: Path
+    sqlite: str  # driver and version
+    created: bool  # the database was made by this start
+    upgraded_from: str | None  # the schema revision it was upgraded from by this start
+    backup: Path | None
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return None
+    return (info.st_mtime_ns, info.st_size)
+
+
+class SanApp:
+    """Scraps, cards, jobs and settings of one data directory. Thread-safe where its parts are: the
+    window calls it from background operations, never holding a session across threads."""
+
+    def __init__(self, backend: Backend, *, clock: Callable[[], datetime] = utcnow) -> None:
+        self.backend = backend
+        self.db = backend.db
+        self.data_dir = backend.data_dir
+        self.clock = clock
+        self.origin = new_id()  # this process's notices are not news to itself
+        self.changelog = ChangeLog(self.origin)
+        settings, self.settings_problems = load_settings_checked(self.data_dir)
+        for problem in self.settings_problems:
+            log.warning("settings.json: %s", problem)
+        self._settings = settings
+        self._settings_stamp = _stamp(self.settings_path)
+        self.providers = ProviderSource(settings.ai, api_key=ai_api_key)
+        self.queue = JobQueue(self.db, settings.jobs, clock=clock)
+        self.scraps = ScrapService(self.db, self.queue, settings.capture.max_bytes, changelog=self.changelog)
+        self.cards = CardService(self.db, lambda: self.providers.get().similarity_threshold)
+        with self.db.sessions() as session:
+            self._notice_cursor = self.changelog.newest_id(session)
+
+    @property
+    def settings_path(self) -> Path:
+        return self.data_dir / SETTINGS_FILE
+
+    @property
+    def settings(self) -> Settings:
+        return self._settings
+
+    def close(self) -> None:
+        self.backend.close()
+
+    def about(self) -> AboutInfo:
+        migration = self.db.migration
+        return AboutInfo(
+            version=__version__,
+            data_dir=self.data_dir,
+            database_file=self.db.path,
+            schema_revision=migration.head,
+            log_file=self.backend.log_file,
+            sqlite=f"SQLite {self.db.driver.sqlite_version} ({self.db.driver.name})",
+            created=migration.previous is None,
+            upgraded_from=migration.previous if migration.upgraded else None,
+            backup=migration.backup,
+        )
+
+    # --- writes (each returns what it changed) ------------------------------------------------
+
+    def _captured(self, result: CaptureResult) -> Changed[CaptureResult]:
+        return Changed(result, Changes(scraps=frozenset({result.scrap_id})))
+
+    def capture_text(self, text: str) -> Changed[CaptureResult]:
+        return self._captured(self.scraps.capture(text))
+
+    def capture_html(self, markup: str, source_ref: str | None = None) -> Changed[CaptureResult]:
+        return self._captured(self.scraps.capture_html(markup, source_ref))
+
+    def capture_url(self, url: str, title: str | None = None) -> Changed[CaptureResult]:
+        return self._captured(self.scraps.capture_url(url, title))
+
+    def capture_file(self, path: Path) -> Changed[CaptureResult]:
+        return self._captured(self.scraps.capture_file(path))
+
+    def delete_scrap(self, scrap_id: str) -> Changes:
+        self.scraps.delete(scrap_id)
+        return Changes(scraps=frozenset({scrap_id}))
+
+    def restore_scrap(self, scrap_id: str) -> Changes:
+        self.scraps.restore(scrap_id)
+        return Changes(scraps=frozenset({scrap_id}))
+
+    def retry_job(self, job_id: str) -> Changed[JobRecord]:
+        job = self.queue.retry(job_id)
+        return Changed(job, Changes.of_job(job))
+
+    def cancel_job(self, job_id: str) -> Changed[JobRecord]:
+        job = self.queue.cancel(job_id)
+        return Changed(job, Changes.of_job(job))
+
+    # --- settings -----------------------------------------------------------------------------
+
+    def save_settings(self, settings: Settings, *, overwrite: bool = False) -> Changes:
+        """Write and apply ``settings``. Refuses (``SettingsConflictError``) to silently overwrite a file
+        another process changed since it was loaded, unless ``overwrite``."""
+        if not overwrite and _stamp(self.settings_path) != self._settings_stamp:
+            raise SettingsConflictError(self.settings_path)
+        save_settings(self.data_dir, settings)
+        self._settings_stamp = _stamp(self.settings_path)
+        return self._apply(settings)
+
+    def reload_settings(self) -> Changes:
+        """Take up ``settings.json`` if another process changed it; no changes otherwise."""
+        stamp = _stamp(self.settings_path)
+        if stamp == self._settings_stamp:
+            return Changes()
+        settings, self.settings_problems = load_settings_checked(self.data_dir)
+        self._settings_stamp = stamp
+        return replace(self._apply(settings), external=True)
+
+    def settings_changed_elsewhere(self) -> bool:
+        return _stamp(self.settings_path) != self._settings_stamp
+
+    def _apply(self, settings: Settings) -> Changes:
+        old = self._settings
+        embedding_changed = embedding_model_of(old.ai) != embedding_model_of(settings.ai)
+        self._settings = settings
+        self.providers.update(settings.ai)
+        self.queue.settings = settings.jobs
+        self.scraps.max_bytes = settings.capture.max_bytes
+        return Changes(settings=settings != old, embedding_model_changed=embedding_changed)
+
+    def has_ai_key(self) -> bool:
+        return ai_api_key() is not None
+
+    def set_ai_key(self, key: str) -> None:
+        set_secret(AI_API_KEY, key)
+
+    def test_ai(self, settings: AISettings, api_key: str | None = None) -> str:
+        """Ask the OpenAI-compatible server of ``settings`` for an embedding and a card (with ``api_key``,
+        or the stored one); what answered, or an exception saying what failed."""
+        provider = OpenAICompatibleProvider(
+            OpenAISettings(
+                settings.base_url,
+                settings.chat_model,
+                settings.embedding_model,
+                api_key or ai_api_key(),
+                settings.timeout_seconds,
+                temperature=settings.temperature,
+            )
+        )
+        try:
+            return provider.test_connection()
+        finally:
+            provider.close()
+
+    def wake_waiting_jobs(self, job_types: frozenset[JobType]) -> list[JobRecord]:
+        """Jobs of ``job_types`` waiting for a retry run now (the settings that made them fail changed)."""
+        return self.queue.wake(job_types)
+
+    # --- other processes ----------------------------------------------------------------------
+
+    def poll_external(self) -> Changes:
+        """What other processes changed since the last poll: scraps (from their notices) and settings."""
+        with self.db.sessions() as session:
+            self._notice_cursor, notices = self.changelog.since(session, self._notice_cursor)
+        scraps = frozenset(item for kind, item in notices if kind == SCRAP_NOTICE)
+        changes = Changes(scraps=scraps, external=bool(scraps))
+        return changes | self.reload_settings()
+
+    def prune_notices(self) -> int:
+        with self.db.write() as session:
+            return prune_notices(session, self.clock() - NOTICE_RETENTION)
+
+
+@contextmanager
+def open_app(
+    data_dir: str | Path | None, *, kind: str, lock: bool = True, log_to_stderr: bool = True
+) -> Iterator[SanApp]:
+    """Open the data directory (migrated, checked) as a facade and close it afterwards. Without
+    ``lock`` (command line reads and writes beside an open window) no app session is recorded."""
+    app = SanApp(start_backend(data_dir, kind=kind, lock=lock, log_to_stderr=log_to_stderr))
+    try:
+        yield app
+    finally:
+        app.close()
