@@ -51,9 +51,10 @@ class CardListModel(LazyTableModel[CardSummary]):
         return next((row for row in self.loaded_rows() if row.scrap_id == scrap_id), None)
 
 
-def similar_label(item: SimilarCard) -> str:
-    """How a similar card is listed: its title and its score, the same figure ``san cards similar`` gives."""
-    return f"{item.card.title}   ({item.score:.0%} similar)"
+def similar_label(title: str, score: float) -> str:
+    """How a similar card is listed: its title and its score (``SimilarCard.score``, the figure
+    ``san cards similar`` gives)."""
+    return f"{title}   ({score:.0%} similar)"
 
 
 def card_html(detail: CardDetail) -> str:
@@ -174,7 +175,7 @@ class CardsPage(QWidget):
         self.detail.setHtml(card_html(detail))
         self.similar.clear()
         for item in similar:
-            widget_item = QListWidgetItem(similar_label(item))
+            widget_item = QListWidgetItem(similar_label(item.card.title, item.score))
             widget_item.setData(Qt.ItemDataRole.UserRole, item.card.id)
             widget_item.setToolTip(item.card.summary)
             self.similar.addItem(widget_item)

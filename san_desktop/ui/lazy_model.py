@@ -78,8 +78,10 @@ class LazyTableModel(QAbstractTableModel, Generic[RowT]):
     # --- live updates -------------------------------------------------------------------------
 
     def upsert(self, row: RowT) -> None:
-        """Update a loaded row in place, or put a row newer than all loaded ones on top. An older row
-        not loaded yet is left alone: it shows with its current state when scrolled to."""
+        """Update a loaded row in place, or insert a new one where it belongs: on top when it is newer
+        than all loaded rows, between loaded rows when it falls among them (a card made out of order by
+        two workers). A row older than every loaded one waits until it is scrolled to, unless everything
+        is loaded already."""
         key = self.row_key(row)
         seq = self._seq_of.get(key)
         if seq is not None:
@@ -87,16 +89,35 @@ class LazyTableModel(QAbstractTableModel, Generic[RowT]):
             position = self._top - seq
             self.dataChanged.emit(self.index(position, 0), self.index(position, len(self.COLUMNS) - 1))
             return
-        newest = self.row_key(self._rows[self._top]) if self.rowCount() else None
-        if newest is None or key > newest:
-            self.beginInsertRows(QModelIndex(), 0, 0)
-            if self.rowCount():
-                self._top += 1
+        count = self.rowCount()
+        if count and key < self.row_key(self._rows[self._bottom]) and not self._exhausted:
+            return
+        position = self._insert_position(key)
+        self.beginInsertRows(QModelIndex(), position, position)
+        if not count:
+            self._top, self._bottom = 0, 0
+            self._rows[0] = row
+            self._seq_of[key] = 0
+        else:
+            target = self._top - position + 1  # the new row's number; newer rows move up by one
+            for moving in range(self._top, target - 1, -1):
+                self._rows[moving + 1] = self._rows[moving]
+                self._seq_of[self.row_key(self._rows[moving + 1])] = moving + 1
+            self._top += 1
+            self._rows[target] = row
+            self._seq_of[key] = target
+        self.endInsertRows()
+
+    def _insert_position(self, key: str) -> int:
+        """How many loaded rows are newer than ``key`` (rows are newest first): a binary search."""
+        low, high = 0, self.rowCount()
+        while low < high:
+            middle = (low + high) // 2
+            if self.row_key(self._rows[self._top - middle]) > key:
+                low = middle + 1
             else:
-                self._top, self._bottom = 0, 0
-            self._rows[self._top] = row
-            self._seq_of[key] = self._top
-            self.endInsertRows()
+                high = middle
+        return low
 
     def remove(self, key: str) -> None:
         """Drop a row (deleted item): rows below move up."""

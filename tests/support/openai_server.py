@@ -31,6 +31,7 @@ class FakeOpenAI:
     behaviour: str = "ok"
     requests: list[Recorded] = field(default_factory=list)
     release: threading.Event = field(default_factory=threading.Event)  # ends a "slow" answer early
+    received: threading.Event = field(default_factory=threading.Event)  # set by every request
     card: dict[str, Any] = field(
         default_factory=lambda: {
             "title": "SQLite WAL",
@@ -63,6 +64,7 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("Content-Length", "0"))
             body = json.loads(self.rfile.read(length) or b"{}")
             fake.requests.append(Recorded(self.path, dict(self.headers.items()), body))
+            fake.received.set()
             behaviour = fake.behaviour
             if behaviour == "slow":
                 # held until released; then answered as the behaviour set by then (still "slow": an error)

@@ -3,6 +3,7 @@ each server behaviour ends in the right job outcome, with a useful error chain a
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from datetime import timedelta
 
@@ -175,3 +176,33 @@ def test_an_exhausted_quota_fails_instead_of_waiting_forever(
     assert job.error_kind is ErrorKind.PERMANENT
     assert "quota is exhausted" in (job.error_message or "")
     assert "You exceeded your current quota" in (job.error_message or "")
+
+
+def test_switching_settings_mid_job_never_fails_the_job_for_good(
+    backend: Backend, job_settings: object, server: FakeOpenAI, clock: FakeClock
+) -> None:
+    """The provider a job started with stays usable to its end, whatever the settings do meanwhile."""
+    set_secret(AI_API_KEY, API_KEY)
+    providers = ProviderSource(
+        AISettings(provider="openai", base_url=server.url, chat_model="m", embedding_model="e", timeout_seconds=10),
+        api_key=ai_api_key,
+    )
+    queue = JobQueue(backend.db, job_settings, clock=clock)  # type: ignore[arg-type]
+    executor = JobExecutor(queue, build_registry(providers), backend.require_session(), breakers={})
+    ScrapService(backend.db, queue).capture(SCRAP)
+    claim = queue.claim_next(backend.require_session(), JobPool.AI, {JobType.CARD_ANALYSIS})
+    assert claim is not None
+    server.behaviour = "slow"  # the first call is held until the settings have changed
+    worker = threading.Thread(target=executor.run, args=(claim,))
+    worker.start()
+    assert server.received.wait(10), "the job never called the server"
+
+    providers.update(AISettings(provider="openai", base_url=server.url, chat_model="m2", embedding_model="e"))
+    server.behaviour = "ok"
+    server.release.set()
+    worker.join(20)
+
+    job = queue.get(claim.job.id)
+    # never a permanent failure: the old provider's client stayed open for the job's second call
+    assert job.status is JobStatus.COMPLETED, job.error_message
+    assert {r.body.get("model") for r in server.requests} == {"m", "e"}  # all of it on the old settings

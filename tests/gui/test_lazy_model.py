@@ -1,0 +1,59 @@
+"""The lazy table model keeps rows newest first whatever order their updates arrive in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QModelIndex
+from pytestqt.qtbot import QtBot
+
+from san_desktop.ui.lazy_model import LazyTableModel
+
+
+class _Keys(LazyTableModel[str]):
+    COLUMNS = ("Key",)
+
+    def __init__(self, stored: list[str], page_size: int) -> None:
+        super().__init__(page_size)
+        self.stored = stored
+
+    def fetch_page(self, before_id: str | None, limit: int) -> list[str]:
+        older = [key for key in sorted(self.stored, reverse=True) if before_id is None or key < before_id]
+        return older[:limit]
+
+    def row_key(self, row: str) -> str:
+        return row
+
+    def cell(self, row: str, column: int, role: int) -> Any:
+        return row
+
+
+def _shown(model: _Keys) -> list[str]:
+    return [model.row_at(position) or "" for position in range(model.rowCount())]
+
+
+def test_a_row_made_out_of_order_goes_between_the_loaded_ones(qtbot: QtBot) -> None:
+    model = _Keys(["a", "c", "e"], page_size=10)
+    model.reload()
+    inserted: list[int] = []
+    model.rowsInserted.connect(lambda _parent, first, _last: inserted.append(first))
+    for key in ("d", "f", "b", "0"):
+        model.upsert(key)
+    assert _shown(model) == ["f", "e", "d", "c", "b", "a", "0"]  # all loaded: even the oldest comes in
+    assert inserted == [1, 0, 4, 6]
+    assert [model.position_of(key) for key in ("f", "a", "0")] == [0, 5, 6]
+    model.remove("d")
+    model.upsert("d")
+    assert _shown(model) == ["f", "e", "d", "c", "b", "a", "0"]
+
+
+def test_a_row_older_than_every_loaded_one_waits_for_scrolling(qtbot: QtBot) -> None:
+    model = _Keys(["b", "c", "d", "e"], page_size=2)
+    model.reload()
+    assert _shown(model) == ["e", "d"]
+    model.upsert("a")  # older than what is loaded, and more is still to load: not now
+    assert _shown(model) == ["e", "d"]
+    model.stored.append("a")
+    model.fetchMore(QModelIndex())
+    model.fetchMore(QModelIndex())
+    assert _shown(model) == ["e", "d", "c", "b", "a"]

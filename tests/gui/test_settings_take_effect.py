@@ -1,0 +1,56 @@
+"""Saving settings ends a pause of the AI pool at once: jobs the breaker held run without waiting for
+the cooldown (a long one here, so only the settings can end it within the test)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from san_desktop.core.enums import JobStatus, JobType
+from san_desktop.core.errors import TransientError
+from san_desktop.core.settings import AISettings, JobSettings
+from san_desktop.jobs.breaker import BreakerState
+from san_desktop.jobs.registry import JobContext, ProcessorRegistry
+from san_desktop.ui.context import AppContext
+from tests.support.jobs import fast_settings
+
+
+@pytest.fixture
+def job_settings() -> JobSettings:
+    return fast_settings(
+        breaker_cooldown_seconds=3600.0, breaker_max_cooldown_seconds=3600.0, backoff_base_seconds=600.0
+    )
+
+
+def test_saving_settings_lets_jobs_held_by_the_breaker_run_at_once(
+    qtbot: QtBot, context: AppContext, registry: ProcessorRegistry
+) -> None:
+    server_fixed = threading.Event()
+
+    def analyse(_job: JobContext) -> None:
+        if not server_fixed.is_set():
+            raise TransientError("the AI server at the old address does not answer")
+
+    registry.register(JobType.CARD_ANALYSIS, analyse)
+    runner = context.runner
+    with qtbot.waitSignal(runner.sweep_finished, timeout=10_000):
+        context.start(poll_ms=100)
+    with qtbot.waitSignal(
+        runner.breaker_changed, check_params_cb=lambda c: c.status.state is BreakerState.OPEN, timeout=10_000
+    ):
+        jobs = [context.app.queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}", max_attempts=100).id for n in range(6)]
+    assert all(context.app.queue.get(job).status is JobStatus.PENDING for job in jobs)
+
+    server_fixed.set()  # the user fixes the server address in Settings and saves
+    fixed = replace(context.settings, ai=AISettings(base_url="http://127.0.0.1:9/v1"))
+    with qtbot.waitSignal(context.hub.changed, timeout=5_000):
+        context.ops.write(lambda: context.app.save_settings(fixed))
+    qtbot.waitUntil(
+        lambda: all(context.app.queue.get(job).status is JobStatus.COMPLETED for job in jobs), timeout=5_000
+    )
+    status = runner.breaker_status()
+    assert status is not None
+    assert status.state is BreakerState.CLOSED
