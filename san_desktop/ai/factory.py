@@ -75,7 +75,8 @@ class ProviderSource:
 
     def _current(self) -> AIProvider:
         if self._provider is None:
-            self._provider = make_provider(self._settings, self._api_key())
+            remote = self._settings.provider != "local"  # the keyring is asked only when a key is needed
+            self._provider = make_provider(self._settings, self._api_key() if remote else None)
         return self._provider
 
     def get(self) -> AIProvider:
