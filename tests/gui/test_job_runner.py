@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from datetime import timedelta
 
 from PySide6.QtCore import QCoreApplication, QThread
 from pytestqt.qtbot import QtBot
@@ -210,5 +211,31 @@ def test_changes_made_by_another_process_reach_the_views(
         ):
             cli_queue.cancel(job.id)
         qtbot.waitUntil(lambda: _status_of(page, job.id) is JobStatus.CANCELLED, timeout=5_000)
+    finally:
+        other_process.dispose()
+
+
+def test_a_change_stamped_before_the_last_seen_one_is_still_announced(
+    qtbot: QtBot, runner: JobRunner, backend: Backend, queue: JobQueue
+) -> None:
+    """Another process stamps ``updated_at`` before it commits: its change may become visible after one
+    of ours with a later stamp. The poll looks back far enough to announce it anyway (once)."""
+    _start(qtbot, runner)
+    with qtbot.waitSignal(runner.job_changed, timeout=5_000):
+        ours = queue.enqueue(JobType.GITHUB_STAR_RECOMMENDATION, "account-ours")  # no processor: it waits
+    other_process = open_database(backend.db.path)
+    try:
+        earlier = ours.updated_at - timedelta(seconds=2)
+        late_commit = JobQueue(other_process, runner.settings, clock=lambda: earlier)
+        announced: list[str] = []
+        runner.job_changed.connect(lambda event: announced.append(event.job_id) if event.external else None)
+        theirs = late_commit.enqueue(JobType.GITHUB_STAR_RECOMMENDATION, "account-theirs")
+        qtbot.waitUntil(lambda: theirs.id in announced, timeout=5_000)
+        with qtbot.waitSignal(runner.idle, timeout=5_000):  # another poll round: not announced twice
+            pass
+        with qtbot.waitSignal(runner.idle, timeout=5_000):
+            pass
+        assert announced.count(theirs.id) == 1
+        assert ours.id not in announced  # our own change came as our own event, not as news
     finally:
         other_process.dispose()
