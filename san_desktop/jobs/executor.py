@@ -6,11 +6,12 @@ import logging
 import threading
 from collections.abc import Callable
 
+from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.core.enums import ErrorKind, JobPool
 from san_desktop.core.errors import PermanentError, is_storage_full
 from san_desktop.jobs.breaker import CircuitBreaker
 from san_desktop.jobs.classify import classify
-from san_desktop.jobs.registry import JobContext, ProcessorRegistry
+from san_desktop.jobs.registry import JobContext, ProcessorRegistry, ProgressListener
 from san_desktop.queue.errors import JobCancelledError, JobInterruptedError, JobSupersededError
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import Claim, Classification
@@ -27,11 +28,16 @@ class JobExecutor:
         registry: ProcessorRegistry,
         session_id: str,
         breakers: dict[JobPool, CircuitBreaker],
+        *,
+        artifacts: ArtifactStore | None = None,
+        on_progress: ProgressListener | None = None,
     ) -> None:
         self.queue = queue
         self.registry = registry
         self.session_id = session_id
         self.breakers = breakers
+        self.artifacts = artifacts or ArtifactStore(queue.db.path.parent)
+        self.on_progress = on_progress
         self.shutdown_event = threading.Event()
         self._running: dict[str, JobContext] = {}
         # failures that could not be written (a full disk): written before the next job is claimed
@@ -73,7 +79,9 @@ class JobExecutor:
 
     def run(self, claim: Claim, breaker: CircuitBreaker | None = None) -> None:
         processor = self.registry.get(claim.job.job_type)
-        context = JobContext(claim, self.queue.db, self.queue, shutdown_event=self.shutdown_event)
+        context = JobContext(claim, self.queue.db, self.queue, self.artifacts, shutdown_event=self.shutdown_event)
+        if self.on_progress is not None:
+            context.on_progress = self.on_progress
         with self._lock:
             self._running[claim.job.id] = context
         try:
@@ -100,6 +108,7 @@ class JobExecutor:
             if breaker is not None:
                 breaker.record_success()
         finally:
+            context.discard_files()  # what this run wrote and did not publish (nothing else)
             with self._lock:
                 self._running.pop(claim.job.id, None)
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.orm import Session
 
+from san_desktop.artifacts.store import ArtifactStore, RunFiles
 from san_desktop.core.enums import JOB_POOLS, JobPool, JobType
 from san_desktop.db.database import Database
 from san_desktop.jobs.recovery import SweepHook
@@ -21,14 +22,39 @@ from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import Claim, JobRecord
 
 
+@dataclass(frozen=True)
+class JobProgress:
+    """How far a multi-step job is: step ``index`` (1-based) of ``total``, named ``step``."""
+
+    job_id: str
+    job_type: JobType
+    target_id: str
+    step: str
+    index: int
+    total: int
+
+
+ProgressListener = Callable[[JobProgress], None]
+
+
+def _ignore_progress(_progress: JobProgress) -> None:
+    return None
+
+
 @dataclass
 class JobContext:
+    """What a processor works with on its worker thread. Files it writes go through ``files`` (named with
+    this run's id); the executor deletes those it never published, so a failed run leaves nothing."""
+
     claim: Claim
     db: Database
     queue: JobQueue
+    artifacts: ArtifactStore | None = None
     cancel_event: threading.Event = field(default_factory=threading.Event)
     shutdown_event: threading.Event = field(default_factory=threading.Event)
+    on_progress: ProgressListener = _ignore_progress
     published: bool = False
+    _files: RunFiles | None = None
 
     @property
     def job(self) -> JobRecord:
@@ -51,6 +77,32 @@ class JobContext:
         if self.shutdown_event.is_set():
             raise JobInterruptedError(f"job {self.job.id} was interrupted by the app closing")
 
+    @property
+    def files(self) -> RunFiles:
+        """This run's files (created on first use)."""
+        if self._files is None:
+            if self.artifacts is None:
+                raise RuntimeError("this job runs without an artifact store")
+            self._files = self.artifacts.run(self.run_id)
+        return self._files
+
+    def progress(self, step: str, index: int, total: int) -> None:
+        """Say which step runs now (the runner announces it to the monitor and the pages)."""
+        job = self.job
+        self.on_progress(JobProgress(job.id, job.job_type, job.target_id, step, index, total))
+
+    @contextmanager
+    def checkpoint(self) -> Iterator[Session]:
+        """One short write transaction for a finished step's results, under the same ownership guard as
+        ``publish`` (a late or superseded attempt writes nothing); files written so far are kept."""
+        self.raise_if_cancelled()
+        with self.db.write() as session:
+            if not self.queue.still_owned(session, self.claim):
+                raise JobSupersededError(self.job.id)
+            yield session
+        if self._files is not None:
+            self._files.publish_pending()
+
     @contextmanager
     def publish(self) -> Iterator[Session]:
         """One short write transaction for the job's results that also completes the job, so a result is
@@ -63,6 +115,13 @@ class JobContext:
             yield session
             self.queue.complete(self.claim, session)
         self.published = True
+        if self._files is not None:
+            self._files.publish_pending()
+
+    def discard_files(self) -> None:
+        """Delete what this run wrote and did not publish (the executor calls it when a run ends)."""
+        if self._files is not None:
+            self._files.discard()
 
 
 Processor = Callable[[JobContext], None]

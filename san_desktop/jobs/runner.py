@@ -19,7 +19,7 @@ from san_desktop.core.settings import JobSettings
 from san_desktop.jobs.breaker import BreakerStatus, CircuitBreaker
 from san_desktop.jobs.executor import JobExecutor
 from san_desktop.jobs.recovery import SweepReport, sweep
-from san_desktop.jobs.registry import ProcessorRegistry
+from san_desktop.jobs.registry import JobProgress, ProcessorRegistry
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobEvent, JobRecord
 
@@ -102,9 +102,11 @@ class JobRunner(QObject):
         stalled(list): ids of jobs running far past their lease in this session.
         idle(): no worker is running and none could be started (nothing to do, or a paused pool);
             repeats on every poll while it stays so.
+        job_progress(object): a ``JobProgress`` when a multi-step job starts a step.
     """
 
     job_changed = Signal(object)
+    job_progress = Signal(object)
     breaker_changed = Signal(object)
     sweep_finished = Signal(object)
     stalled = Signal(list)
@@ -113,6 +115,7 @@ class JobRunner(QObject):
     # public signal is emitted on the GUI thread and reaches its receivers directly.
     _queue_event = Signal(object)
     _breaker_event = Signal(object)
+    _progress_event = Signal(object)
 
     def __init__(
         self,
@@ -135,7 +138,7 @@ class JobRunner(QObject):
                 on_change=lambda status: self._on_breaker_change(JobPool.AI, status),
             )
         }
-        self.executor = JobExecutor(queue, registry, session_id, self.breakers)
+        self.executor = JobExecutor(queue, registry, session_id, self.breakers, on_progress=self._progress_event.emit)
         self.pools = {JobPool.AI: QThreadPool(self), JobPool.GITHUB: QThreadPool(self)}
         self.pools[JobPool.AI].setMaxThreadCount(settings.ai_pool_size)
         self.pools[JobPool.GITHUB].setMaxThreadCount(settings.github_pool_size)
@@ -160,6 +163,7 @@ class JobRunner(QObject):
         self._sweep_timer.timeout.connect(self._on_sweep_timer_timeout)
         self._queue_event.connect(self._on_queue_event_arrived)
         self._breaker_event.connect(self._on_breaker_event_arrived)
+        self._progress_event.connect(self._on_progress_event_arrived)
         queue.add_listener(self._on_queue_event)
 
     # --- lifecycle ----------------------------------------------------------------------------
@@ -301,6 +305,11 @@ class JobRunner(QObject):
     def _on_breaker_event_arrived(self, change: BreakerChange) -> None:
         if not self._stopped:
             self.breaker_changed.emit(change)
+
+    @Slot(object)
+    def _on_progress_event_arrived(self, progress: JobProgress) -> None:
+        if not self._stopped:
+            self.job_progress.emit(progress)
 
     @Slot()
     def _on_poll_timer_timeout(self) -> None:
