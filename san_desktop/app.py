@@ -19,18 +19,20 @@ from typing import Generic, TypeVar
 from san_desktop import __version__
 from san_desktop.ai.factory import ProviderSource, embedding_model_of
 from san_desktop.ai.openai_compat import OpenAICompatibleProvider, OpenAISettings
+from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.bootstrap import Backend, start_backend
 from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.errors import SanError
 from san_desktop.core.ids import new_id
 from san_desktop.core.settings import SETTINGS_FILE, AISettings, Settings, load_settings_checked, save_settings
-from san_desktop.core.timeutil import utcnow
+from san_desktop.core.timeutil import local_zone, utcnow
 from san_desktop.db.changes import ChangeLog, prune_notices
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobRecord
 from san_desktop.services.cards import CardService
 from san_desktop.services.scraps import SCRAP_NOTICE, CaptureResult, ScrapService
 from san_desktop.services.secrets import AI_API_KEY, ai_api_key, set_secret
+from san_desktop.services.til import TilService
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +131,10 @@ class SanApp:
         self.queue = JobQueue(self.db, settings.jobs, clock=clock)
         self.scraps = ScrapService(self.db, self.queue, settings.capture.max_bytes, changelog=self.changelog)
         self.cards = CardService(self.db, lambda: self.providers.get().similarity_threshold)
+        self.artifacts = ArtifactStore(self.data_dir)
+        self.til = TilService(
+            self.db, self.queue, self.artifacts, lambda: local_zone(self._settings.til.timezone), clock
+        )
         with self.db.sessions() as session:
             self._notice_cursor = self.changelog.newest_id(session)
 
@@ -188,6 +194,11 @@ class SanApp:
 
     def cancel_job(self, job_id: str) -> Changed[JobRecord]:
         job = self.queue.cancel(job_id)
+        return Changed(job, Changes.of_job(job))
+
+    def generate_til(self, local_date: str) -> Changed[JobRecord]:
+        """Generate (or resume) a day's TIL; while one runs, its job is returned instead of a second."""
+        job = self.til.generate(local_date)
         return Changed(job, Changes.of_job(job))
 
     # --- settings -----------------------------------------------------------------------------

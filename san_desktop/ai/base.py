@@ -44,8 +44,62 @@ class CardDraft:
     category: str
 
 
+@dataclass(frozen=True)
+class TilCard:
+    """One card of a day, as the TIL writer gets it."""
+
+    card_id: str
+    title: str
+    summary: str
+    tags: tuple[str, ...]
+    category: str
+    source_ref: str | None
+    code_blocks: tuple[str, ...] = ()  # fenced blocks of the scrap, each with its opening line (language)
+
+
+@dataclass(frozen=True)
+class TilDraft:
+    title: str
+    markdown: str  # starts with "# TIL", one "## topic" section per group
+
+
+_FENCE = re.compile(r"^```[^\n]*\n.*?^```[ \t]*$", re.S | re.M)
+
+
+def code_blocks(text: str, limit: int = 2) -> tuple[str, ...]:
+    """The first fenced code blocks of a scrap, kept whole (with their language)."""
+    return tuple(match.group(0) for match in _FENCE.finditer(text))[:limit]
+
+
+def group_by_topic(cards: Sequence[TilCard]) -> list[tuple[str, list[TilCard]]]:
+    """Cards grouped by category, biggest group first, then by name; "Other" last."""
+    groups: dict[str, list[TilCard]] = {}
+    for card in cards:
+        groups.setdefault(card.category or FALLBACK_CATEGORY, []).append(card)
+    return sorted(groups.items(), key=lambda item: (item[0] == FALLBACK_CATEGORY, -len(item[1]), item[0]))
+
+
+def card_entry(card: TilCard) -> str:
+    """A card as a TIL entry: its title, summary, tags, source link and code, in markdown."""
+    lines = [f"### {card.title}", "", card.summary.strip()]
+    if card.tags:
+        lines += ["", " ".join(f"`#{tag}`" for tag in card.tags)]
+    if card.source_ref and card.source_ref.startswith(("http://", "https://")):
+        lines += ["", f"Source: <{card.source_ref}>"]
+    for block in card.code_blocks:
+        lines += ["", block]
+    return "\n".join(lines)
+
+
+def assemble_til(day: str, title: str, sections: Sequence[tuple[str, str]]) -> str:
+    parts = [f"# TIL {day}: {title}" if title else f"# TIL {day}"]
+    for topic, body in sections:
+        parts += ["", f"## {topic}", "", body.strip()]
+    return "\n".join(parts) + "\n"
+
+
 class AIProvider(Protocol):
-    """What the jobs need from an AI model. TIL writing, quizzes and star ranking join with their issues."""
+    """What the jobs need from an AI model. Quizzes and star ranking join with their issues."""
 
     @property
     def name(self) -> str: ...
@@ -63,6 +117,10 @@ class AIProvider(Protocol):
     def analyze_card(self, text: str, categories: Sequence[str]) -> CardDraft: ...
 
     def refine_scrap(self, text: str) -> str: ...
+
+    def write_til(self, day: str, cards: Sequence[TilCard]) -> TilDraft:
+        """A day's TIL: each card summarised, grouped by topic under "## topic", code fences kept."""
+        ...
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """One L2-normalised float32 row per text."""

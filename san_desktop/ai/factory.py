@@ -38,6 +38,7 @@ def make_provider(settings: AISettings, api_key: str | None = None) -> AIProvide
             api_key=api_key,
             timeout_seconds=settings.timeout_seconds,
             temperature=settings.temperature,
+            til_cards_per_call=settings.til_cards_per_call,
         )
     )
 

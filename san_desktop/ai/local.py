@@ -19,8 +19,13 @@ from san_desktop.ai.base import (
     FALLBACK_CATEGORY,
     MAX_TAGS,
     CardDraft,
+    TilCard,
+    TilDraft,
     Vectors,
+    assemble_til,
+    card_entry,
     finalize_draft,
+    group_by_topic,
     split_sentences,
 )
 from san_desktop.ai.lexicon import CATEGORY_KEYWORDS, ENGLISH_STOPWORDS, KOREAN_STOPWORDS, KOREAN_SUFFIXES
@@ -168,6 +173,14 @@ class LocalProvider:
                 lines.append(line)
             cleaned.append("\n".join(lines).strip("\n"))
         return "\n\n".join(piece for piece in cleaned if piece.strip()).strip()
+
+    def write_til(self, day: str, cards: Sequence[TilCard]) -> TilDraft:
+        """Offline: the day's cards grouped by category, each with its short summary, tags, source link
+        and code; the title names the biggest topics."""
+        groups = group_by_topic(cards)
+        sections = [(topic, "\n\n".join(card_entry(card) for card in members)) for topic, members in groups]
+        title = ", ".join(topic for topic, _members in groups[:3]) or "nothing captured"
+        return TilDraft(title=title[:200], markdown=assemble_til(day, title, sections))
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         matrix = np.zeros((len(texts), LOCAL_DIMENSIONS), dtype=np.float32)

@@ -19,7 +19,16 @@ from typing import Any
 import httpx
 import numpy as np
 
-from san_desktop.ai.base import MAX_TAGS, CardDraft, Vectors, finalize_draft
+from san_desktop.ai.base import (
+    MAX_TAGS,
+    CardDraft,
+    TilCard,
+    TilDraft,
+    Vectors,
+    assemble_til,
+    finalize_draft,
+    group_by_topic,
+)
 from san_desktop.core.errors import PermanentError, TransientError
 
 log = logging.getLogger(__name__)
@@ -50,6 +59,7 @@ class OpenAISettings:
     timeout_seconds: float = 120.0
     connect_timeout_seconds: float = 10.0
     temperature: float = 0.2
+    til_cards_per_call: int = 20  # map step of TIL writing: cards per request
 
 
 CARD_SCHEMA: dict[str, Any] = {
@@ -86,6 +96,42 @@ _REFINE_INSTRUCTIONS = (
     "navigation or advertising leftovers and duplicated lines, keep code blocks exactly. "
     'Reply with JSON only: {"refined": "..."}.'
 )
+
+
+SECTION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"section": {"type": "string"}},
+    "required": ["section"],
+    "additionalProperties": False,
+}
+TITLE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"title": {"type": "string"}},
+    "required": ["title"],
+    "additionalProperties": False,
+}
+_TIL_SECTION_INSTRUCTIONS = (
+    "You write one section of a learner's daily 'Today I Learned' note, on the topic {topic}, from the "
+    "knowledge cards below. For each card, one or two sentences (or a short bullet list) saying what was "
+    "learned, in the cards' own language. Markdown without headings. "
+    'Reply with JSON only: {{"section": "..."}}.'
+)
+_TIL_MERGE_INSTRUCTIONS = (
+    "Merge these parts of the '{topic}' section of a 'Today I Learned' note into one section, keeping every "
+    "point once, in the same language. Markdown without headings. "
+    'Reply with JSON only: {{"section": "..."}}.'
+)
+_TIL_TITLE_INSTRUCTIONS = (
+    "Give a short title (at most 8 words, the learner's language) for a 'Today I Learned' note with these "
+    'topics and cards. Reply with JSON only: {"title": "..."}.'
+)
+
+
+def _section_text(data: dict[str, Any]) -> str:
+    section = data.get("section")
+    if not isinstance(section, str) or not section.strip():
+        raise AIOutputError("The AI answer had no section text")
+    return re.sub(r"^#+ .*$", "", section.strip(), flags=re.M).strip()  # headings are the note's own
 
 
 def extract_json_object(text: str) -> dict[str, Any]:
@@ -154,6 +200,39 @@ class OpenAICompatibleProvider:
         if not isinstance(refined, str) or not refined.strip():
             raise AIOutputError("The AI answer had no refined text")
         return refined.strip()
+
+    def write_til(self, day: str, cards: Sequence[TilCard]) -> TilDraft:
+        """Map, then reduce, so a day of many cards never becomes one oversized prompt: one call per batch
+        of a topic's cards (``til_cards_per_call``), one per topic with several batches to merge them,
+        and one for the title. Code fences come from the cards themselves, untouched."""
+        sections = []
+        groups = group_by_topic(cards)
+        for topic, members in groups:
+            size = max(1, self.settings.til_cards_per_call)
+            parts = [self._section(topic, members[start : start + size]) for start in range(0, len(members), size)]
+            body = parts[0] if len(parts) == 1 else self._merge(topic, parts)
+            code = [block for card in members for block in card.code_blocks]
+            sections.append((topic, "\n\n".join([body, *code])))
+        outline = "\n".join(
+            f"- {topic}: " + "; ".join(c.title for c in members) for topic, members in group_by_topic(cards)
+        )
+        data = self._structured(_TIL_TITLE_INSTRUCTIONS, outline, "til_title", TITLE_SCHEMA)
+        title = " ".join(str(data.get("title") or "").split())[:200]
+        if not title:
+            raise AIOutputError("The AI answer had no title for the TIL")
+        return TilDraft(title=title, markdown=assemble_til(day, title, sections))
+
+    def _section(self, topic: str, cards: Sequence[TilCard]) -> str:
+        listing = "\n\n".join(
+            f"Card: {card.title}\nSummary: {card.summary}\nTags: {', '.join(card.tags)}" for card in cards
+        )
+        data = self._structured(_TIL_SECTION_INSTRUCTIONS.format(topic=topic), listing, "til_section", SECTION_SCHEMA)
+        return _section_text(data)
+
+    def _merge(self, topic: str, parts: Sequence[str]) -> str:
+        joined = "\n\n---\n\n".join(parts)
+        data = self._structured(_TIL_MERGE_INSTRUCTIONS.format(topic=topic), joined, "til_section", SECTION_SCHEMA)
+        return _section_text(data)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         response = self._post("embeddings", {"model": self.settings.embedding_model, "input": list(texts)})

@@ -83,7 +83,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     with open_app(args.data_dir, kind="headless") as app:
         code = run_headless(
             app.backend,
-            build_registry(app.providers),
+            build_registry(app.providers, lambda: app.settings.til),
             app.settings.jobs,
             until_idle=args.until_idle,
             wait_retries=args.wait_retries,
@@ -180,7 +180,7 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     with open_app(args.data_dir, kind="cli", log_to_stderr=False) as app:
-        hooks = build_registry(app.providers).sweep_hooks
+        hooks = build_registry(app.providers, lambda: app.settings.til).sweep_hooks
         report = sweep(app.queue, app.backend.require_session(), app.settings.jobs, hooks=hooks)
     if args.json:
         print_json(report)

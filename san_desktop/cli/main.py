@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from san_desktop import APP_NAME, __version__
-from san_desktop.cli import config, doctor, jobs, scraps
+from san_desktop.cli import config, doctor, jobs, scraps, til
 from san_desktop.cli.common import TerminalSafeStream
 from san_desktop.core.errors import SanError
 from san_desktop.core.redact import redact
@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     scraps.add_parsers(commands)
     config.add_parser(commands)
     jobs.add_parser(commands)
+    til.add_parser(commands)
     return parser
 
 

@@ -73,3 +73,10 @@ JOB_POOLS: dict[JobType, JobPool] = {
     JobType.RECALL_QUIZ_GENERATION: JobPool.AI,
     JobType.GITHUB_STAR_RECOMMENDATION: JobPool.AI,
 }
+
+
+class TilVersionKind(StrEnum):
+    """A TIL text made by a generation run, or saved by the learner (never overwriting the original)."""
+
+    GENERATED = "GENERATED"
+    EDITED = "EDITED"

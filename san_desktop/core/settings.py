@@ -10,6 +10,7 @@ from dataclasses import Field, asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from san_desktop.core.errors import SanError, StorageFullError, is_storage_full
 
@@ -74,6 +75,7 @@ class AISettings:
     embedding_model: str = "nomic-embed-text"
     timeout_seconds: float = _number(120.0, 0.1, 3600.0)  # slow local models need long timeouts
     temperature: float = _number(0.2, 0.0, 2.0)
+    til_cards_per_call: int = _number(20, 1, 200)  # writing a TIL: cards per request (map step)
 
     def __post_init__(self) -> None:
         _validate(self, "ai")
@@ -89,16 +91,33 @@ class CaptureSettings:
 
 
 @dataclass(frozen=True)
+class TilSettings:
+    """The daily TIL: which day a card belongs to, and how many recall cards a TIL links."""
+
+    timezone: str = field(default="", metadata={"timezone": True})  # "" = the system's; else e.g. Asia/Seoul
+    recall_limit: int = _number(5, 1, 50)
+
+    def __post_init__(self) -> None:
+        _validate(self, "til")
+
+
+@dataclass(frozen=True)
 class Settings:
     jobs: JobSettings = field(default_factory=JobSettings)
     ai: AISettings = field(default_factory=AISettings)
     capture: CaptureSettings = field(default_factory=CaptureSettings)
+    til: TilSettings = field(default_factory=TilSettings)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-SECTIONS: dict[str, type[Any]] = {"jobs": JobSettings, "ai": AISettings, "capture": CaptureSettings}
+SECTIONS: dict[str, type[Any]] = {
+    "jobs": JobSettings,
+    "ai": AISettings,
+    "capture": CaptureSettings,
+    "til": TilSettings,
+}
 
 
 def _field(section: str, key: str) -> Field[Any]:
@@ -121,6 +140,11 @@ def check_value(section: str, key: str, value: Any, item: Field[Any] | None = No
         raise ValueError(f"{name} must be between {bounds[0]:g} and {bounds[1]:g}, not {value!r}")
     if (choices := item.metadata.get("choices")) is not None and value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(choices)}, not {value!r}")
+    if item.metadata.get("timezone") and value:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"{name} must be a time zone name such as Asia/Seoul (or empty), not {value!r}") from None
     if item.metadata.get("url"):
         parsed = urlsplit(value)
         if parsed.scheme not in ("http", "https") or not parsed.hostname:

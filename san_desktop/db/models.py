@@ -17,9 +17,11 @@ from san_desktop.core.enums import (
     JobStatus,
     JobType,
     SourceType,
+    TilVersionKind,
 )
 from san_desktop.core.ids import new_id
 from san_desktop.core.timeutil import utcnow
+from san_desktop.core.workflow import TilStatus
 from san_desktop.db.types import UTCDateTime, enum_column_type
 
 NAMING_CONVENTION = {
@@ -222,4 +224,54 @@ class ChangeNotice(Base):
     origin: Mapped[str] = mapped_column(sa.String(36))  # the writing process's facade, to skip its own
     kind: Mapped[str] = mapped_column(sa.String(20))  # "scrap", "card", ...
     item_id: Mapped[str] = mapped_column(ID)
+    created_at: Mapped[datetime] = _created_column()
+
+
+class DailySummary(Base):
+    """One "Today I Learned" per local day, with where its workflow stands (``core.workflow``)."""
+
+    __tablename__ = "daily_summaries"
+
+    id: Mapped[str] = _id_column()
+    local_date: Mapped[str] = mapped_column(sa.String(10), unique=True)  # YYYY-MM-DD in the learner's zone
+    status: Mapped[TilStatus] = mapped_column(enum_column_type(TilStatus, "status"), default=TilStatus.CREATED)
+    title: Mapped[str | None] = mapped_column(sa.String(200))
+    current_version: Mapped[int | None]
+    last_failed_step: Mapped[str | None] = mapped_column(sa.String(20))
+    last_error_message: Mapped[str | None] = mapped_column(sa.String(1000))
+    # which cards in which state the current version was made from; NULL when they changed meanwhile
+    input_revision: Mapped[str | None] = mapped_column(sa.String(64))
+    created_at: Mapped[datetime] = _created_column()
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class TilVersion(Base):
+    """Every generated or edited TIL text; the text itself is a file (``artifact_key``)."""
+
+    __tablename__ = "til_versions"
+    __table_args__ = (sa.UniqueConstraint("summary_id", "version"),)
+
+    id: Mapped[str] = _id_column()
+    summary_id: Mapped[str] = mapped_column(ID, sa.ForeignKey("daily_summaries.id", ondelete="CASCADE"))
+    version: Mapped[int]
+    kind: Mapped[TilVersionKind] = mapped_column(enum_column_type(TilVersionKind, "kind"))
+    artifact_key: Mapped[str] = mapped_column(sa.String(300))
+    content_hash: Mapped[str] = mapped_column(sa.String(64))
+    input_revision: Mapped[str | None] = mapped_column(sa.String(64))
+    run_id: Mapped[str | None] = mapped_column(ID)
+    created_at: Mapped[datetime] = _created_column()
+
+
+class TilStepOutput(Base):
+    """What a finished workflow step produced (a file, small JSON data), so a retry reuses it."""
+
+    __tablename__ = "til_step_outputs"
+    __table_args__ = (sa.Index("ix_til_step_outputs_summary_id_step", "summary_id", "step"),)
+
+    id: Mapped[str] = _id_column()
+    summary_id: Mapped[str] = mapped_column(ID, sa.ForeignKey("daily_summaries.id", ondelete="CASCADE"))
+    step: Mapped[str] = mapped_column(sa.String(20))
+    run_id: Mapped[str] = mapped_column(ID)
+    artifact_key: Mapped[str | None] = mapped_column(sa.String(300))
+    data: Mapped[str | None] = mapped_column(sa.Text)  # JSON
     created_at: Mapped[datetime] = _created_column()

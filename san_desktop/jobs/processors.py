@@ -8,6 +8,7 @@ one short transaction that also completes the job, so running a job twice never 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -15,16 +16,20 @@ from sqlalchemy.orm import Session
 
 from san_desktop.ai.base import DEFAULT_CATEGORIES, AIProvider
 from san_desktop.ai.factory import ProviderSource
+from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.errors import TargetNotFoundError
+from san_desktop.core.settings import TilSettings
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, KnowledgeCard, Scrap
 from san_desktop.jobs.recovery import SweepHook
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
+from san_desktop.jobs.til import TilGenerationProcessor
 from san_desktop.queue.errors import DuplicateJobError
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.services.cards import save_card, save_embedding
 from san_desktop.services.scraps import orphan_hook
+from san_desktop.services.til import TilService
 
 EMBED_TEXT_LIMIT = 4000
 
@@ -113,13 +118,25 @@ class ScrapRefineProcessor:
             scrap.refined_content = refined or text.content
 
 
-def build_registry(providers: ProviderSource) -> ProcessorRegistry:
+def build_registry(
+    providers: ProviderSource, til_settings: Callable[[], TilSettings] = TilSettings
+) -> ProcessorRegistry:
     registry = ProcessorRegistry()
     registry.register(JobType.CARD_ANALYSIS, CardAnalysisProcessor(providers))
     registry.register(JobType.SCRAP_REFINE, ScrapRefineProcessor(providers))
+    registry.register(JobType.TIL_GENERATION, TilGenerationProcessor(providers, til_settings))
     registry.sweep_hooks.append(orphan_hook)
     registry.sweep_hooks.append(stale_embedding_hook(providers))
+    registry.sweep_hooks.append(orphan_artifacts_hook)
     return registry
+
+
+def orphan_artifacts_hook(session: Session, _queue: JobQueue) -> int:
+    """Files of runs that died between writing and publishing: removed once no row references them and
+    they are a day old (a live run publishes long before). Reports what it removed in the log."""
+    store = ArtifactStore(_queue.db.path.parent)
+    store.sweep_orphans(TilService.referenced(session))
+    return 0
 
 
 def stale_embedding_hook(providers: ProviderSource) -> SweepHook:

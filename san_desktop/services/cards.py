@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
@@ -218,43 +218,57 @@ def similar_cards(db: Database, card_id: str, threshold: float, *, limit: int = 
             if session.get(KnowledgeCard, card_id) is None:
                 raise CardNotFoundError(card_id)
             return []
-        vector = from_blob(own.vector)
-        wanted = max(MIN_CANDIDATES, limit * CANDIDATES_PER_RESULT)
-        candidates = [cid for cid in hamming_candidates(session.connection(), own.model_id, vector, wanted + 1)]
-        candidates = [cid for cid in candidates if cid != card_id]
-        if not candidates:
-            return []
-        conn = session.connection()
-        marks = ", ".join("?" for _ in candidates)
-        # Driven by the primary keys of the candidates (CROSS JOIN fixes the join order): a plan that
-        # starts from the scraps table would read every row.
-        live = {
-            row[0]
-            for row in conn.exec_driver_sql(
-                f"SELECT kc.id FROM knowledge_cards AS kc CROSS JOIN scraps AS s ON s.id = kc.scrap_id "
-                f"WHERE kc.id IN ({marks}) AND s.deleted_at IS NULL",
-                tuple(candidates),
-            )
-        }
-        # by primary key only: with "model_id = ?" in the WHERE clause SQLite walks that index instead
-        rows = [
-            (row[0], row[1])
-            for row in conn.exec_driver_sql(
-                f"SELECT card_id, vector, model_id FROM card_embeddings WHERE card_id IN ({marks})", tuple(candidates)
-            )
-            if row[0] in live and row[2] == own.model_id
-        ]
-        if not rows:
-            return []
-        matrix = np.stack([from_blob(row[1]) for row in rows])
-        distances = 1.0 - matrix @ vector
-        order = np.argsort(distances, kind="stable")
-        passing = [int(i) for i in order if distances[i] <= threshold][:limit]
-        chosen = passing or [int(i) for i in order[: min(limit, FALLBACK_NEAREST)]]
-        ids = [rows[i][0] for i in chosen]
-        cards = {card.id: card for card in session.scalars(_live_cards().where(KnowledgeCard.id.in_(ids)))}
-        return [
-            SimilarCard(_summary(cards[rows[i][0]]), float(distances[i]), bool(passing))
-            for i in chosen
-            if rows[i][0] in cards
-        ]
+        return nearest_cards(session, own.model_id, from_blob(own.vector), threshold, {card_id}, limit)
+
+
+def nearest_cards(
+    session: Session,
+    model_id: str,
+    vector: npt.NDArray[np.float32],
+    threshold: float,
+    exclude: Collection[str],
+    limit: int,
+) -> list[SimilarCard]:
+    """Live cards of ``model_id``'s space nearest to ``vector`` within ``threshold`` (cosine distance),
+    ``exclude`` left out; when none pass, the ``FALLBACK_NEAREST`` nearest, marked so (DESIGN.md §5: the
+    rule of similar cards and of a TIL's recall cards)."""
+    wanted = max(MIN_CANDIDATES, limit * CANDIDATES_PER_RESULT) + len(exclude)
+    candidates = [
+        cid for cid in hamming_candidates(session.connection(), model_id, vector, wanted) if cid not in exclude
+    ]
+    if not candidates:
+        return []
+    conn = session.connection()
+    marks = ", ".join("?" for _ in candidates)
+    # Driven by the primary keys of the candidates (CROSS JOIN fixes the join order): a plan that
+    # starts from the scraps table would read every row.
+    live = {
+        row[0]
+        for row in conn.exec_driver_sql(
+            f"SELECT kc.id FROM knowledge_cards AS kc CROSS JOIN scraps AS s ON s.id = kc.scrap_id "
+            f"WHERE kc.id IN ({marks}) AND s.deleted_at IS NULL",
+            tuple(candidates),
+        )
+    }
+    # by primary key only: with "model_id = ?" in the WHERE clause SQLite walks that index instead
+    rows = [
+        (row[0], row[1])
+        for row in conn.exec_driver_sql(
+            f"SELECT card_id, vector, model_id FROM card_embeddings WHERE card_id IN ({marks})", tuple(candidates)
+        )
+        if row[0] in live and row[2] == model_id
+    ]
+    if not rows:
+        return []
+    matrix = np.stack([from_blob(row[1]) for row in rows])
+    distances = 1.0 - matrix @ vector
+    order = np.argsort(distances, kind="stable")
+    passing = [int(i) for i in order if distances[i] <= threshold][:limit]
+    chosen = passing or [int(i) for i in order[: min(limit, FALLBACK_NEAREST)]]
+    ids = [rows[i][0] for i in chosen]
+    cards = {card.id: card for card in session.scalars(_live_cards().where(KnowledgeCard.id.in_(ids)))}
+    return [
+        SimilarCard(_summary(cards[rows[i][0]]), float(distances[i]), bool(passing))
+        for i in chosen
+        if rows[i][0] in cards
+    ]

@@ -67,7 +67,13 @@ def build_context(
     ``runner``), the change hub and the background operations, wired together."""
     if runner is None:
         session = app.backend.require_session()
-        runner = JobRunner(app.queue, registry or build_registry(app.providers), session, app.settings.jobs, parent)
+        runner = JobRunner(
+            app.queue,
+            registry or build_registry(app.providers, lambda: app.settings.til),
+            session,
+            app.settings.jobs,
+            parent,
+        )
     hub = ChangeHub(parent)
     ops = Ops(hub, parent)
     runner.job_changed.connect(hub.on_job_event)

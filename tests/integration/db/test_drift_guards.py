@@ -10,6 +10,7 @@ from sqlalchemy.exc import IntegrityError
 
 from san_desktop.core import enums
 from san_desktop.core.enums import JobStatus, JobType
+from san_desktop.core.workflow import TilStatus
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, Base
 from san_desktop.db.vectors import card_index_table, ensure_card_index, vec_table_names
@@ -49,7 +50,15 @@ def test_schema_guard_without_the_vec_filter_would_see_vec_tables(db: Database) 
 def test_every_enum_column_has_a_check_listing_exactly_its_values(db: Database) -> None:
     expected = enum_columns(Base.metadata)
     # all the enums the app stores are covered
-    stored_enums = {enums.JobType, enums.JobStatus, enums.JobPool, enums.AttemptOutcome, enums.SourceType}
+    stored_enums = {
+        enums.JobType,
+        enums.JobStatus,
+        enums.JobPool,
+        enums.AttemptOutcome,
+        enums.SourceType,
+        enums.TilVersionKind,
+        TilStatus,
+    }
     assert {frozenset(member.value for member in e) for e in stored_enums} <= {
         frozenset(values) for values in expected.values()
     }

@@ -1,0 +1,98 @@
+"""``san til ...``: the daily "Today I Learned" note."""
+
+from __future__ import annotations
+
+import argparse
+from contextlib import AbstractContextManager
+from pathlib import Path
+
+from san_desktop.app import SanApp, open_app
+from san_desktop.cli.common import print_json, print_table
+from san_desktop.core.markdown_html import to_safe_html
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    til = commands.add_parser("til", help='the daily "Today I Learned" note')
+    sub = til.add_subparsers(dest="til_command", metavar="ACTION", required=True)
+    listing = sub.add_parser("list", help="days with cards, newest first, and their TIL")
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(handler=cmd_list)
+    generate = sub.add_parser("generate", help="generate a day's TIL (today by default); `san jobs run` makes it")
+    generate.add_argument("date", nargs="?", metavar="DATE", help="YYYY-MM-DD in your time zone")
+    generate.set_defaults(handler=cmd_generate)
+    retry = sub.add_parser("retry", help="resume a failed TIL at the step that failed")
+    retry.add_argument("date", metavar="DATE")
+    retry.set_defaults(handler=cmd_generate)
+    show = sub.add_parser("show", help="a day's TIL")
+    show.add_argument("date", metavar="DATE")
+    form = show.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true")
+    form.add_argument("--markdown", action="store_true", help="only the markdown text")
+    form.add_argument("--html", action="store_true", help="the text as the app renders it (sanitised HTML)")
+    show.set_defaults(handler=cmd_show)
+    export = sub.add_parser("export", help="write a day's TIL markdown to a file")
+    export.add_argument("date", metavar="DATE")
+    export.add_argument("--out", type=Path, required=True, metavar="FILE")
+    export.set_defaults(handler=cmd_export)
+
+
+def _open(args: argparse.Namespace) -> AbstractContextManager[SanApp]:
+    return open_app(args.data_dir, kind="cli", lock=False, log_to_stderr=False)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    with _open(args) as app:
+        days = app.til.days()
+    if args.json:
+        print_json(days)
+        return 0
+    if not days:
+        print("No cards yet: scrap something first.")
+        return 0
+    print_table(
+        ["DATE", "CARDS", "TIL", "TITLE"],
+        [[d.local_date, str(d.cards), d.status.value if d.status else "-", d.title or ""] for d in days],
+    )
+    return 0
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    with _open(args) as app:
+        day = args.date or app.til.today()
+        job = app.generate_til(day).value
+    print(f"TIL of {day}: job {job.id} is {job.status.value.lower()} (the open app or `san jobs run` runs it)")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    with _open(args) as app:
+        view = app.til.get(args.date)
+    if args.json:
+        print_json(view)
+        return 0
+    if args.markdown or args.html:
+        if view.markdown is None:
+            print(f"No text yet: the TIL of {view.local_date} is {view.status.value.lower()}.")
+            return 1
+        print(to_safe_html(view.markdown) if args.html else view.markdown, end="")
+        return 0
+    print(f"TIL {view.local_date}: {view.title or '(no title yet)'}")
+    print(f"Status: {view.status.value.lower()}, version {view.current_version or '-'}")
+    if view.last_failed_step:
+        print(f"Failed at the {view.last_failed_step} step: {view.last_error_message}")
+        print(f"Resume it with: san til retry {view.local_date}")
+    if view.inputs_changed:
+        print(f"The day's cards changed since this version was made; regenerate: san til generate {view.local_date}")
+    if view.recall:
+        print("Recall: " + "; ".join(item.title for item in view.recall))
+    if view.markdown:
+        print()
+        print(view.markdown, end="")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    with _open(args) as app:
+        path = app.til.export(args.date, args.out)
+    print(f"Written to {path}")
+    return 0

@@ -1,0 +1,263 @@
+"""TIL_GENERATION (target: daily summary id): collect → draft → embed → link, then publish a version.
+
+Each step enters its in-progress state, does its work outside any transaction, and checkpoints its
+output (a run-scoped file and/or small JSON) with its done state. A failure records FAILED with the step
+and the cause chain; a retry resumes at the failed step and reuses what finished steps produced, so no
+AI call is repeated for them. Every status change goes through the transition table.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+from sqlalchemy.orm import Session
+
+from san_desktop.ai.base import AIProvider, TilCard
+from san_desktop.ai.factory import ProviderSource
+from san_desktop.core.enums import TilVersionKind
+from san_desktop.core.errors import TargetNotFoundError
+from san_desktop.core.redact import error_message
+from san_desktop.core.settings import TilSettings
+from san_desktop.core.timeutil import local_zone, utcnow
+from san_desktop.core.workflow import TIL_ACTIVE, TIL_STEPS, Step, TilStatus, check_transition, resume_step
+from san_desktop.db.models import DailySummary, TilStepOutput, TilVersion
+from san_desktop.db.vectors import from_blob, to_blob
+from san_desktop.jobs.registry import JobContext
+from san_desktop.queue.errors import JobInterruptedError, JobSupersededError
+from san_desktop.services.cards import nearest_cards
+from san_desktop.services.til import TilService
+
+log = logging.getLogger(__name__)
+
+ARTIFACT_KIND = "til"
+INTERRUPTED = "The app stopped while this step ran; it was started again."
+
+
+def set_status(summary: DailySummary, new: TilStatus) -> None:
+    """The one way a TIL's status changes: checked against the transition table."""
+    check_transition(TilStatus(summary.status), new)
+    summary.status = new
+    summary.updated_at = utcnow()
+
+
+class TilGenerationProcessor:
+    def __init__(self, providers: ProviderSource, settings: Callable[[], TilSettings]) -> None:
+        self.providers = providers
+        self.settings = settings  # read per run: the learner's time zone may have changed
+
+    def til(self, context: JobContext) -> TilService:
+        zone = local_zone(self.settings().timezone)
+        return TilService(context.db, context.queue, context.files.store, lambda: zone, utcnow)
+
+    def recall_limit(self) -> int:
+        return self.settings().recall_limit
+
+    def __call__(self, context: JobContext) -> None:
+        summary_id = context.job.target_id
+        with context.db.sessions() as session:
+            summary = session.get(DailySummary, summary_id)
+            if summary is None:
+                raise TargetNotFoundError(f"daily summary {summary_id}")
+            status, failed_step, local_date = TilStatus(summary.status), summary.last_failed_step, summary.local_date
+            next_version = (summary.current_version or 0) + 1
+        if status in TIL_ACTIVE:  # a crash inside a step: say so, then go on from that step
+            failed_step = next(step.name for step in TIL_STEPS if step.running is status)
+            with context.checkpoint() as session:
+                self._record_failure(session, summary_id, failed_step, INTERRUPTED)
+            status = TilStatus.FAILED
+        start = resume_step(status, failed_step)
+        run = _Run(context, self, summary_id, local_date, next_version)
+        with self.providers.lease() as provider:
+            run.provider = provider
+            if start:
+                run.load_outputs(TIL_STEPS[:start])
+            for index in range(start, len(TIL_STEPS)):
+                run.do(index)
+            run.publish()
+
+    @staticmethod
+    def _record_failure(session: Session, summary_id: str, step: str, message: str) -> None:
+        summary = session.get(DailySummary, summary_id)
+        if summary is None:
+            return
+        set_status(summary, TilStatus.FAILED)
+        summary.last_failed_step = step
+        summary.last_error_message = message[:1000]
+
+
+class _Run:
+    """One execution: what the finished steps produced, and each step's work."""
+
+    def __init__(
+        self, context: JobContext, owner: TilGenerationProcessor, summary_id: str, local_date: str, version: int
+    ) -> None:
+        self.context = context
+        self.owner = owner
+        self.summary_id = summary_id
+        self.local_date = local_date
+        self.version = version  # the version this run would publish (artifact names carry it)
+        self.provider: AIProvider | None = None
+        self.cards: list[TilCard] = []
+        self.revision = ""
+        self.draft_key = ""
+        self.title = ""
+        self.markdown = ""
+        self.vector: np.ndarray[Any, Any] | None = None
+        self.embedding_model = ""
+
+    # --- steps --------------------------------------------------------------------------------
+
+    def do(self, index: int) -> None:
+        step = TIL_STEPS[index]
+        context = self.context
+        context.progress(step.name, index + 1, len(TIL_STEPS))
+        with context.checkpoint() as session:
+            summary = self._summary(session)
+            set_status(summary, step.running)
+            summary.last_failed_step = None  # entering a step again clears the failure
+            summary.last_error_message = None
+        try:
+            output = getattr(self, f"_{step.name}")()
+            context.raise_if_cancelled()
+        except (JobInterruptedError, JobSupersededError):
+            raise  # back to the queue, or no longer ours: the next run takes it from here
+        except Exception as exc:
+            self._fail(step, exc)
+            raise
+        key, data = output
+        with context.checkpoint() as session:
+            set_status(self._summary(session), step.done)
+            session.add(
+                TilStepOutput(
+                    summary_id=self.summary_id,
+                    step=step.name,
+                    run_id=context.run_id,
+                    artifact_key=key,
+                    data=json.dumps(data, ensure_ascii=False),
+                )
+            )
+
+    def _collect(self) -> tuple[str, dict[str, Any]]:
+        self.cards, self.revision = self.owner.til(self.context).collect(self.local_date)
+        if not self.cards:
+            raise TargetNotFoundError(f"no cards are left on {self.local_date}")
+        payload = json.dumps([asdict(card) for card in self.cards], ensure_ascii=False)
+        key = self.context.files.write_text(ARTIFACT_KIND, self.summary_id, self.version, "cards.json", payload)
+        return key, {"revision": self.revision, "cards": len(self.cards)}
+
+    def _draft(self) -> tuple[str, dict[str, Any]]:
+        assert self.provider is not None
+        draft = self.provider.write_til(self.local_date, self.cards)
+        self.title, self.markdown = draft.title, draft.markdown
+        key = self.context.files.write_text(ARTIFACT_KIND, self.summary_id, self.version, "md", draft.markdown)
+        self.draft_key = key
+        return key, {"title": draft.title}
+
+    def _embed(self) -> tuple[str, dict[str, Any]]:
+        assert self.provider is not None
+        self.vector = self.provider.embed([self.markdown])[0]
+        self.embedding_model = self.provider.embedding_model
+        key = self.context.files.write_bytes(ARTIFACT_KIND, self.summary_id, self.version, "f32", to_blob(self.vector))
+        return key, {"model": self.embedding_model, "dim": int(self.vector.shape[0])}
+
+    def _link(self) -> tuple[None, list[dict[str, Any]]]:
+        assert self.provider is not None
+        assert self.vector is not None
+        own = {card.card_id for card in self.cards}
+        with self.context.db.sessions() as session:
+            found = nearest_cards(
+                session,
+                self.embedding_model,
+                self.vector,
+                self.provider.similarity_threshold,
+                own,
+                self.owner.recall_limit(),
+            )
+        return None, [
+            {"card_id": item.card.id, "title": item.card.title, "distance": item.distance,
+             "within_threshold": item.within_threshold}
+            for item in found
+        ]  # fmt: skip
+
+    # --- resuming -----------------------------------------------------------------------------
+
+    def load_outputs(self, steps: tuple[Step, ...]) -> None:
+        """What finished steps of earlier runs produced: their newest outputs, read back."""
+        artifacts = self.context.files.store
+        with self.context.db.sessions() as session:
+            for step in steps:
+                row = session.scalar(
+                    sa.select(TilStepOutput)
+                    .where(TilStepOutput.summary_id == self.summary_id, TilStepOutput.step == step.name)
+                    .order_by(TilStepOutput.id.desc())
+                    .limit(1)
+                )
+                if row is None:
+                    raise TargetNotFoundError(f"the output of the {step.name} step of {self.local_date}")
+                data = json.loads(row.data or "null")
+                if step.name == "collect" and row.artifact_key:
+                    self.cards = [_card(item) for item in json.loads(artifacts.read_text(row.artifact_key))]
+                    self.revision = data["revision"]
+                elif step.name == "draft" and row.artifact_key:
+                    self.draft_key, self.title = row.artifact_key, data["title"]
+                    self.markdown = artifacts.read_text(row.artifact_key)
+                elif step.name == "embed" and row.artifact_key:
+                    self.vector = from_blob(artifacts.read_bytes(row.artifact_key)).copy()
+                    self.embedding_model = data["model"]
+
+    # --- the end ------------------------------------------------------------------------------
+
+    def publish(self) -> None:
+        """One transaction: the new version, the summary COMPLETED, the job completed. The input revision
+        captured at the start is recorded only if the day's cards are still as they were."""
+        til = self.owner.til(self.context)
+        with self.context.publish() as session:
+            summary = self._summary(session)
+            current = til.current_revision(session, self.local_date)
+            newest = session.scalar(
+                sa.select(sa.func.max(TilVersion.version)).where(TilVersion.summary_id == self.summary_id)
+            )
+            version = (newest or 0) + 1
+            revision = self.revision if current == self.revision else None
+            session.add(
+                TilVersion(
+                    summary_id=self.summary_id,
+                    version=version,
+                    kind=TilVersionKind.GENERATED,
+                    artifact_key=self.draft_key,
+                    content_hash=hashlib.sha256(self.markdown.encode("utf-8")).hexdigest(),
+                    input_revision=revision,
+                    run_id=self.context.run_id,
+                )
+            )
+            session.flush()  # a version taken meanwhile fails here, before anything is overwritten
+            set_status(summary, TilStatus.COMPLETED)
+            summary.current_version = version
+            summary.title = self.title[:200]
+            summary.input_revision = revision
+        log.info("TIL of %s published as version %d", self.local_date, version)
+
+    def _summary(self, session: Session) -> DailySummary:
+        summary = session.get(DailySummary, self.summary_id)
+        if summary is None:
+            raise TargetNotFoundError(f"daily summary {self.summary_id}")
+        return summary
+
+    def _fail(self, step: Step, exc: BaseException) -> None:
+        try:
+            with self.context.db.write() as session:
+                if self.context.queue.still_owned(session, self.context.claim):
+                    TilGenerationProcessor._record_failure(session, self.summary_id, step.name, error_message(exc))
+        except Exception:
+            log.exception("Could not record the failure of the %s step of %s", step.name, self.local_date)
+
+
+def _card(item: dict[str, Any]) -> TilCard:
+    return TilCard(**{**item, "tags": tuple(item["tags"]), "code_blocks": tuple(item["code_blocks"])})

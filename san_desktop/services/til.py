@@ -1,0 +1,255 @@
+"""The daily TIL (DESIGN.md §5, seed 002): which cards make a day, starting (or resuming) its generation
+exactly once however often it is asked, and reading what was made: versions, recall cards, whether the
+inputs changed since."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta, tzinfo
+from pathlib import Path
+
+import sqlalchemy as sa
+from sqlalchemy.orm import Session, selectinload
+
+from san_desktop.ai.base import TilCard, code_blocks
+from san_desktop.artifacts.store import ArtifactStore
+from san_desktop.core.enums import JobType, TilVersionKind
+from san_desktop.core.errors import SanError
+from san_desktop.core.workflow import TilStatus
+from san_desktop.db.database import Database
+from san_desktop.db.models import AsyncJob, DailySummary, KnowledgeCard, Scrap, TilStepOutput, TilVersion
+from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.records import JobRecord
+
+LINK_STEP = "link"
+
+
+class TilNotFoundError(SanError):
+    exit_code = 5
+
+    def __init__(self, local_date: str) -> None:
+        super().__init__(f"There is no TIL for {local_date} yet; generate it first.")
+
+
+class NoCardsError(SanError):
+    def __init__(self, local_date: str) -> None:
+        super().__init__(f"There are no cards from {local_date}: nothing to write a TIL from.")
+
+
+def parse_day(text: str) -> str:
+    """``YYYY-MM-DD`` checked, or SanError saying what is expected."""
+    try:
+        return date.fromisoformat(text).isoformat()
+    except ValueError:
+        raise SanError(f"Not a date: {text!r}; give it as YYYY-MM-DD.") from None
+
+
+@dataclass(frozen=True)
+class DayInfo:
+    local_date: str
+    cards: int
+    status: TilStatus | None  # None: no TIL yet
+    title: str | None
+
+
+@dataclass(frozen=True)
+class TilVersionInfo:
+    version: int
+    kind: TilVersionKind
+    created_at: datetime
+    input_revision: str | None
+
+
+@dataclass(frozen=True)
+class RecallCard:
+    card_id: str
+    title: str
+    distance: float
+    within_threshold: bool  # False: nothing was close, one of the nearest few
+
+
+@dataclass(frozen=True)
+class TilView:
+    summary_id: str
+    local_date: str
+    status: TilStatus
+    title: str | None
+    current_version: int | None
+    markdown: str | None
+    last_failed_step: str | None
+    last_error_message: str | None
+    inputs_changed: bool  # the version was made from other cards than the day has now: regenerate
+    versions: tuple[TilVersionInfo, ...]
+    recall: tuple[RecallCard, ...]
+    active_job_id: str | None
+
+
+def input_revision(cards: list[tuple[str, datetime]]) -> str:
+    """Which cards, in which state: a digest of (card id, last change) of the day's live cards."""
+    digest = hashlib.sha256()
+    for card_id, updated in sorted(cards):
+        digest.update(f"{card_id}:{updated.isoformat()}\n".encode())
+    return digest.hexdigest()
+
+
+class TilService:
+    """One TIL per local day. ``zone`` is the learner's time zone (settings, or the system's)."""
+
+    def __init__(
+        self,
+        db: Database,
+        queue: JobQueue,
+        artifacts: ArtifactStore,
+        zone: Callable[[], tzinfo],
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.db = db
+        self.queue = queue
+        self.artifacts = artifacts
+        self.zone = zone
+        self.clock = clock
+
+    # --- days ---------------------------------------------------------------------------------
+
+    def today(self) -> str:
+        return self.clock().astimezone(self.zone()).date().isoformat()
+
+    def bounds(self, local_date: str) -> tuple[datetime, datetime]:
+        """The UTC instants a local day starts and ends at (a card captured at 23:59 belongs to it)."""
+        day = date.fromisoformat(local_date)
+        zone = self.zone()
+        start = datetime.combine(day, time.min, tzinfo=zone)
+        end = datetime.combine(day + timedelta(days=1), time.min, tzinfo=zone)
+        return start, end
+
+    def days(self, limit: int = 90) -> list[DayInfo]:
+        """Days that have cards, newest first, with their TIL's state."""
+        zone = self.zone()
+        with self.db.sessions() as session:
+            created = session.scalars(
+                sa.select(Scrap.created_at)
+                .join(KnowledgeCard, KnowledgeCard.scrap_id == Scrap.id)
+                .where(Scrap.deleted_at.is_(None))
+            ).all()
+            summaries = {row.local_date: row for row in session.scalars(sa.select(DailySummary))}
+            counts = Counter(moment.astimezone(zone).date().isoformat() for moment in created)
+            days = sorted(set(counts) | set(summaries), reverse=True)[:limit]
+            return [
+                DayInfo(
+                    day,
+                    counts.get(day, 0),
+                    summaries[day].status if day in summaries else None,
+                    summaries[day].title if day in summaries else None,
+                )
+                for day in days
+            ]
+
+    def _day_cards(self, session: Session, local_date: str) -> list[KnowledgeCard]:
+        start, end = self.bounds(local_date)
+        return list(
+            session.scalars(
+                sa.select(KnowledgeCard)
+                .join(Scrap, Scrap.id == KnowledgeCard.scrap_id)
+                .where(Scrap.deleted_at.is_(None), Scrap.created_at >= start, Scrap.created_at < end)
+                .options(selectinload(KnowledgeCard.tags), selectinload(KnowledgeCard.category))
+                .order_by(Scrap.created_at)
+            )
+        )
+
+    def collect(self, local_date: str) -> tuple[list[TilCard], str]:
+        """The day's cards as the TIL writer gets them, and their input revision."""
+        with self.db.sessions() as session:
+            cards = self._day_cards(session, local_date)
+            result = [
+                TilCard(
+                    card_id=card.id,
+                    title=card.title,
+                    summary=card.summary,
+                    tags=tuple(sorted((tag.name for tag in card.tags), key=str.casefold)),
+                    category=card.category.name if card.category else "Other",
+                    source_ref=card.scrap.source_ref,
+                    code_blocks=code_blocks(card.scrap.content),
+                )
+                for card in cards
+            ]
+            return result, input_revision([(card.id, card.updated_at) for card in cards])
+
+    def current_revision(self, session: Session, local_date: str) -> str:
+        return input_revision([(card.id, card.updated_at) for card in self._day_cards(session, local_date)])
+
+    # --- generation ---------------------------------------------------------------------------
+
+    def generate(self, local_date: str) -> JobRecord:
+        """Start generating (or resume) the day's TIL; a request while one is active returns that job.
+        The summary is created and its job enqueued in one immediate transaction (seed 002), so two
+        requests at once make one summary and one job."""
+        local_date = parse_day(local_date)
+        with self.db.write() as session:
+            summary = session.scalar(sa.select(DailySummary).where(DailySummary.local_date == local_date))
+            if summary is None:
+                if not self._day_cards(session, local_date):
+                    raise NoCardsError(local_date)
+                summary = DailySummary(local_date=local_date, status=TilStatus.CREATED)
+                session.add(summary)
+                session.flush()
+            active = self.queue.active_job_id(session, JobType.TIL_GENERATION, summary.id)
+            if active is not None:
+                row = session.get(AsyncJob, active)
+                assert row is not None
+                return JobRecord.from_row(row)
+            return self.queue.enqueue(JobType.TIL_GENERATION, summary.id, session=session)
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def get(self, local_date: str) -> TilView:
+        local_date = parse_day(local_date)
+        with self.db.sessions() as session:
+            summary = session.scalar(sa.select(DailySummary).where(DailySummary.local_date == local_date))
+            if summary is None:
+                raise TilNotFoundError(local_date)
+            versions = session.scalars(
+                sa.select(TilVersion).where(TilVersion.summary_id == summary.id).order_by(TilVersion.version)
+            ).all()
+            current = next((v for v in versions if v.version == summary.current_version), None)
+            link = session.scalar(
+                sa.select(TilStepOutput)
+                .where(TilStepOutput.summary_id == summary.id, TilStepOutput.step == LINK_STEP)
+                .order_by(TilStepOutput.id.desc())
+                .limit(1)
+            )
+            recall = tuple(RecallCard(**item) for item in json.loads(link.data or "[]")) if link else ()
+            changed = current is not None and (
+                current.input_revision is None or current.input_revision != self.current_revision(session, local_date)
+            )
+            return TilView(
+                summary_id=summary.id,
+                local_date=summary.local_date,
+                status=summary.status,
+                title=summary.title,
+                current_version=summary.current_version,
+                markdown=self.artifacts.read_text(current.artifact_key) if current else None,
+                last_failed_step=summary.last_failed_step,
+                last_error_message=summary.last_error_message,
+                inputs_changed=changed,
+                versions=tuple(TilVersionInfo(v.version, v.kind, v.created_at, v.input_revision) for v in versions),
+                recall=recall,
+                active_job_id=self.queue.active_job_id(session, JobType.TIL_GENERATION, summary.id),
+            )
+
+    def export(self, local_date: str, out: Path) -> Path:
+        view = self.get(local_date)
+        if view.markdown is None:
+            raise SanError(f"The TIL of {view.local_date} has no text yet (it is {view.status.value.lower()}).")
+        out.write_text(view.markdown, encoding="utf-8")
+        return out
+
+    @staticmethod
+    def referenced(session: Session) -> set[str]:
+        """Artifact keys some row refers to (what the orphan sweep must keep)."""
+        keys = set(session.scalars(sa.select(TilVersion.artifact_key)))
+        keys |= {key for key in session.scalars(sa.select(TilStepOutput.artifact_key)) if key}
+        return keys
