@@ -240,6 +240,17 @@ class TilService:
                 active_job_id=self.queue.active_job_id(session, JobType.TIL_GENERATION, summary.id),
             )
 
+    def version_text(self, local_date: str, version: int) -> str:
+        with self.db.sessions() as session:
+            key = session.scalar(
+                sa.select(TilVersion.artifact_key)
+                .join(DailySummary, DailySummary.id == TilVersion.summary_id)
+                .where(DailySummary.local_date == parse_day(local_date), TilVersion.version == version)
+            )
+        if key is None:
+            raise SanError(f"The TIL of {local_date} has no version {version}.")
+        return self.artifacts.read_text(key)
+
     def export(self, local_date: str, out: Path) -> Path:
         view = self.get(local_date)
         if view.markdown is None:

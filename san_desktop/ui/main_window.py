@@ -34,6 +34,7 @@ from san_desktop.ui.jobs_page import JobsPage
 from san_desktop.ui.placeholder_page import PlaceholderPage
 from san_desktop.ui.resources import app_icon
 from san_desktop.ui.settings_dialog import SettingsDialog
+from san_desktop.ui.til_page import TilPage
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +75,8 @@ class MainWindow(QMainWindow):
         self.inbox = InboxPage(context)
         self.cards = CardsPage(context)
         self.jobs = JobsPage(context)
-        built: dict[str, QWidget] = {"inbox": self.inbox, "cards": self.cards, "jobs": self.jobs}
+        self.til = TilPage(context)
+        built: dict[str, QWidget] = {"inbox": self.inbox, "cards": self.cards, "til": self.til, "jobs": self.jobs}
 
         self.navigation = QListWidget()
         self.navigation.setObjectName("navigation")
@@ -104,6 +106,7 @@ class MainWindow(QMainWindow):
         self.capture.rejected.connect(self._on_capture_rejected)
         self.inbox.scrap_clipboard_requested.connect(self.capture.scrap_clipboard)
         self.inbox.open_card.connect(self._on_inbox_open_card)
+        self.til.open_card.connect(self._on_inbox_open_card)
         self._runner.stalled.connect(self._on_runner_stalled)
         self._runner.breaker_changed.connect(self._on_runner_breaker_changed)
         context.hub.message.connect(self._on_hub_message)
