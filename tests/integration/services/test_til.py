@@ -1,0 +1,222 @@
+"""The daily TIL through the real processor: steps, resume at the failed step without repeating finished
+ones, one summary per day, the input revision, run-scoped files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Sequence
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from san_desktop.ai.base import TilCard, TilDraft
+from san_desktop.ai.local import LocalProvider
+from san_desktop.app import SanApp
+from san_desktop.core.enums import JobPool, JobStatus, JobType
+from san_desktop.core.errors import TransientError
+from san_desktop.core.workflow import TilStatus
+from san_desktop.db.models import Scrap
+from san_desktop.jobs.executor import JobExecutor
+from san_desktop.jobs.processors import build_registry
+from san_desktop.jobs.registry import JobContext, ProcessorRegistry
+from san_desktop.services.til import NoCardsError
+from tests.support.processes import child_env
+
+TEXTS = [
+    "SQLite WAL mode lets readers continue while a writer commits to the database.",
+    "React hooks let function components keep state.\n\n```js\nconst [n, setN] = useState(0);\n```",
+    "Raft elects a leader; the leader replicates its log to followers.",
+]
+
+
+class ScriptedProvider(LocalProvider):
+    """The embedded provider, with a TIL writer and an embedder the test can break, hold or count."""
+
+    def __init__(self) -> None:
+        self.til_calls = 0
+        self.til_embeds = 0
+        self.fail_draft = False
+        self.fail_embed = False
+        self.hold_draft: threading.Event | None = None
+        self.drafting = threading.Event()
+
+    def write_til(self, day: str, cards: Sequence[TilCard]) -> TilDraft:
+        self.til_calls += 1
+        self.drafting.set()
+        if self.hold_draft is not None:
+            assert self.hold_draft.wait(20)
+        if self.fail_draft:
+            raise TransientError("the AI server went away while drafting")
+        return super().write_til(day, cards)
+
+    def embed(self, texts: Sequence[str]) -> object:  # type: ignore[override]
+        if texts and texts[0].startswith("# TIL"):
+            self.til_embeds += 1
+            if self.fail_embed:
+                raise TransientError("the embedding server went away")
+        return super().embed(texts)
+
+
+@pytest.fixture
+def provider(app: SanApp, monkeypatch: pytest.MonkeyPatch) -> ScriptedProvider:
+    scripted = ScriptedProvider()
+    monkeypatch.setattr(app.providers, "_provider", scripted)
+    return scripted
+
+
+def _executor(app: SanApp, registry: ProcessorRegistry | None = None) -> JobExecutor:
+    registry = registry or build_registry(app.providers, lambda: app.settings.til)
+    return JobExecutor(app.queue, registry, app.backend.require_session(), breakers={})
+
+
+def _cards_of_today(app: SanApp, texts: Sequence[str] = TEXTS) -> str:
+    for text in texts:
+        app.capture_text(text)
+    _executor(app).drain(JobPool.AI)
+    return app.til.today()
+
+
+def _run_til(app: SanApp, executor: JobExecutor) -> None:
+    claim = app.queue.claim_next(app.backend.require_session(), JobPool.AI, {JobType.TIL_GENERATION})
+    assert claim is not None
+    executor.run(claim)
+
+
+def test_a_day_becomes_a_til_with_topics_and_code(app: SanApp, provider: ScriptedProvider) -> None:
+    day = _cards_of_today(app)
+    job = app.generate_til(day).value
+    _run_til(app, _executor(app))
+    assert app.queue.get(job.id).status is JobStatus.COMPLETED
+    view = app.til.get(day)
+    assert view.status is TilStatus.COMPLETED
+    assert view.current_version == 1
+    assert view.markdown is not None
+    assert view.markdown.startswith(f"# TIL {day}")
+    assert "## Databases" in view.markdown
+    assert "```js\nconst [n, setN] = useState(0);\n```" in view.markdown
+    assert not view.inputs_changed
+    assert [version.version for version in view.versions] == [1]
+
+
+def test_a_failed_step_is_resumed_without_repeating_finished_ones(app: SanApp, provider: ScriptedProvider) -> None:
+    day = _cards_of_today(app)
+    app.generate_til(day)
+    provider.fail_embed = True
+    _run_til(app, _executor(app))
+    view = app.til.get(day)
+    assert view.status is TilStatus.FAILED
+    assert view.last_failed_step == "embed"
+    assert "the embedding server went away" in (view.last_error_message or "")
+    assert (provider.til_calls, provider.til_embeds) == (1, 1)
+
+    provider.fail_embed = False
+    app.queue.wake({JobType.TIL_GENERATION})  # the automatic retry, without waiting for its backoff
+    _run_til(app, _executor(app))
+    view = app.til.get(day)
+    assert view.status is TilStatus.COMPLETED
+    assert view.last_failed_step is None
+    assert (provider.til_calls, provider.til_embeds) == (1, 2)  # the draft was not written again
+
+
+def test_generating_again_while_one_runs_returns_the_running_job(app: SanApp, provider: ScriptedProvider) -> None:
+    day = _cards_of_today(app)
+    first = app.generate_til(day).value
+    second = app.generate_til(day).value
+    assert second.id == first.id
+    assert len(app.queue.list_jobs(job_types=[JobType.TIL_GENERATION])) == 1
+
+
+def test_a_day_without_cards_is_refused(app: SanApp) -> None:
+    with pytest.raises(NoCardsError, match="no cards from 2020-01-01"):
+        app.generate_til("2020-01-01")
+
+
+def test_a_card_added_while_drafting_leaves_the_version_without_a_revision(
+    app: SanApp, provider: ScriptedProvider
+) -> None:
+    day = _cards_of_today(app)
+    app.generate_til(day)
+    provider.hold_draft = threading.Event()
+    worker = threading.Thread(target=_run_til, args=(app, _executor(app)))
+    worker.start()
+    assert provider.drafting.wait(20)
+    app.capture_text("Partial indexes keep an index small by covering only the rows a query needs.")
+    registry = build_registry(app.providers, lambda: app.settings.til)
+    _executor(app, registry).drain(JobPool.AI)  # its card is made (the TIL job is claimed already)
+    provider.hold_draft.set()
+    worker.join(30)
+    view = app.til.get(day)
+    assert view.status is TilStatus.COMPLETED
+    assert view.versions[-1].input_revision is None
+    assert view.inputs_changed
+
+
+def test_a_failed_run_deletes_its_own_files_and_never_another_runs(app: SanApp) -> None:
+    planted = app.artifacts.root / "til" / "summary-1_v1_another-run.md"
+    planted.parent.mkdir(parents=True)
+    planted.write_text("published by another run", encoding="utf-8")
+    written: list[Path] = []
+
+    def writes_then_fails(context: JobContext) -> None:
+        key = context.files.write_text("til", "summary-1", 1, "md", "this run's draft")
+        written.append(context.files.store.path(key))
+        assert written[0].exists()
+        raise ValueError("the step after the file failed")
+
+    registry = ProcessorRegistry()
+    registry.register(JobType.TIL_GENERATION, writes_then_fails)
+    app.queue.enqueue(JobType.TIL_GENERATION, "summary-1")
+    _run_til(app, _executor(app, registry))
+    assert written[0].name.startswith("summary-1_v1_")
+    assert written[0].name != planted.name
+    assert not written[0].exists()  # its own file: gone
+    assert planted.read_text(encoding="utf-8") == "published by another run"  # another run's: untouched
+
+
+def test_two_concurrent_generate_commands_make_one_summary_and_one_job(app: SanApp) -> None:
+    day = _cards_of_today(app)
+    command = [sys.executable, "-m", "san_desktop.cli.main", "til", "generate", day]
+    children = [
+        subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env())
+        for _ in range(2)
+    ]
+    outputs = []
+    for child in children:
+        out, err = child.communicate(timeout=120)
+        assert child.returncode == 0, err
+        outputs.append(out)
+    job_ids = {line.split("job ")[1].split()[0] for line in outputs}
+    assert len(job_ids) == 1  # the second caller got the first's job
+    assert len(app.queue.list_jobs(job_types=[JobType.TIL_GENERATION])) == 1
+    assert [day_info.local_date for day_info in app.til.days() if day_info.status is not None] == [day]
+    shown = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "san_desktop.cli.main", "til", "show", day, "--json"],
+            capture_output=True,
+            text=True,
+            env=child_env(),
+            timeout=60,
+            check=True,
+        ).stdout
+    )
+    assert shown["active_job_id"] in job_ids
+
+
+def test_the_recall_cards_of_a_til_are_other_days_cards(app: SanApp, provider: ScriptedProvider) -> None:
+    older = app.capture_text("SQLite checkpoints copy WAL pages back into the database file.").value.scrap_id
+    with app.db.write() as session:  # captured two days ago
+        scrap = session.get(Scrap, older)
+        assert scrap is not None
+        scrap.created_at = scrap.created_at - timedelta(days=2)
+    day = _cards_of_today(app)
+    app.generate_til(day)
+    _run_til(app, _executor(app))
+    view = app.til.get(day)
+    assert view.recall
+    own = set(TEXTS)
+    assert all(item.title not in own for item in view.recall)
+    assert view.recall[0].title.startswith("SQLite checkpoints")
