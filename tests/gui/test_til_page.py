@@ -1,0 +1,110 @@
+"""The TIL page: Generate shows the steps and then the rendered note; a failed step shows its error and
+Retry resumes it; what the note renders can run nothing and load nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import pytest
+from PySide6.QtWidgets import QTextBrowser
+from pytestqt.qtbot import QtBot
+
+from san_desktop.ai.base import TilCard, TilDraft
+from san_desktop.ai.local import LocalProvider
+from san_desktop.core.errors import PermanentError
+from san_desktop.core.markdown_html import to_safe_html
+from san_desktop.core.workflow import TilStatus
+from san_desktop.jobs.registry import JobProgress
+from san_desktop.ui.context import AppContext
+from san_desktop.ui.til_page import TilPage
+from tests.support.openai_server import FakeOpenAI, fake_openai_server
+
+
+class _FlakyWriter(LocalProvider):
+    def __init__(self) -> None:
+        self.broken = True
+
+    def write_til(self, day: str, cards: Sequence[TilCard]) -> TilDraft:
+        if self.broken:
+            raise PermanentError("the model refused to write today")
+        return super().write_til(day, cards)
+
+
+@pytest.fixture
+def page(qtbot: QtBot, live_context: AppContext) -> TilPage:
+    for text in (
+        "SQLite WAL mode lets readers continue while a writer commits to the database.",
+        "Raft elects a leader; the leader replicates its log to followers.",
+    ):
+        live_context.app.capture_text(text)
+    widget = TilPage(live_context)
+    qtbot.addWidget(widget)
+    with qtbot.waitSignal(live_context.runner.sweep_finished, timeout=10_000):
+        live_context.start(poll_ms=100)
+    qtbot.waitUntil(lambda: len(live_context.app.cards.list_cards()) == 2, timeout=20_000)
+    widget.reload_days()
+    qtbot.waitUntil(lambda: widget.days.count() == 1 and widget._day is not None, timeout=5_000)
+    return widget
+
+
+def test_generate_shows_each_step_then_the_rendered_til(qtbot: QtBot, page: TilPage, live_context: AppContext) -> None:
+    steps: list[JobProgress] = []
+    live_context.runner.job_progress.connect(steps.append)
+    page.generate_button.click()
+    qtbot.waitUntil(lambda: "TIL " in page.text.toPlainText(), timeout=20_000)
+    assert [(p.step, p.index, p.total) for p in steps] == [
+        ("collect", 1, 4),
+        ("draft", 2, 4),
+        ("embed", 3, 4),
+        ("link", 4, 4),
+    ]
+    assert "Databases" in page.text.toPlainText()
+    assert page.versions.count() == 1
+    assert page.progress.isHidden()
+    assert page.generate_button.isEnabled()
+
+
+def test_a_failed_step_shows_its_error_and_retry_resumes(
+    qtbot: QtBot, page: TilPage, live_context: AppContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer = _FlakyWriter()
+    monkeypatch.setattr(live_context.app.providers, "_provider", writer)
+    page.generate_button.click()
+    qtbot.waitUntil(lambda: not page.retry_button.isHidden(), timeout=20_000)
+    assert "Failed at the draft step" in page.state.text()
+    assert "the model refused to write today" in page.state.text()
+
+    writer.broken = False
+    page.retry_button.click()
+    qtbot.waitUntil(lambda: "TIL " in page.text.toPlainText(), timeout=20_000)
+    assert page.retry_button.isHidden()
+    view = live_context.app.til.get(page._day or "")
+    assert view.status is TilStatus.COMPLETED
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAI]:
+    with fake_openai_server() as fake:
+        yield fake
+
+
+def test_a_note_with_scripts_images_and_javascript_links_renders_inert(qtbot: QtBot, server: FakeOpenAI) -> None:
+    hostile = (
+        "# TIL\n\n<script>alert('owned')</script>\n\n"
+        f'<img src="{server.url}/pixel.png"> ![tracker]({server.url}/tracker.png)\n\n'
+        "[click me](javascript:alert(1)) [fine](https://sqlite.org/wal.html)\n"
+    )
+    rendered = to_safe_html(hostile)
+    assert "<script" not in rendered
+    assert "<img" not in rendered
+    assert "javascript:" not in rendered
+    assert 'href="https://sqlite.org/wal.html"' in rendered
+    view = QTextBrowser()
+    qtbot.addWidget(view)
+    view.setOpenLinks(False)
+    view.setHtml(rendered)
+    view.show()
+    qtbot.waitExposed(view)
+    assert "owned" not in view.toPlainText()
+    assert not server.received.wait(0.5)  # nothing reached the server
+    assert server.requests == []
