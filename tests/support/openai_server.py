@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -32,6 +32,10 @@ class FakeOpenAI:
     requests: list[Recorded] = field(default_factory=list)
     release: threading.Event = field(default_factory=threading.Event)  # ends a "slow" answer early
     received: threading.Event = field(default_factory=threading.Event)  # set by every request
+    # requests for which this says True are held (until ``release``) after ``held`` is set: a test can
+    # kill a client at that moment
+    hold: Callable[[str, dict[str, Any]], bool] | None = None
+    held: threading.Event = field(default_factory=threading.Event)
     card: dict[str, Any] = field(
         default_factory=lambda: {
             "title": "SQLite WAL",
@@ -65,6 +69,10 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             body = json.loads(self.rfile.read(length) or b"{}")
             fake.requests.append(Recorded(self.path, dict(self.headers.items()), body))
             fake.received.set()
+            if fake.hold is not None and fake.hold(self.path, body):
+                fake.held.set()
+                fake.release.wait(30)
+                return self._send(503, {"error": {"message": "held and let go"}})
             behaviour = fake.behaviour
             if behaviour == "slow":
                 # held until released; then answered as the behaviour set by then (still "slow": an error)
@@ -96,6 +104,11 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             if behaviour == "no_schema" and fmt == "json_schema":
                 return self._send(400, {"error": {"message": "response_format json_schema is not supported"}})
             content: str | None = json.dumps(fake.card)
+            schema_name = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
+            if schema_name == "til_section":
+                content = json.dumps({"section": "- " + body["messages"][1]["content"].splitlines()[0]})
+            elif schema_name == "til_title":
+                content = json.dumps({"title": "What the day taught"})
             finish, refusal = "stop", None
             if (
                 "refined" in json.dumps(body.get("response_format") or {})

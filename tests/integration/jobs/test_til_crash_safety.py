@@ -1,0 +1,118 @@
+"""The headless runner killed (SIGKILL) inside a TIL step, at the moment the AI server holds that step's
+call: after a restart the workflow resumes at that step, the finished steps' AI calls are not repeated,
+exactly one version is published, and no file of the killed run is left unreferenced."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from san_desktop.app import SanApp, open_app
+from san_desktop.core.enums import JobStatus, JobType
+from san_desktop.core.workflow import TilStatus
+from san_desktop.db.models import TilStepOutput
+from san_desktop.services.til import TilService
+from tests.support.openai_server import FakeOpenAI, fake_openai_server
+from tests.support.processes import child_env, run_san
+
+TEXTS = [
+    "SQLite WAL mode lets readers continue while a writer commits to the database.",
+    "React hooks let function components keep state between renders.",
+    "Raft elects a leader; the leader replicates its log to followers.",
+]
+
+
+def _til_chat(path: str, body: dict[str, Any]) -> bool:
+    name = ((body.get("response_format") or {}).get("json_schema") or {}).get("name", "")
+    return path.endswith("/chat/completions") and str(name).startswith("til_")
+
+
+def _til_embedding(path: str, body: dict[str, Any]) -> bool:
+    return path.endswith("/embeddings") and str((body.get("input") or [""])[0]).startswith("# TIL")
+
+
+STEPS: dict[str, Callable[[str, dict[str, Any]], bool]] = {"draft": _til_chat, "embed": _til_embedding}
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAI]:
+    with fake_openai_server() as fake:
+        yield fake
+
+
+def _app(data_dir: Path) -> Any:
+    return open_app(data_dir, kind="cli", lock=False, log_to_stderr=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("step", ["draft", "embed"])
+def test_a_til_killed_inside_a_step_resumes_there(data_dir: Path, server: FakeOpenAI, step: str) -> None:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    settings = {
+        "ai": {"provider": "openai", "base_url": server.url, "chat_model": "m", "embedding_model": "e"},
+        "jobs": {"poll_interval_seconds": 0.1, "backoff_base_seconds": 0.1},
+    }
+    (data_dir / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    app: SanApp
+    with _app(data_dir) as app:
+        for text in TEXTS:
+            app.capture_text(text)
+    assert run_san("jobs", "run", "--until-idle", "--timeout", "60").returncode == 0  # the cards
+    with _app(data_dir) as app:
+        day = app.til.today()
+        job_id = app.generate_til(day).value.id
+
+    server.hold = STEPS[step]
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "san_desktop.cli.main", "jobs", "run"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=child_env(),
+    )
+    try:
+        assert server.held.wait(60), f"the runner never reached the {step} step"
+    finally:
+        runner.send_signal(signal.SIGKILL)
+        runner.wait(30)
+    chat_before = sum(_til_chat(r.path, r.body) for r in server.requests)
+    embeds_before = sum(_til_embedding(r.path, r.body) for r in server.requests)
+    server.hold = None
+    server.release.set()
+
+    done = run_san("jobs", "run", "--until-idle", "--wait-retries", "--timeout", "120")
+    assert done.returncode == 0, done.stderr
+
+    with _app(data_dir) as app:
+        assert app.queue.get(job_id).status is JobStatus.COMPLETED
+        view = app.til.get(day)
+        assert view.status is TilStatus.COMPLETED
+        assert [version.version for version in view.versions] == [1]  # exactly one version
+        assert view.markdown is not None
+        assert view.markdown.startswith(f"# TIL {day}: What the day taught")
+        with app.db.sessions() as session:
+            outputs = list(
+                session.scalars(sa.select(TilStepOutput.step).where(TilStepOutput.summary_id == view.summary_id))
+            )
+            referenced = TilService.referenced(session)
+        files = {p.relative_to(app.artifacts.root).as_posix() for p in app.artifacts.root.rglob("*") if p.is_file()}
+        jobs = app.queue.list_jobs(job_types=[JobType.TIL_GENERATION])
+    chat_after = sum(_til_chat(r.path, r.body) for r in server.requests)
+    embeds_after = sum(_til_embedding(r.path, r.body) for r in server.requests)
+    assert len(jobs) == 1
+    assert outputs.count("collect") == 1  # the finished collect step was not run again
+    if step == "embed":
+        assert outputs.count("draft") == 1
+        assert chat_after == chat_before  # the finished draft's AI calls were not repeated
+        assert embeds_after == embeds_before + 1  # the killed step ran again
+    else:
+        assert embeds_before == 0
+        assert embeds_after == 1
+    assert files <= referenced, files - referenced  # nothing of the killed run is left unreferenced
