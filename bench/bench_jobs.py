@@ -12,10 +12,11 @@ from PySide6.QtCore import QCoreApplication, QElapsedTimer, QTimer
 from PySide6.QtWidgets import QApplication
 
 from bench.common import Row, median, percentile, temporary_data_dir
+from san_desktop.app import SanApp
 from san_desktop.bootstrap import Backend, start_backend
 from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.ids import new_id
-from san_desktop.core.settings import JobSettings, Settings
+from san_desktop.core.settings import JobSettings, Settings, save_settings
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.models import AsyncJob
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
@@ -89,7 +90,7 @@ def bench_drain(count: int = 10_000) -> tuple[list[Row], float]:
         _bulk_insert(backend, count)
         registry = ProcessorRegistry()
         registry.register(JobType.CARD_ANALYSIS, _no_op)
-        runner = JobRunner(queue, registry, backend.session_id, SETTINGS)
+        runner = JobRunner(queue, registry, backend.require_session(), SETTINGS)
         elapsed = _wait_until_done(runner, queue, count, timeout=600)
         runner.shutdown()
         backend.close()
@@ -199,8 +200,9 @@ def bench_gui_lag(count: int = 1000) -> list[Row]:
 
         registry = ProcessorRegistry()
         registry.register(JobType.CARD_ANALYSIS, small_work)
-        context = build_context(backend, Settings(jobs=SETTINGS), registry)
-        runner, queue = context.runner, context.queue
+        save_settings(directory, Settings(jobs=SETTINGS))
+        context = build_context(SanApp(backend), registry)
+        runner, queue = context.runner, context.app.queue
         window = MainWindow(context)
         window.show_page("jobs")
         window.show()
@@ -232,16 +234,17 @@ def bench_gui_lag(count: int = 1000) -> list[Row]:
 
 
 def bench_monitor(count: int = 100_000) -> list[Row]:
+    from san_desktop.ui.context import build_context
     from san_desktop.ui.jobs_page import JobsPage
 
     app = _app()
     with temporary_data_dir() as directory:
         backend = _backend(directory)
-        queue = JobQueue(backend.db, SETTINGS)
         _bulk_insert(backend, count, status=JobStatus.COMPLETED)
-        runner = JobRunner(queue, ProcessorRegistry(), backend.session_id, SETTINGS)
+        context = build_context(SanApp(backend), ProcessorRegistry())
+        runner = context.runner
         start = time.perf_counter()
-        page = JobsPage(runner)
+        page = JobsPage(context)
         page.resize(1000, 700)
         page.show()
         app.processEvents()

@@ -148,17 +148,21 @@ class TilPage(QWidget):
     def _load(self, local_date: str) -> None:
         self._day = local_date
 
-        def loaded(view: TilView) -> None:
+        def load() -> tuple[TilView, str]:
+            view = self._app.til.get(local_date)
+            return view, to_safe_html(view.markdown) if view.markdown else ""  # rendered off the GUI thread
+
+        def loaded(result: tuple[TilView, str]) -> None:
             if self._day == local_date:
-                self._show(view)
+                self._show(*result)
 
         def missing(_exc: SanError) -> None:
             if self._day == local_date:
                 self._show(None)
 
-        self._context.ops.run(lambda: self._app.til.get(local_date), loaded, missing)
+        self._context.ops.run(load, loaded, missing)
 
-    def _show(self, view: TilView | None) -> None:
+    def _show(self, view: TilView | None, rendered: str = "") -> None:
         self._view = view
         day = self._day
         self.heading.setText(f"<h2>Today I Learned — {html.escape(day)}</h2>" if day else "<h2>Today I Learned</h2>")
@@ -188,7 +192,7 @@ class TilPage(QWidget):
         self.versions.clear()
         for version in reversed(view.versions):
             self.versions.addItem(f"v{version.version} {version.kind.value.lower()}", version.version)
-        self.text.setHtml(to_safe_html(view.markdown) if view.markdown else "")
+        self.text.setHtml(rendered)
         self.recall.clear()
         for item in view.recall:
             label = item.title if item.within_threshold else f"{item.title}   (nearest; nothing is close)"
@@ -242,10 +246,7 @@ class TilPage(QWidget):
         day, version = self._day, self.versions.itemData(index)
         if day is None or version is None:
             return
-        self._context.ops.run(
-            lambda: self._app.til.version_text(day, int(version)),
-            lambda text: self.text.setHtml(to_safe_html(text)),
-        )
+        self._context.ops.run(lambda: to_safe_html(self._app.til.version_text(day, int(version))), self.text.setHtml)
 
     def _on_text_anchor_clicked(self, url: QUrl) -> None:
         if url.scheme() in ("http", "https"):
