@@ -7,7 +7,6 @@ one short transaction that also completes the job, so running a job twice never 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -27,6 +26,7 @@ from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.jobs.til import TilGenerationProcessor
 from san_desktop.queue.errors import DuplicateJobError
 from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.payloads import CardAnalysisPayload, dump_payload, load_payload
 from san_desktop.services.cards import save_card, save_embedding
 from san_desktop.services.scraps import orphan_hook
 from san_desktop.services.til import TilService
@@ -68,9 +68,9 @@ class CardAnalysisProcessor:
     def __call__(self, context: JobContext) -> None:
         scrap_id = context.job.target_id
         text = load_scrap(context.db, scrap_id)
-        payload = json.loads(context.job.payload) if context.job.payload else {}
+        payload = load_payload(CardAnalysisPayload, context.job.payload)
         with self.providers.lease() as provider:  # the same provider for the whole job, whatever settings do
-            if payload.get("embed_only"):
+            if payload.embed_only:
                 self._reembed(context, provider, scrap_id, text)
             else:
                 self._analyse(context, provider, scrap_id, text)
@@ -166,7 +166,10 @@ def stale_embedding_hook(providers: ProviderSource) -> SweepHook:
         for scrap_id in stale:
             try:
                 queue.enqueue(
-                    JobType.CARD_ANALYSIS, scrap_id, session=session, payload=json.dumps({"embed_only": True})
+                    JobType.CARD_ANALYSIS,
+                    scrap_id,
+                    session=session,
+                    payload=dump_payload(CardAnalysisPayload(embed_only=True)),
                 )
                 count += 1
             except DuplicateJobError:

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -9,6 +8,7 @@ from PySide6.QtGui import QColor
 
 from san_desktop.app import SCRAP_JOB_TYPES, SanApp
 from san_desktop.core.enums import JobStatus, JobType
+from san_desktop.queue.payloads import CardAnalysisPayload, load_payload
 from san_desktop.queue.records import JobRecord
 from san_desktop.ui.lazy_model import LazyTableModel
 
@@ -41,7 +41,7 @@ def status_text(job: JobRecord, now: datetime | None = None) -> str:
 
 
 def type_label(job: JobRecord) -> str:
-    if job.job_type is JobType.CARD_ANALYSIS and job.payload and json.loads(job.payload).get("embed_only"):
+    if job.job_type is JobType.CARD_ANALYSIS and load_payload(CardAnalysisPayload, job.payload).embed_only:
         return "Card re-embedding"
     return JOB_TYPE_LABELS[job.job_type]
 

@@ -12,19 +12,22 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 
 from san_desktop.ai.base import TilCard, TilDraft
 from san_desktop.ai.local import LocalProvider
 from san_desktop.app import SanApp
 from san_desktop.core.enums import JobPool, JobStatus, JobType
 from san_desktop.core.errors import TransientError
-from san_desktop.core.workflow import TilStatus
-from san_desktop.db.models import Scrap
+from san_desktop.core.workflow import TIL_STEPS, TilStatus
+from san_desktop.db.models import DailySummary, Scrap
 from san_desktop.jobs.executor import JobExecutor
 from san_desktop.jobs.processors import build_registry
+from san_desktop.jobs.recovery import sweep
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
+from san_desktop.services.app_sessions import start_session
 from san_desktop.services.til import NoCardsError
-from tests.support.processes import child_env
+from tests.support.processes import child_env, run_san
 
 TEXTS = [
     "SQLite WAL mode lets readers continue while a writer commits to the database.",
@@ -153,6 +156,9 @@ def test_a_card_added_while_drafting_leaves_the_version_without_a_revision(
     assert view.status is TilStatus.COMPLETED
     assert view.versions[-1].input_revision is None
     assert view.inputs_changed
+    shown = run_san("til", "show", day, "--json")  # and the command line says so too
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["inputs_changed"] is True
 
 
 def test_a_failed_run_deletes_its_own_files_and_never_another_runs(app: SanApp) -> None:
@@ -220,3 +226,33 @@ def test_the_recall_cards_of_a_til_are_other_days_cards(app: SanApp, provider: S
     own = set(TEXTS)
     assert all(item.title not in own for item in view.recall)
     assert view.recall[0].title.startswith("SQLite checkpoints")
+
+
+@pytest.mark.parametrize("step", ["collect", "draft", "embed", "link"])
+def test_a_run_that_died_inside_a_step_is_taken_up_at_that_step(
+    app: SanApp, provider: ScriptedProvider, step: str
+) -> None:
+    """What a killed process leaves: the summary in the step's in-progress state, the outputs of the
+    steps before it, the job PROCESSING for a dead session. The next run resumes at that step."""
+    day = _cards_of_today(app)
+    app.generate_til(day)
+    _run_til(app, _executor(app))  # the steps' outputs exist from this run
+    calls = (provider.til_calls, provider.til_embeds)
+    index = [s.name for s in TIL_STEPS].index(step)
+    with app.db.write() as session:
+        summary = session.scalar(sa.select(DailySummary).where(DailySummary.local_date == day))
+        assert summary is not None
+        summary.status = TIL_STEPS[index].running  # as the dead process left it (no transition check)
+        summary_id = summary.id
+    dead = start_session(app.db, "headless")
+    app.queue.enqueue(JobType.TIL_GENERATION, summary_id)
+    assert app.queue.claim_next(dead, JobPool.AI, {JobType.TIL_GENERATION}) is not None
+    sweep(app.queue, app.backend.require_session(), app.settings.jobs)  # the start-up sweep re-queues it
+
+    _run_til(app, _executor(app))
+    view = app.til.get(day)
+    assert view.status is TilStatus.COMPLETED
+    assert [version.version for version in view.versions] == [1, 2]
+    expected_draft_calls = calls[0] + (1 if index <= 1 else 0)  # the draft again only when it died there or before
+    expected_embeds = calls[1] + (1 if index <= 2 else 0)
+    assert (provider.til_calls, provider.til_embeds) == (expected_draft_calls, expected_embeds)
