@@ -58,6 +58,7 @@ class Changes:
     cards_of_scraps: frozenset[str] = frozenset()  # scraps whose card was made or re-made
     jobs: tuple[JobRecord, ...] = ()  # newest state of each changed job
     settings: bool = False
+    ai_settings_changed: bool = False  # the AI server or models: paused AI work may run again
     embedding_model_changed: bool = False
     external: bool = False  # (some of it) made by another process
 
@@ -68,6 +69,7 @@ class Changes:
             cards_of_scraps=self.cards_of_scraps | other.cards_of_scraps,
             jobs=tuple(jobs.values()),
             settings=self.settings or other.settings,
+            ai_settings_changed=self.ai_settings_changed or other.ai_settings_changed,
             embedding_model_changed=self.embedding_model_changed or other.embedding_model_changed,
             external=self.external or other.external,
         )
@@ -231,7 +233,11 @@ class SanApp:
         self.providers.update(settings.ai)
         self.queue.settings = settings.jobs
         self.scraps.max_bytes = settings.capture.max_bytes
-        return Changes(settings=settings != old, embedding_model_changed=embedding_changed)
+        return Changes(
+            settings=settings != old,
+            ai_settings_changed=settings.ai != old.ai,
+            embedding_model_changed=embedding_changed,
+        )
 
     def has_ai_key(self) -> bool:
         return ai_api_key() is not None

@@ -46,7 +46,7 @@ class AppContext:
         """New settings (saved here or by another program) take effect in the runner at once."""
         if not changes.settings:
             return
-        self.runner.apply_settings(self.app.settings.jobs, ai_changed=True)
+        self.runner.apply_settings(self.app.settings.jobs, ai_changed=changes.ai_settings_changed)
         if changes.embedding_model_changed:
             self.runner.run_sweep_now()  # its hook re-embeds cards of the old model, through jobs
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt, QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QKeySequence, QShortcut
+from PySide6.QtGui import QDesktopServices, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -46,6 +46,7 @@ class TilPage(QWidget):
         self._app = context.app
         self._view: TilView | None = None
         self._day: str | None = None
+        self._stale = False  # days changed while the page was hidden
 
         self.days = QListWidget()
         self.days.setMinimumWidth(200)
@@ -232,8 +233,17 @@ class TilPage(QWidget):
             self.progress.setValue(progress.index - 1)
             self.state.setText(f"Step {progress.index} of {progress.total}: {progress.step}…")
 
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._stale:
+            self._stale = False
+            self.reload_days()
+
     def _on_hub_changed(self, changes: Changes, _initiator: object) -> None:
         til_jobs = [job for job in changes.jobs if job.job_type is JobType.TIL_GENERATION]
+        if not self.isVisible() and not til_jobs:
+            self._stale = self._stale or bool(changes.cards_of_scraps or changes.scraps)
+            return  # cards being made while another page shows: look again when this one is shown
         if self._day is not None and (
             any(self._view is None or job.target_id == self._view.summary_id for job in til_jobs)
             or changes.cards_of_scraps

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication
 from pytestqt.qtbot import QtBot
@@ -18,17 +17,6 @@ TEXT = (
     "SQLite WAL mode lets readers continue while a writer commits.\n"
     "A checkpoint moves pages from the write-ahead log back into the database file."
 )
-
-
-@pytest.fixture
-def window(qtbot: QtBot, live_context: AppContext) -> MainWindow:
-    main = MainWindow(live_context)
-    qtbot.addWidget(main)
-    main.show()
-    qtbot.waitExposed(main)
-    with qtbot.waitSignal(live_context.runner.sweep_finished, timeout=10_000):
-        live_context.start()
-    return main
 
 
 def _analysed(event: JobEvent) -> bool:

@@ -19,20 +19,8 @@ from san_desktop.ui.cards_page import similar_label
 from san_desktop.ui.context import AppContext
 from san_desktop.ui.main_window import MainWindow
 from san_desktop.ui.settings_dialog import SettingsDialog
+from tests.gui.conftest import POLL_MS
 from tests.support.processes import run_san
-
-POLL_MS = 100
-
-
-@pytest.fixture
-def window(qtbot: QtBot, live_context: AppContext) -> MainWindow:
-    main = MainWindow(live_context)
-    qtbot.addWidget(main)
-    main.show()
-    qtbot.waitExposed(main)
-    with qtbot.waitSignal(live_context.runner.sweep_finished, timeout=10_000):
-        live_context.start(poll_ms=POLL_MS)
-    return main
 
 
 @pytest.fixture
