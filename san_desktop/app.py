@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Generic, TypeVar
 
@@ -26,7 +26,7 @@ from san_desktop.core.errors import SanError
 from san_desktop.core.ids import new_id
 from san_desktop.core.settings import SETTINGS_FILE, AISettings, Settings, load_settings_checked, save_settings
 from san_desktop.core.timeutil import local_zone, utcnow
-from san_desktop.db.changes import ChangeLog, prune_notices
+from san_desktop.db.changes import ChangeLog
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobRecord
 from san_desktop.services.cards import CardService
@@ -37,7 +37,6 @@ from san_desktop.services.til import TilService
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-NOTICE_RETENTION = timedelta(days=1)
 # a job of these types changed: the scrap it works on (its row in the Inbox) changed too
 SCRAP_JOB_TYPES = frozenset({JobType.CARD_ANALYSIS, JobType.SCRAP_REFINE})
 
@@ -223,9 +222,6 @@ class SanApp:
         self._settings_stamp = stamp
         return replace(self._apply(settings), external=True)
 
-    def settings_changed_elsewhere(self) -> bool:
-        return _stamp(self.settings_path) != self._settings_stamp
-
     def _apply(self, settings: Settings) -> Changes:
         old = self._settings
         embedding_changed = embedding_model_of(old.ai) != embedding_model_of(settings.ai)
@@ -263,10 +259,6 @@ class SanApp:
         finally:
             provider.close()
 
-    def wake_waiting_jobs(self, job_types: frozenset[JobType]) -> list[JobRecord]:
-        """Jobs of ``job_types`` waiting for a retry run now (the settings that made them fail changed)."""
-        return self.queue.wake(job_types)
-
     # --- other processes ----------------------------------------------------------------------
 
     def poll_external(self) -> Changes:
@@ -276,10 +268,6 @@ class SanApp:
         scraps = frozenset(item for kind, item in notices if kind == SCRAP_NOTICE)
         changes = Changes(scraps=scraps, external=bool(scraps))
         return changes | self.reload_settings()
-
-    def prune_notices(self) -> int:
-        with self.db.write() as session:
-            return prune_notices(session, self.clock() - NOTICE_RETENTION)
 
 
 @contextmanager

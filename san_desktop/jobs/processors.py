@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
@@ -19,6 +20,7 @@ from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.errors import TargetNotFoundError
 from san_desktop.core.settings import TilSettings
+from san_desktop.db.changes import prune_notices
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, KnowledgeCard, Scrap
 from san_desktop.jobs.recovery import SweepHook
@@ -128,7 +130,17 @@ def build_registry(
     registry.sweep_hooks.append(orphan_hook)
     registry.sweep_hooks.append(stale_embedding_hook(providers))
     registry.sweep_hooks.append(orphan_artifacts_hook)
+    registry.sweep_hooks.append(old_notices_hook)
     return registry
+
+
+NOTICE_RETENTION = timedelta(days=1)
+
+
+def old_notices_hook(session: Session, queue: JobQueue) -> int:
+    """Change notices are news for open windows within seconds; a day later they are only clutter."""
+    prune_notices(session, queue.clock() - NOTICE_RETENTION)
+    return 0
 
 
 def orphan_artifacts_hook(session: Session, _queue: JobQueue) -> int:
