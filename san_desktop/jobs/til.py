@@ -23,6 +23,7 @@ from san_desktop.ai.base import AIProvider, TilCard
 from san_desktop.ai.factory import ProviderSource
 from san_desktop.core.enums import TilVersionKind
 from san_desktop.core.errors import TargetNotFoundError
+from san_desktop.core.failpoints import pause_here
 from san_desktop.core.redact import error_message
 from san_desktop.core.settings import TilSettings
 from san_desktop.core.timeutil import local_zone, utcnow
@@ -124,6 +125,7 @@ class _Run:
             summary.last_failed_step = None  # entering a step again clears the failure
             summary.last_error_message = None
         try:
+            pause_here(f"til.{step.name}")  # crash tests kill the runner here
             output = getattr(self, f"_{step.name}")()
             context.raise_if_cancelled()
         except (JobInterruptedError, JobSupersededError):

@@ -39,6 +39,7 @@ def _til_embedding(path: str, body: dict[str, Any]) -> bool:
     return path.endswith("/embeddings") and str((body.get("input") or [""])[0]).startswith("# TIL")
 
 
+# the steps that call the AI server are held by the server; the others by a fail point
 STEPS: dict[str, Callable[[str, dict[str, Any]], bool]] = {"draft": _til_chat, "embed": _til_embedding}
 
 
@@ -53,8 +54,10 @@ def _app(data_dir: Path) -> Any:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("step", ["draft", "embed"])
-def test_a_til_killed_inside_a_step_resumes_there(data_dir: Path, server: FakeOpenAI, step: str) -> None:
+@pytest.mark.parametrize("step", ["collect", "draft", "embed", "link"])
+def test_a_til_killed_inside_a_step_resumes_there(
+    data_dir: Path, server: FakeOpenAI, step: str, tmp_path: Path
+) -> None:
     data_dir.mkdir(parents=True, exist_ok=True)
     settings = {
         "ai": {"provider": "openai", "base_url": server.url, "chat_model": "m", "embedding_model": "e"},
@@ -70,15 +73,23 @@ def test_a_til_killed_inside_a_step_resumes_there(data_dir: Path, server: FakeOp
         day = app.til.today()
         job_id = app.generate_til(day).value.id
 
-    server.hold = STEPS[step]
+    marker = tmp_path / f"til.{step}.reached"
+    if step in STEPS:
+        server.hold = STEPS[step]
+        environment = child_env()
+    else:
+        environment = child_env(SAN_FAILPOINTS=f"til.{step}", SAN_FAILPOINT_DIR=str(tmp_path))
     runner = subprocess.Popen(
         [sys.executable, "-m", "san_desktop.cli.main", "jobs", "run"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env=child_env(),
+        env=environment,
     )
     try:
-        assert server.held.wait(60), f"the runner never reached the {step} step"
+        if step in STEPS:
+            assert server.held.wait(60), f"the runner never reached the {step} step"
+        else:
+            assert _appears(marker, runner), f"the runner never reached the {step} step"
     finally:
         runner.send_signal(signal.SIGKILL)
         runner.wait(30)
@@ -107,12 +118,29 @@ def test_a_til_killed_inside_a_step_resumes_there(data_dir: Path, server: FakeOp
     chat_after = sum(_til_chat(r.path, r.body) for r in server.requests)
     embeds_after = sum(_til_embedding(r.path, r.body) for r in server.requests)
     assert len(jobs) == 1
-    assert outputs.count("collect") == 1  # the finished collect step was not run again
-    if step == "embed":
-        assert outputs.count("draft") == 1
+    order = ["collect", "draft", "embed", "link"]
+    for finished in order[: order.index(step)]:
+        assert outputs.count(finished) == 1, finished  # a step finished before the kill was not run again
+    assert outputs.count(step) == 1  # the killed step ran again, once, to its end
+    if order.index(step) > order.index("draft"):
         assert chat_after == chat_before  # the finished draft's AI calls were not repeated
-        assert embeds_after == embeds_before + 1  # the killed step ran again
+    if step == "link":
+        assert embeds_after == embeds_before == 1  # the finished embed step's call was not repeated
+    elif step == "embed":
+        assert embeds_after == embeds_before + 1  # the killed call, made again
     else:
-        assert embeds_before == 0
-        assert embeds_after == 1
+        assert (embeds_before, embeds_after) == (0, 1)
     assert files <= referenced, files - referenced  # nothing of the killed run is left unreferenced
+
+
+def _appears(marker: Path, runner: subprocess.Popen[bytes]) -> bool:
+    """Wait (on the child, not by sleeping) until the fail point's marker file appears."""
+    for _ in range(600):
+        if marker.exists():
+            return True
+        try:
+            runner.wait(0.1)  # returns early only if the runner died, which is a failure
+        except subprocess.TimeoutExpired:
+            continue
+        return False
+    return False
