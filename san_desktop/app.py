@@ -21,7 +21,7 @@ from san_desktop.ai.factory import ProviderSource, embedding_model_of
 from san_desktop.ai.openai_compat import OpenAICompatibleProvider, OpenAISettings
 from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.bootstrap import Backend, start_backend
-from san_desktop.core.enums import JobStatus, JobType
+from san_desktop.core.enums import CommitTarget, JobStatus, JobType
 from san_desktop.core.errors import SanError
 from san_desktop.core.ids import new_id
 from san_desktop.core.settings import SETTINGS_FILE, AISettings, Settings, load_settings_checked, save_settings
@@ -30,8 +30,9 @@ from san_desktop.db.changes import ChangeLog
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobRecord
 from san_desktop.services.cards import CardService
+from san_desktop.services.commits import CommitInfo, CommitService
 from san_desktop.services.scraps import SCRAP_NOTICE, CaptureResult, ScrapService
-from san_desktop.services.secrets import AI_API_KEY, ai_api_key, set_secret
+from san_desktop.services.secrets import AI_API_KEY, GITHUB_TOKEN, ai_api_key, github_token, set_secret
 from san_desktop.services.til import TilService
 
 log = logging.getLogger(__name__)
@@ -133,6 +134,9 @@ class SanApp:
         self.scraps = ScrapService(self.db, self.queue, settings.capture.max_bytes, changelog=self.changelog)
         self.cards = CardService(self.db, lambda: self.providers.get().similarity_threshold)
         self.artifacts = ArtifactStore(self.data_dir)
+        self.commits = CommitService(
+            self.db, self.queue, self.artifacts, lambda: self._settings.github, self.github_token
+        )
         self.til = TilService(
             self.db, self.queue, self.artifacts, lambda: local_zone(self._settings.til.timezone), clock
         )
@@ -201,6 +205,26 @@ class SanApp:
         """Generate (or resume) a day's TIL; while one runs, its job is returned instead of a second."""
         job = self.til.generate(local_date)
         return Changed(job, Changes.of_job(job))
+
+    def commit_til(
+        self,
+        local_date: str,
+        *,
+        target: CommitTarget | None = None,
+        path: str | None = None,
+        message: str | None = None,
+    ) -> Changed[CommitInfo]:
+        """Ask for the day's current TIL to be committed (checks first; the GitHub pool does it)."""
+        info, job = self.commits.request(local_date, target=target, path=path, message=message)
+        return Changed(info, Changes.of_job(job))
+
+    @staticmethod
+    def github_token() -> str | None:
+        return github_token()
+
+    @staticmethod
+    def set_github_token(token: str) -> None:
+        set_secret(GITHUB_TOKEN, token)
 
     # --- settings -----------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from san_desktop.core.paths import database_path
 from san_desktop.core.settings import JobSettings, Settings, save_settings
 from san_desktop.db import vectors
 from san_desktop.db.database import Database, open_database
+from san_desktop.github import client as github_client
 from san_desktop.jobs.registry import ProcessorRegistry
 from san_desktop.jobs.runner import JobRunner
 from san_desktop.queue.job_queue import JobQueue
@@ -42,6 +43,7 @@ def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Ite
     # module-level state of the app that one test could leave for the next
     monkeypatch.setattr(redact, "_known_secrets", set())
     monkeypatch.setattr(vectors, "_bit_cache", {})
+    monkeypatch.setattr(github_client, "_last_write", {})
     previous = keyring.get_keyring()
     memory = MemoryKeyring()
     keyring.set_keyring(memory)

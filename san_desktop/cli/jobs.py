@@ -9,7 +9,7 @@ from contextlib import AbstractContextManager
 from san_desktop.app import SanApp, open_app
 from san_desktop.cli.common import count, print_json, print_table, seconds, short_time
 from san_desktop.core.enums import JobStatus, JobType
-from san_desktop.jobs.processors import build_registry
+from san_desktop.jobs.processors import registry_for
 from san_desktop.jobs.recovery import sweep
 from san_desktop.queue.job_queue import JobQueue
 
@@ -83,7 +83,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     with open_app(args.data_dir, kind="headless") as app:
         code = run_headless(
             app.backend,
-            build_registry(app.providers, lambda: app.settings.til),
+            registry_for(app),
             app.settings.jobs,
             until_idle=args.until_idle,
             wait_retries=args.wait_retries,
@@ -180,7 +180,7 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     with open_app(args.data_dir, kind="cli", log_to_stderr=False) as app:
-        hooks = build_registry(app.providers, lambda: app.settings.til).sweep_hooks
+        hooks = registry_for(app).sweep_hooks
         report = sweep(app.queue, app.backend.require_session(), app.settings.jobs, hooks=hooks)
     if args.json:
         print_json(report)

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from san_desktop import APP_NAME, __version__
-from san_desktop.cli import config, doctor, jobs, scraps, til
+from san_desktop.cli import config, doctor, github, jobs, scraps, til
 from san_desktop.cli.common import TerminalSafeStream
 from san_desktop.core.errors import SanError
 from san_desktop.core.redact import redact
@@ -30,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_parser(commands)
     jobs.add_parser(commands)
     til.add_parser(commands)
+    github.add_parser(commands)
     return parser
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from san_desktop.app import SanApp, open_app
 from san_desktop.cli.common import print_json, print_table
+from san_desktop.core.enums import CommitTarget
 from san_desktop.core.markdown_html import to_safe_html
 
 
@@ -30,6 +31,16 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     form.add_argument("--markdown", action="store_true", help="only the markdown text")
     form.add_argument("--html", action="store_true", help="the text as the app renders it (sanitised HTML)")
     show.set_defaults(handler=cmd_show)
+    commit = sub.add_parser("commit", help="commit a day's current TIL to GitHub or a local repository")
+    commit.add_argument("date", metavar="DATE")
+    commit.add_argument("--target", choices=["github", "local"], help="default: the github.target setting")
+    commit.add_argument("--path", help="the file path in the repository (default: from github.path_template)")
+    commit.add_argument("--dry-run", action="store_true", help="only say what would be committed where")
+    commit.set_defaults(handler=cmd_commit)
+    commits = sub.add_parser("commits", help="the commits of a day's TIL")
+    commits.add_argument("date", metavar="DATE")
+    commits.add_argument("--json", action="store_true")
+    commits.set_defaults(handler=cmd_commits)
     export = sub.add_parser("export", help="write a day's TIL markdown to a file")
     export.add_argument("date", metavar="DATE")
     export.add_argument("--out", type=Path, required=True, metavar="FILE")
@@ -95,4 +106,45 @@ def cmd_export(args: argparse.Namespace) -> int:
     with _open(args) as app:
         path = app.til.export(args.date, args.out)
     print(f"Written to {path}")
+    return 0
+
+
+def cmd_commit(args: argparse.Namespace) -> int:
+    target = CommitTarget(args.target.upper()) if args.target else None
+    with _open(args) as app:
+        if args.dry_run:
+            plan = app.commits.plan(args.date, target=target, path=args.path)
+            print(f"Would commit version {plan.version} of {plan.local_date} to {plan.repository} ({plan.branch})")
+            print(f"  path:    {plan.path}")
+            print(f"  message: {plan.message}")
+            return 0
+        info = app.commit_til(args.date, target=target, path=args.path).value
+    print(f"Commit of {args.date} to {info.repository} ({info.branch}) at {info.path} requested: {info.id}")
+    print("The open app or `san jobs run` makes it; `san til commits DATE` shows the result.")
+    return 0
+
+
+def cmd_commits(args: argparse.Namespace) -> int:
+    with _open(args) as app:
+        found = app.commits.list(args.date)
+    if args.json:
+        print_json(found)
+        return 0
+    if not found:
+        print(f"No commits of the TIL of {args.date} yet.")
+        return 0
+    print_table(
+        ["WHEN", "VERSION", "STATUS", "WHERE", "PATH", "COMMIT"],
+        [
+            [
+                c.created_at.astimezone().strftime("%Y-%m-%d %H:%M"),
+                str(c.version),
+                c.status.value,
+                f"{c.repository} ({c.branch})",
+                c.path,
+                c.html_url or c.commit_sha or (c.error_message or "")[:60],
+            ]
+            for c in found
+        ],
+    )
     return 0

@@ -80,3 +80,17 @@ class TilVersionKind(StrEnum):
 
     GENERATED = "GENERATED"
     EDITED = "EDITED"
+
+
+class CommitStatus(StrEnum):
+    """A TIL commit request's own state (seed 001), beside its job's."""
+
+    PENDING = "PENDING"
+    PROCESSING = "PROCESSING"
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+
+
+class CommitTarget(StrEnum):
+    GITHUB = "GITHUB"
+    LOCAL = "LOCAL"

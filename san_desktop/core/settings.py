@@ -6,6 +6,7 @@ import json
 import logging
 import math
 import os
+import re
 from dataclasses import Field, asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ def _number(default: float, low: float, high: float) -> Any:
 
 
 DAY = 86_400.0
+_REPOSITORY = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
 
 
 def _validate(instance: Any, section: str) -> None:
@@ -101,12 +103,35 @@ class TilSettings:
         _validate(self, "til")
 
 
+GITHUB_TARGETS = ("github", "local")
+
+
+@dataclass(frozen=True)
+class GitHubSettings:
+    """Where TILs are committed: a GitHub repository (token in the keyring) or a local git repository."""
+
+    target: str = field(default="github", metadata={"choices": GITHUB_TARGETS})
+    api_url: str = field(default="https://api.github.com", metadata={"url": True})  # GHE: https://HOST/api/v3
+    repository: str = field(default="", metadata={"repository": True})  # owner/name
+    branch: str = "main"
+    path_template: str = "TIL/{yyyy}/{mm}/{dd}/{slug}.md"
+    local_repository: str = ""  # a folder holding a git repository
+    local_branch: str = "til"  # a branch that is not checked out there (the working tree is never touched)
+    author_name: str = ""  # empty: the repository's own configuration
+    author_email: str = ""
+    edited_versions_kept: int = _number(10, 1, 1000)
+
+    def __post_init__(self) -> None:
+        _validate(self, "github")
+
+
 @dataclass(frozen=True)
 class Settings:
     jobs: JobSettings = field(default_factory=JobSettings)
     ai: AISettings = field(default_factory=AISettings)
     capture: CaptureSettings = field(default_factory=CaptureSettings)
     til: TilSettings = field(default_factory=TilSettings)
+    github: GitHubSettings = field(default_factory=GitHubSettings)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -117,6 +142,7 @@ SECTIONS: dict[str, type[Any]] = {
     "ai": AISettings,
     "capture": CaptureSettings,
     "til": TilSettings,
+    "github": GitHubSettings,
 }
 
 
@@ -145,6 +171,8 @@ def check_value(section: str, key: str, value: Any, item: Field[Any] | None = No
             ZoneInfo(value)
         except (ZoneInfoNotFoundError, ValueError):
             raise ValueError(f"{name} must be a time zone name such as Asia/Seoul (or empty), not {value!r}") from None
+    if item.metadata.get("repository") and value and not _REPOSITORY.fullmatch(value):
+        raise ValueError(f"{name} must be owner/name, not {value!r}")
     if item.metadata.get("url"):
         parsed = urlsplit(value)
         if parsed.scheme not in ("http", "https") or not parsed.hostname:

@@ -12,6 +12,8 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from san_desktop.core.enums import (
     ACTIVE_JOB_STATUSES,
     AttemptOutcome,
+    CommitStatus,
+    CommitTarget,
     ErrorKind,
     JobPool,
     JobStatus,
@@ -275,3 +277,26 @@ class TilStepOutput(Base):
     artifact_key: Mapped[str | None] = mapped_column(sa.String(300))
     data: Mapped[str | None] = mapped_column(sa.Text)  # JSON
     created_at: Mapped[datetime] = _created_column()
+
+
+class TilCommit(Base):
+    """One request to commit a TIL version to GitHub or to a local repository (``til_github_commits``)."""
+
+    __tablename__ = "til_github_commits"
+    __table_args__ = (sa.Index("ix_til_github_commits_target_content", "repository", "branch", "content_hash"),)
+
+    id: Mapped[str] = _id_column()
+    summary_id: Mapped[str] = mapped_column(ID, sa.ForeignKey("daily_summaries.id", ondelete="CASCADE"), index=True)
+    version: Mapped[int]
+    status: Mapped[CommitStatus] = mapped_column(enum_column_type(CommitStatus, "status"), default=CommitStatus.PENDING)
+    target: Mapped[CommitTarget] = mapped_column(enum_column_type(CommitTarget, "target"))
+    repository: Mapped[str] = mapped_column(sa.String(500))  # owner/name, or the local folder
+    branch: Mapped[str] = mapped_column(sa.String(250))
+    path: Mapped[str] = mapped_column(sa.String(500))
+    message: Mapped[str] = mapped_column(sa.String(500))
+    content_hash: Mapped[str] = mapped_column(sa.String(64))
+    commit_sha: Mapped[str | None] = mapped_column(sa.String(64))
+    html_url: Mapped[str | None] = mapped_column(sa.String(500))
+    error_message: Mapped[str | None] = mapped_column(sa.String(1000))
+    created_at: Mapped[datetime] = _created_column()
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)

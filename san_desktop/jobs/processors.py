@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Protocol
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
@@ -19,10 +20,11 @@ from san_desktop.ai.factory import ProviderSource
 from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.errors import TargetNotFoundError
-from san_desktop.core.settings import TilSettings
+from san_desktop.core.settings import GitHubSettings, Settings, TilSettings
 from san_desktop.db.changes import prune_notices
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, KnowledgeCard, Scrap
+from san_desktop.jobs.commit import TilCommitProcessor
 from san_desktop.jobs.recovery import SweepHook
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.jobs.til import TilGenerationProcessor
@@ -120,10 +122,39 @@ class ScrapRefineProcessor:
             scrap.refined_content = refined or text.content
 
 
+def _no_token() -> str | None:
+    return None
+
+
+class RegistrySource(Protocol):
+    """What the product's processors read from the application (the facade has all of it)."""
+
+    @property
+    def providers(self) -> ProviderSource: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    def github_token(self) -> str | None: ...
+
+
+def registry_for(source: RegistrySource) -> ProcessorRegistry:
+    """The product's processors, reading the application's provider, settings and token at each run."""
+    return build_registry(
+        source.providers, lambda: source.settings.til, lambda: source.settings.github, source.github_token
+    )
+
+
 def build_registry(
-    providers: ProviderSource, til_settings: Callable[[], TilSettings] = TilSettings
+    providers: ProviderSource,
+    til_settings: Callable[[], TilSettings] = TilSettings,
+    github_settings: Callable[[], GitHubSettings] = GitHubSettings,
+    github_token: Callable[[], str | None] = _no_token,
 ) -> ProcessorRegistry:
+    """The product's processors; settings are read at each run (time zone, recall limit, commit target),
+    the GitHub token only when a commit needs it."""
     registry = ProcessorRegistry()
+    registry.register(JobType.TIL_GITHUB_COMMIT, TilCommitProcessor(github_settings, github_token))
     registry.register(JobType.CARD_ANALYSIS, CardAnalysisProcessor(providers))
     registry.register(JobType.SCRAP_REFINE, ScrapRefineProcessor(providers))
     registry.register(JobType.TIL_GENERATION, TilGenerationProcessor(providers, til_settings))

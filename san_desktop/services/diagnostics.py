@@ -40,6 +40,8 @@ class DoctorReport:
     keyring_backend: str
     keyring_usable: bool
     keyring_message: str
+    ai_key_source: str  # "keyring", the environment variable's name, or "none"
+    github_token_source: str
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -90,6 +92,8 @@ def _database_status(path: Path, driver: SqliteDriver) -> tuple[str | None, str]
 
 
 def collect(data_dir: Path) -> DoctorReport:
+    from san_desktop.services.secrets import AI_API_KEY, GITHUB_TOKEN, secret_with_source  # (it imports this module)
+
     driver = choose_driver()
     db_file = database_path(data_dir)
     head = head_revision()
@@ -113,4 +117,6 @@ def collect(data_dir: Path) -> DoctorReport:
         keyring_backend=kr_name,
         keyring_usable=kr_ok,
         keyring_message=kr_message,
+        ai_key_source=secret_with_source(AI_API_KEY)[1],
+        github_token_source=secret_with_source(GITHUB_TOKEN)[1],
     )

@@ -1,9 +1,12 @@
-"""Secrets (API keys, tokens) live in the system keyring only: never in the database, settings, logs or
-error messages. ``keyrings.alt`` (plain-text files) is deliberately not used."""
+"""Secrets (API keys, tokens) live in the system keyring: never in the database, settings, logs or error
+messages. ``keyrings.alt`` (plain-text files) is deliberately not used. Where the keyring has no backend
+(a headless or minimal Linux), secrets come from the environment, as the ``gh`` CLI does (``GH_TOKEN``,
+then ``GITHUB_TOKEN``; ``OPENAI_API_KEY``), and are never written anywhere."""
 
 from __future__ import annotations
 
 import logging
+import os
 
 import keyring
 import keyring.errors
@@ -16,6 +19,12 @@ log = logging.getLogger(__name__)
 
 SERVICE = "san-desktop"
 AI_API_KEY = "ai-api-key"
+GITHUB_TOKEN = "github-token"
+# environment variables read (in this order) when the keyring holds no such secret
+ENVIRONMENT: dict[str, tuple[str, ...]] = {
+    AI_API_KEY: ("OPENAI_API_KEY",),
+    GITHUB_TOKEN: ("GH_TOKEN", "GITHUB_TOKEN"),
+}
 
 
 def _require_backend() -> None:
@@ -36,9 +45,25 @@ def get_secret(name: str) -> str | None:
     return value
 
 
+def secret_with_source(name: str) -> tuple[str | None, str]:
+    """The secret and where it came from: "keyring", an environment variable's name, or "none"."""
+    value = get_secret(name)
+    if value:
+        return value, "keyring"
+    for variable in ENVIRONMENT.get(name, ()):
+        if value := os.environ.get(variable, "").strip():
+            register_secret(value)
+            return value, variable
+    return None, "none"
+
+
 def ai_api_key() -> str | None:
     """The OpenAI-compatible server's API key (what ``ai.factory.ProviderSource`` is handed)."""
-    return get_secret(AI_API_KEY)
+    return secret_with_source(AI_API_KEY)[0]
+
+
+def github_token() -> str | None:
+    return secret_with_source(GITHUB_TOKEN)[0]
 
 
 def set_secret(name: str, value: str) -> None:

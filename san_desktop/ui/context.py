@@ -11,7 +11,7 @@ from PySide6.QtCore import QObject
 
 from san_desktop.app import Changes, SanApp
 from san_desktop.core.settings import Settings
-from san_desktop.jobs.processors import build_registry
+from san_desktop.jobs.processors import registry_for
 from san_desktop.jobs.registry import ProcessorRegistry
 from san_desktop.jobs.runner import JobRunner
 from san_desktop.ui.hub import POLL_MS, ChangeHub
@@ -69,7 +69,7 @@ def build_context(
         session = app.backend.require_session()
         runner = JobRunner(
             app.queue,
-            registry or build_registry(app.providers, lambda: app.settings.til),
+            registry or registry_for(app),
             session,
             app.settings.jobs,
             parent,

@@ -1,0 +1,58 @@
+"""``san github token set`` (from standard input, into the keyring) and ``san github test``."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+
+from san_desktop.core.errors import PermanentError, SanError, TransientError
+from san_desktop.core.paths import resolve_data_dir
+from san_desktop.core.settings import load_settings
+from san_desktop.github.client import GitHubClient
+from san_desktop.services.secrets import GITHUB_TOKEN, delete_secret, secret_with_source, set_secret
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    github = commands.add_parser("github", help="the GitHub account TILs are committed with")
+    sub = github.add_subparsers(dest="github_command", metavar="ACTION", required=True)
+    token = sub.add_parser("token", help="the token (kept in the system keyring)")
+    token_sub = token.add_subparsers(dest="token_command", metavar="ACTION", required=True)
+    token_set = token_sub.add_parser(
+        "set", help="read a token (fine-grained with Contents read/write, or classic `repo`) from standard input"
+    )
+    token_set.set_defaults(handler=cmd_token_set)
+    test = sub.add_parser("test", help="check the token and the push permission on the repository")
+    test.set_defaults(handler=cmd_test)
+
+
+def cmd_token_set(args: argparse.Namespace) -> int:
+    if sys.stdin is None or sys.stdin.closed:
+        raise SanError("Standard input is closed: pipe the token in (`... | san github token set`).")
+    token = getpass.getpass("GitHub token: ") if sys.stdin.isatty() else sys.stdin.readline(4096).strip()
+    if not token:
+        print("GitHub token removed." if delete_secret(GITHUB_TOKEN) else "No GitHub token was stored.")
+        return 0
+    set_secret(GITHUB_TOKEN, token)
+    print("GitHub token stored in the system keyring.")
+    return 0
+
+
+def cmd_test(args: argparse.Namespace) -> int:
+    settings = load_settings(resolve_data_dir(args.data_dir)).github
+    token, source = secret_with_source(GITHUB_TOKEN)
+    if not token:
+        raise SanError("No GitHub token: store one with `san github token set` (or set GH_TOKEN).")
+    if not settings.repository:
+        raise SanError("No repository is set: `san config set github.repository owner/name`.")
+    try:
+        with GitHubClient(settings.api_url, token) as github:
+            login = github.user()
+            if not github.can_push(settings.repository):
+                raise SanError(f"The token of {login} cannot push to {settings.repository}: give it Contents write.")
+            if not github.branch_exists(settings.repository, settings.branch):
+                raise SanError(f"The branch {settings.branch} does not exist in {settings.repository}.")
+    except (PermanentError, TransientError) as exc:
+        raise SanError(str(exc)) from exc
+    print(f"OK: {login} (token from {source}) can push to {settings.repository} ({settings.branch}).")
+    return 0

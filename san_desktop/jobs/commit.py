@@ -1,0 +1,147 @@
+"""TIL_GITHUB_COMMIT (target: a ``til_github_commits`` row), on the GitHub pool.
+
+GitHub: read the path; if the same content is already there (a run that died after GitHub accepted its
+write), record that commit instead of making a second; if another file is there, take the next free name
+(-1 … -20); otherwise write it (with the blob sha when replacing this TIL's own earlier file). Local: one
+commit on a branch that is not checked out. The request row and the job finish in one transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from san_desktop.core.enums import CommitStatus, CommitTarget, ErrorKind
+from san_desktop.core.errors import PermanentError, TargetNotFoundError
+from san_desktop.core.redact import error_message
+from san_desktop.core.settings import GitHubSettings
+from san_desktop.db.models import TilCommit, TilVersion
+from san_desktop.github.client import CommitResult, GitHubClient
+from san_desktop.github.local_git import commit_file
+from san_desktop.jobs.classify import classify
+from san_desktop.jobs.registry import JobContext
+from san_desktop.queue.errors import JobInterruptedError, JobSupersededError
+from san_desktop.services.commits import MAX_SUFFIX, with_suffix
+
+log = logging.getLogger(__name__)
+
+
+class TilCommitProcessor:
+    def __init__(self, settings: Callable[[], GitHubSettings], token: Callable[[], str | None]) -> None:
+        self.settings = settings
+        self.token = token
+
+    def __call__(self, context: JobContext) -> None:
+        request_id = context.job.target_id
+        with context.db.sessions() as session:
+            request = session.get(TilCommit, request_id)
+            if request is None:
+                raise TargetNotFoundError(f"commit request {request_id}")
+            key = session.scalar(
+                sa.select(TilVersion.artifact_key).where(
+                    TilVersion.summary_id == request.summary_id, TilVersion.version == request.version
+                )
+            )
+            if key is None:
+                raise TargetNotFoundError(f"version {request.version} of the TIL")
+            target, repository, branch = request.target, request.repository, request.branch
+            path, message = request.path, request.message
+            # a file this TIL committed before is replaced by the new version; anyone else's never is
+            replaceable = (
+                session.scalar(
+                    sa.select(TilCommit.id).where(
+                        TilCommit.summary_id == request.summary_id,
+                        TilCommit.repository == repository,
+                        TilCommit.branch == branch,
+                        TilCommit.path == path,
+                        TilCommit.status == CommitStatus.COMPLETED,
+                    )
+                )
+                is not None
+            )
+        content = context.files.store.read_text(key).encode("utf-8")
+        with context.checkpoint() as session:
+            _update(session, request_id, status=CommitStatus.PROCESSING, error_message=None)
+        try:
+            if target is CommitTarget.LOCAL:
+                settings = self.settings()
+                sha = commit_file(
+                    Path(repository), branch, path, content, message, settings.author_name, settings.author_email
+                )
+                result = CommitResult(sha, "")
+            else:
+                result, path = self._github(repository, branch, path, content, message, replaceable)
+        except (JobInterruptedError, JobSupersededError):
+            raise
+        except Exception as exc:
+            self._failed(context, request_id, exc)
+            raise
+        with context.publish() as session:
+            _update(
+                session,
+                request_id,
+                status=CommitStatus.COMPLETED,
+                commit_sha=result.commit_sha,
+                html_url=result.html_url or None,
+                path=path,
+                error_message=None,
+            )
+        log.info("TIL committed to %s (%s) at %s: %s", repository, branch, path, result.commit_sha)
+
+    def _github(
+        self, repository: str, branch: str, path: str, content: bytes, message: str, replaceable: bool
+    ) -> tuple[CommitResult, str]:
+        token = self.token()
+        if not token:
+            raise PermanentError("No GitHub token is stored: `san github token set`, or GH_TOKEN")
+        with GitHubClient(self.settings().api_url, token) as github:
+            candidates = [path, *(with_suffix(path, n) for n in range(1, MAX_SUFFIX + 1))]
+            for candidate in candidates:
+                existing = github.read_file(repository, candidate, branch)
+                if existing is not None and existing.content == content:
+                    # already written (the app died after GitHub accepted it): record it, no second commit
+                    return github.last_commit(repository, candidate, branch), candidate
+                if existing is None or (candidate == path and replaceable):
+                    try:
+                        sha = existing.sha if existing else None
+                        return github.put_file(repository, candidate, branch, content, message, sha), candidate
+                    except PermanentError as exc:
+                        if " 404" in str(exc):
+                            raise self._missing(github, repository, branch) from exc
+                        raise
+            raise PermanentError(f"No free path near {path} in {repository} ({branch})")
+
+    @staticmethod
+    def _missing(github: GitHubClient, repository: str, branch: str) -> PermanentError:
+        try:
+            github.can_push(repository)
+        except PermanentError:
+            return PermanentError(f"The repository {repository} does not exist, or the token cannot see it")
+        if not github.branch_exists(repository, branch):
+            return PermanentError(
+                f"The branch {branch} does not exist in {repository}: create it, or set github.branch"
+            )
+        return PermanentError(f"GitHub answered 404 writing to {repository} ({branch})")
+
+    @staticmethod
+    def _failed(context: JobContext, request_id: str, exc: BaseException) -> None:
+        """The request says why; FAILED only when the job will not try again by itself."""
+        final = classify(exc).kind is ErrorKind.PERMANENT
+        try:
+            with context.db.write() as session:
+                if context.queue.still_owned(session, context.claim):
+                    status = CommitStatus.FAILED if final else CommitStatus.PROCESSING
+                    _update(session, request_id, status=status, error_message=error_message(exc))
+        except Exception:
+            log.exception("Could not record the failure of commit request %s", request_id)
+
+
+def _update(session: sa.orm.Session, request_id: str, **values: object) -> None:
+    request = session.get(TilCommit, request_id)
+    if request is None:
+        raise TargetNotFoundError(f"commit request {request_id}")
+    for name, value in values.items():
+        setattr(request, name, value)
