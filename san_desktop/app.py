@@ -57,6 +57,7 @@ class Changes:
     scraps: frozenset[str] = frozenset()  # scraps added, changed or deleted (their Inbox rows)
     cards_of_scraps: frozenset[str] = frozenset()  # scraps whose card was made or re-made
     jobs: tuple[JobRecord, ...] = ()  # newest state of each changed job
+    tils: frozenset[str] = frozenset()  # days whose TIL text changed (an edit saved)
     settings: bool = False
     ai_settings_changed: bool = False  # the AI server or models: paused AI work may run again
     embedding_model_changed: bool = False
@@ -68,6 +69,7 @@ class Changes:
             scraps=self.scraps | other.scraps,
             cards_of_scraps=self.cards_of_scraps | other.cards_of_scraps,
             jobs=tuple(jobs.values()),
+            tils=self.tils | other.tils,
             settings=self.settings or other.settings,
             ai_settings_changed=self.ai_settings_changed or other.ai_settings_changed,
             embedding_model_changed=self.embedding_model_changed or other.embedding_model_changed,
@@ -75,7 +77,7 @@ class Changes:
         )
 
     def __bool__(self) -> bool:
-        return bool(self.scraps or self.cards_of_scraps or self.jobs or self.settings)
+        return bool(self.scraps or self.cards_of_scraps or self.jobs or self.settings or self.tils)
 
     @staticmethod
     def of_job(job: JobRecord, *, external: bool = False) -> Changes:
@@ -205,6 +207,11 @@ class SanApp:
         """Generate (or resume) a day's TIL; while one runs, its job is returned instead of a second."""
         job = self.til.generate(local_date)
         return Changed(job, Changes.of_job(job))
+
+    def save_til_edit(self, local_date: str, text: str) -> Changed[int]:
+        """Save the learner's edit as a new version (the generated one stays)."""
+        version = self.til.save_edit(local_date, text, self._settings.til.edited_versions_kept)
+        return Changed(version, Changes(tils=frozenset({local_date})))
 
     def commit_til(
         self,

@@ -98,6 +98,7 @@ class TilSettings:
 
     timezone: str = field(default="", metadata={"timezone": True})  # "" = the system's; else e.g. Asia/Seoul
     recall_limit: int = _number(5, 1, 50)
+    edited_versions_kept: int = _number(10, 1, 1000)  # older edits go; the generated ones and the latest stay
 
     def __post_init__(self) -> None:
         _validate(self, "til")
@@ -119,7 +120,6 @@ class GitHubSettings:
     local_branch: str = "til"  # a branch that is not checked out there (the working tree is never touched)
     author_name: str = ""  # empty: the repository's own configuration
     author_email: str = ""
-    edited_versions_kept: int = _number(10, 1, 1000)
 
     def __post_init__(self) -> None:
         _validate(self, "github")

@@ -19,9 +19,18 @@ from san_desktop.ai.base import TilCard, code_blocks
 from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.core.enums import JobType, TilVersionKind
 from san_desktop.core.errors import SanError
+from san_desktop.core.ids import new_id
 from san_desktop.core.workflow import TilStatus
 from san_desktop.db.database import Database
-from san_desktop.db.models import AsyncJob, DailySummary, KnowledgeCard, Scrap, TilStepOutput, TilVersion
+from san_desktop.db.models import (
+    AsyncJob,
+    DailySummary,
+    KnowledgeCard,
+    Scrap,
+    TilCommit,
+    TilStepOutput,
+    TilVersion,
+)
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobRecord
 
@@ -250,6 +259,58 @@ class TilService:
         if key is None:
             raise SanError(f"The TIL of {local_date} has no version {version}.")
         return self.artifacts.read_text(key)
+
+    def save_edit(self, local_date: str, text: str, keep: int) -> int:
+        """The learner's text as a new EDITED version (never over the generated one), made current; only
+        the last ``keep`` edited versions stay (and any a commit refers to). Returns the version."""
+        local_date = parse_day(local_date)
+        data = text.encode("utf-8")
+        with self.db.write() as session:
+            summary = session.scalar(sa.select(DailySummary).where(DailySummary.local_date == local_date))
+            if summary is None or summary.current_version is None:
+                raise TilNotFoundError(local_date)
+            newest = session.scalar(
+                sa.select(sa.func.max(TilVersion.version)).where(TilVersion.summary_id == summary.id)
+            )
+            version = (newest or 0) + 1
+            run = self.artifacts.run(new_id())
+            key = run.write_bytes("til", summary.id, version, "md", data)
+            try:
+                current = session.scalar(
+                    sa.select(TilVersion).where(
+                        TilVersion.summary_id == summary.id, TilVersion.version == summary.current_version
+                    )
+                )
+                session.add(
+                    TilVersion(
+                        summary_id=summary.id,
+                        version=version,
+                        kind=TilVersionKind.EDITED,
+                        artifact_key=key,
+                        content_hash=hashlib.sha256(data).hexdigest(),
+                        input_revision=current.input_revision if current else None,
+                    )
+                )
+                summary.current_version = version
+                session.flush()
+                self._prune_edits(session, summary.id, keep)
+            except BaseException:
+                run.discard()
+                raise
+            run.publish_pending()
+        return version
+
+    @staticmethod
+    def _prune_edits(session: Session, summary_id: str, keep: int) -> None:
+        edits = session.scalars(
+            sa.select(TilVersion)
+            .where(TilVersion.summary_id == summary_id, TilVersion.kind == TilVersionKind.EDITED)
+            .order_by(TilVersion.version.desc())
+        ).all()
+        committed = set(session.scalars(sa.select(TilCommit.version).where(TilCommit.summary_id == summary_id)))
+        for old in edits[keep:]:
+            if old.version not in committed:
+                session.delete(old)  # its file goes with the next orphan sweep
 
     def export(self, local_date: str, out: Path) -> Path:
         view = self.get(local_date)

@@ -29,6 +29,7 @@ from san_desktop.core.workflow import TIL_STEPS, TilStatus
 from san_desktop.jobs.registry import JobProgress
 from san_desktop.services.til import DayInfo, TilView
 from san_desktop.ui.context import AppContext
+from san_desktop.ui.til_review import TilReviewWindow
 
 _STATUS_MARK = {TilStatus.COMPLETED: "✓", TilStatus.FAILED: "!"}
 
@@ -47,12 +48,15 @@ class TilPage(QWidget):
         self._view: TilView | None = None
         self._day: str | None = None
         self._stale = False  # days changed while the page was hidden
+        self._reviews: dict[str, TilReviewWindow] = {}
 
         self.days = QListWidget()
         self.days.setMinimumWidth(200)
         self.heading = QLabel("<h2>Today I Learned</h2>")
         self.generate_button = QPushButton("Generate")
         self.generate_button.setToolTip("Write this day's TIL from its cards (again, if the cards changed)")
+        self.review_button = QPushButton("Review and commit…")
+        self.review_button.setToolTip("Edit the note, see its versions, and commit it to your TIL repository")
         self.retry_button = QPushButton("Retry")
         self.retry_button.setToolTip("Resume at the step that failed; finished steps are not done again")
         self.progress = QProgressBar()
@@ -74,6 +78,7 @@ class TilPage(QWidget):
         actions = QHBoxLayout()
         actions.addWidget(self.generate_button)
         actions.addWidget(self.retry_button)
+        actions.addWidget(self.review_button)
         actions.addWidget(self.progress)
         actions.addStretch(1)
         actions.addWidget(QLabel("Version:"))
@@ -98,6 +103,7 @@ class TilPage(QWidget):
         self.days.currentItemChanged.connect(self._on_days_current_item_changed)
         self.generate_button.clicked.connect(self._on_generate_button_clicked)
         self.retry_button.clicked.connect(self._on_generate_button_clicked)
+        self.review_button.clicked.connect(self.open_review)
         self.versions.activated.connect(self._on_versions_activated)
         self.text.anchorClicked.connect(self._on_text_anchor_clicked)
         self.recall.itemActivated.connect(self._on_recall_item_activated)
@@ -171,6 +177,7 @@ class TilPage(QWidget):
         failed = view is not None and view.status is TilStatus.FAILED and not running
         self.generate_button.setEnabled(day is not None and not running)
         self.retry_button.setVisible(failed)
+        self.review_button.setVisible(view is not None and view.markdown is not None and not running)
         self.progress.setVisible(running)
         if view is None:
             self.state.setText("No TIL for this day yet." if day else "")
@@ -201,6 +208,20 @@ class TilPage(QWidget):
             widget_item.setData(Qt.ItemDataRole.UserRole, item.card_id)
             self.recall.addItem(widget_item)
         self.recall_label.setText("Recall cards" if view.recall else "Recall cards: none yet")
+
+    def open_review(self) -> TilReviewWindow | None:
+        """The review-and-commit window of the shown day (one per day, raised if open)."""
+        day = self._day
+        if day is None:
+            return None
+        window = self._reviews.get(day)
+        if window is None or not window.isVisible():
+            window = TilReviewWindow(self._context, day)
+            window.saved.connect(lambda _version: self._load(day))
+            self._reviews[day] = window
+        window.show()
+        window.raise_()
+        return window
 
     # --- slots --------------------------------------------------------------------------------
 
