@@ -22,17 +22,32 @@ from san_desktop.ai.openai_compat import OpenAICompatibleProvider, OpenAISetting
 from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.bootstrap import Backend, start_backend
 from san_desktop.core.enums import CommitTarget, JobStatus, JobType
-from san_desktop.core.errors import SanError
+from san_desktop.core.errors import PermanentError, SanError, TransientError
 from san_desktop.core.ids import new_id
-from san_desktop.core.settings import SETTINGS_FILE, AISettings, Settings, load_settings_checked, save_settings
+from san_desktop.core.settings import (
+    SETTINGS_FILE,
+    AISettings,
+    GitHubSettings,
+    Settings,
+    load_settings_checked,
+    save_settings,
+)
 from san_desktop.core.timeutil import local_zone, utcnow
 from san_desktop.db.changes import ChangeLog
+from san_desktop.github.client import GitHubClient
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobRecord
 from san_desktop.services.cards import CardService
 from san_desktop.services.commits import CommitInfo, CommitService
 from san_desktop.services.scraps import SCRAP_NOTICE, CaptureResult, ScrapService
-from san_desktop.services.secrets import AI_API_KEY, GITHUB_TOKEN, ai_api_key, github_token, set_secret
+from san_desktop.services.secrets import (
+    AI_API_KEY,
+    GITHUB_TOKEN,
+    ai_api_key,
+    github_token,
+    secret_with_source,
+    set_secret,
+)
 from san_desktop.services.til import TilService
 
 log = logging.getLogger(__name__)
@@ -228,6 +243,32 @@ class SanApp:
     @staticmethod
     def github_token() -> str | None:
         return github_token()
+
+    @staticmethod
+    def github_token_source() -> str:
+        """Where the token comes from: "keyring", GH_TOKEN / GITHUB_TOKEN, or "none"."""
+        return secret_with_source(GITHUB_TOKEN)[1]
+
+    def test_github(self, settings: GitHubSettings, token: str | None = None) -> str:
+        """Check the token (GET /user), push permission on the repository and its branch; a sentence
+        saying what works, or SanError saying exactly what is wrong."""
+        token = token or github_token()
+        if not token:
+            raise SanError("No GitHub token: enter one (Settings) or run `san github token set`.")
+        if not settings.repository:
+            raise SanError("No repository is set: give it as owner/name.")
+        try:
+            with GitHubClient(settings.api_url, token) as client:
+                login = client.user()
+                if not client.can_push(settings.repository):
+                    raise SanError(
+                        f"The token of {login} cannot push to {settings.repository}: give it Contents write."
+                    )
+                if not client.branch_exists(settings.repository, settings.branch):
+                    raise SanError(f"The branch {settings.branch} does not exist in {settings.repository}.")
+        except (PermanentError, TransientError) as exc:
+            raise SanError(str(exc)) from exc
+        return f"{login} can push to {settings.repository} ({settings.branch})."
 
     @staticmethod
     def set_github_token(token: str) -> None:

@@ -6,11 +6,9 @@ import argparse
 import getpass
 import sys
 
-from san_desktop.core.errors import PermanentError, SanError, TransientError
-from san_desktop.core.paths import resolve_data_dir
-from san_desktop.core.settings import load_settings
-from san_desktop.github.client import GitHubClient
-from san_desktop.services.secrets import GITHUB_TOKEN, delete_secret, secret_with_source, set_secret
+from san_desktop.app import open_app
+from san_desktop.core.errors import SanError
+from san_desktop.services.secrets import GITHUB_TOKEN, delete_secret, set_secret
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -39,20 +37,8 @@ def cmd_token_set(args: argparse.Namespace) -> int:
 
 
 def cmd_test(args: argparse.Namespace) -> int:
-    settings = load_settings(resolve_data_dir(args.data_dir)).github
-    token, source = secret_with_source(GITHUB_TOKEN)
-    if not token:
-        raise SanError("No GitHub token: store one with `san github token set` (or set GH_TOKEN).")
-    if not settings.repository:
-        raise SanError("No repository is set: `san config set github.repository owner/name`.")
-    try:
-        with GitHubClient(settings.api_url, token) as github:
-            login = github.user()
-            if not github.can_push(settings.repository):
-                raise SanError(f"The token of {login} cannot push to {settings.repository}: give it Contents write.")
-            if not github.branch_exists(settings.repository, settings.branch):
-                raise SanError(f"The branch {settings.branch} does not exist in {settings.repository}.")
-    except (PermanentError, TransientError) as exc:
-        raise SanError(str(exc)) from exc
-    print(f"OK: {login} (token from {source}) can push to {settings.repository} ({settings.branch}).")
+    with open_app(args.data_dir, kind="cli", lock=False, log_to_stderr=False) as app:
+        result = app.test_github(app.settings.github)
+        source = app.github_token_source()
+    print(f"OK: {result} (token from {source})")
     return 0

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 from san_desktop.app import Changes, SettingsConflictError
 from san_desktop.core.errors import SanError
 from san_desktop.core.redact import error_message
-from san_desktop.core.settings import AISettings, Settings
+from san_desktop.core.settings import AISettings, GitHubSettings, Settings
 from san_desktop.ui.context import AppContext
 
 log = logging.getLogger(__name__)
@@ -77,6 +77,43 @@ class SettingsDialog(QDialog):
         form.addRow("Timeout:", self.timeout)
         form.addRow("API key:", self.api_key)
         form.addRow("Largest scrap:", self.max_kb)
+        github = context.settings.github
+        self.commit_target = QComboBox()
+        self.commit_target.addItem("GitHub", "github")
+        self.commit_target.addItem("A local git repository", "local")
+        self.commit_target.setCurrentIndex(0 if github.target == "github" else 1)
+        self.github_url = QLineEdit(github.api_url)
+        self.github_url.setToolTip("https://api.github.com, or https://HOST/api/v3 for GitHub Enterprise")
+        self.repository = QLineEdit(github.repository)
+        self.repository.setPlaceholderText("owner/name")
+        self.branch = QLineEdit(github.branch)
+        self.path_template = QLineEdit(github.path_template)
+        self.local_repository = QLineEdit(github.local_repository)
+        self.local_branch = QLineEdit(github.local_branch)
+        self.github_token = QLineEdit()
+        self.github_token.setEchoMode(QLineEdit.EchoMode.Password)
+        self.github_token.setPlaceholderText("…")
+        context.ops.run(
+            self._app.github_token_source,
+            lambda source: self.github_token.setPlaceholderText(
+                {"keyring": "stored in the keyring", "none": "fine-grained token with Contents read/write"}.get(
+                    source, f"from {source} (no keyring here)"
+                )
+            ),
+        )
+        self.github_test_button = QPushButton("Test GitHub")
+        self.github_status = QLabel()
+        self.github_status.setWordWrap(True)
+        github_form = QFormLayout()
+        github_form.addRow("Commit TILs to:", self.commit_target)
+        github_form.addRow("GitHub API:", self.github_url)
+        github_form.addRow("Repository:", self.repository)
+        github_form.addRow("Branch:", self.branch)
+        github_form.addRow("File path:", self.path_template)
+        github_form.addRow("GitHub token:", self.github_token)
+        github_form.addRow("Local repository:", self.local_repository)
+        github_form.addRow("Local branch:", self.local_branch)
+
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self._on_save)
         buttons.rejected.connect(self.reject)
@@ -84,7 +121,12 @@ class SettingsDialog(QDialog):
         layout.addLayout(form)
         layout.addWidget(self.test_button)
         layout.addWidget(self.status)
+        layout.addWidget(QLabel("<b>TIL commits</b>"))
+        layout.addLayout(github_form)
+        layout.addWidget(self.github_test_button)
+        layout.addWidget(self.github_status)
         layout.addWidget(buttons)
+        self.github_test_button.clicked.connect(self._on_github_test_button_clicked)
 
         self.provider.currentIndexChanged.connect(lambda _i: self._update_enabled())
         self.test_button.clicked.connect(self._on_test_button_clicked)
@@ -137,6 +179,39 @@ class SettingsDialog(QDialog):
         self.test_button.setEnabled(self._remote())
         self.status.setText(("Connected. " if ok else "Failed: ") + message)
 
+    def github_settings(self) -> GitHubSettings:
+        return replace(
+            self._context.settings.github,
+            target=str(self.commit_target.currentData()),
+            api_url=self.github_url.text().strip(),
+            repository=self.repository.text().strip(),
+            branch=self.branch.text().strip() or "main",
+            path_template=self.path_template.text().strip() or GitHubSettings().path_template,
+            local_repository=self.local_repository.text().strip(),
+            local_branch=self.local_branch.text().strip() or "til",
+        )
+
+    def _on_github_test_button_clicked(self) -> None:
+        try:
+            github = self.github_settings()
+        except ValueError as exc:
+            self.github_status.setText(str(exc))
+            return
+        token = self.github_token.text().strip() or None
+        self.github_test_button.setEnabled(False)
+        self.github_status.setText(f"Asking {github.api_url}…")
+
+        def done(text: str) -> None:
+            self.github_test_button.setEnabled(True)
+            self.github_status.setText(text)
+
+        self._context.ops.run(
+            lambda: self._app.test_github(github, token),
+            lambda message: done(f"OK: {message}"),
+            lambda exc: done(f"Failed: {exc}"),
+            on_bug=lambda exc: done(f"Failed: {error_message(exc)}"),
+        )
+
     def _on_hub_changed(self, changes: Changes, _initiator: object) -> None:
         if changes.settings and changes.external:
             self.status.setText(
@@ -151,10 +226,17 @@ class SettingsDialog(QDialog):
         except ValueError as exc:
             self.status.setText(str(exc))
             return
+        try:
+            github = self.github_settings()
+        except ValueError as exc:
+            self.github_status.setText(str(exc))
+            return
         key = self.api_key.text().strip()
+        token = self.github_token.text().strip()
         settings: Settings = replace(
             self._context.settings,
             ai=ai,
+            github=github,
             capture=replace(self._context.settings.capture, max_bytes=self.max_kb.value() * 1000),
         )
         overwrite = self._overwrite
@@ -162,6 +244,8 @@ class SettingsDialog(QDialog):
         def save() -> Changes:
             if key:
                 self._app.set_ai_key(key)
+            if token:
+                self._app.set_github_token(token)
             return self._app.save_settings(settings, overwrite=overwrite)
 
         def refused(exc: SanError) -> None:

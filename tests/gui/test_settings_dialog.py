@@ -10,9 +10,11 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from san_desktop.core.settings import SETTINGS_FILE
-from san_desktop.services.secrets import AI_API_KEY, SERVICE
+from san_desktop.services.secrets import AI_API_KEY, GITHUB_TOKEN, SERVICE
 from san_desktop.ui.context import AppContext
 from san_desktop.ui.settings_dialog import SettingsDialog
+from tests.support.github_server import TOKEN as GITHUB_TOKEN_VALUE
+from tests.support.github_server import fake_github_server
 from tests.support.memory_keyring import MemoryKeyring
 from tests.support.openai_server import FakeOpenAI, fake_openai_server
 
@@ -83,3 +85,28 @@ def test_saving_keeps_the_key_in_the_keyring_only(
     assert json.loads(saved)["ai"]["provider"] == "openai"
     assert context.settings.ai.base_url == server.url
     assert context.app.providers.embedding_model() == "embed-test"
+
+
+def test_github_test_says_what_works_and_the_token_goes_to_the_keyring_only(
+    qtbot: QtBot, context: AppContext, isolated_environment: MemoryKeyring
+) -> None:
+    with fake_github_server() as github:
+        dialog = SettingsDialog(context)
+        qtbot.addWidget(dialog)
+        dialog.github_url.setText(github.url)
+        dialog.repository.setText("me/til")
+        dialog.github_token.setText("wrong-token-1234567890")
+        dialog.github_test_button.click()
+        qtbot.waitUntil(lambda: dialog.github_status.text().startswith("Failed"), timeout=15_000)
+        assert "GitHub rejected the token" in dialog.github_status.text()
+        dialog.github_token.setText(GITHUB_TOKEN_VALUE)
+        dialog.github_test_button.click()
+        qtbot.waitUntil(lambda: dialog.github_status.text().startswith("OK"), timeout=15_000)
+        assert dialog.github_status.text() == "OK: tester can push to me/til (main)."
+        assert all(r.headers.get("X-GitHub-Api-Version") == "2022-11-28" for r in github.requests)
+        with qtbot.waitSignal(dialog.accepted, timeout=5_000):
+            dialog._on_save()
+    assert isolated_environment.secrets[(SERVICE, GITHUB_TOKEN)] == GITHUB_TOKEN_VALUE
+    saved = (context.app.data_dir / SETTINGS_FILE).read_text(encoding="utf-8")
+    assert GITHUB_TOKEN_VALUE not in saved
+    assert json.loads(saved)["github"]["repository"] == "me/til"
