@@ -4,6 +4,7 @@ state with the right message; rate limits spend no attempt; the token is nowhere
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -15,6 +16,7 @@ from san_desktop.core.errors import SanError
 from san_desktop.core.logging_setup import setup_logging
 from san_desktop.core.settings import GitHubSettings
 from tests.support.github_server import TOKEN, FakeGitHub, fake_github_server
+from tests.support.processes import child_env, run_python
 from tests.support.til import finished_til, run_one
 
 
@@ -142,3 +144,23 @@ def test_the_token_is_in_no_file_log_or_error(app: SanApp, github: FakeGitHub, d
     for job in app.queue.list_jobs():
         for attempt in app.queue.attempts(job.id):
             assert TOKEN not in (attempt.error_text or "")
+
+
+def test_the_command_line_commits_and_says_where_the_token_comes_from(
+    app: SanApp, github: FakeGitHub, day: str
+) -> None:
+    environment = child_env(GH_TOKEN=TOKEN)  # a child has no keyring: the token comes from the environment
+    doctor = json.loads(run_python(["-m", "san_desktop.cli.main", "doctor", "--json"], env=environment).stdout)
+    assert doctor["github_token_source"] == "GH_TOKEN"
+    dry = run_python(["-m", "san_desktop.cli.main", "til", "commit", day, "--dry-run"], env=environment)
+    assert dry.returncode == 0, dry.stderr
+    assert "me/til (main)" in dry.stdout
+    assert "docs: add TIL - " in dry.stdout
+    assert app.commits.list(day) == []  # a dry run records nothing
+    tested = run_python(["-m", "san_desktop.cli.main", "github", "test"], env=environment)
+    assert tested.returncode == 0, tested.stderr
+    assert "OK: tester can push to me/til (main). (token from GH_TOKEN)" in tested.stdout
+    refused = run_python(["-m", "san_desktop.cli.main", "github", "test"], env=child_env(GH_TOKEN="wrong-token-123456"))
+    assert refused.returncode == 1
+    assert "GitHub rejected the token" in refused.stderr
+    assert "wrong-token-123456" not in refused.stderr
