@@ -164,3 +164,11 @@ def test_the_command_line_commits_and_says_where_the_token_comes_from(
     assert refused.returncode == 1
     assert "GitHub rejected the token" in refused.stderr
     assert "wrong-token-123456" not in refused.stderr
+
+
+def test_a_missing_repository_is_named(app: SanApp, github: FakeGitHub, day: str) -> None:
+    app.save_settings(replace(app.settings, github=replace(app.settings.github, repository="me/elsewhere")))
+    app.commit_til(day)
+    job = run_one(app, JobType.TIL_GITHUB_COMMIT)
+    assert job.status is JobStatus.FAILED
+    assert "The repository me/elsewhere does not exist, or the token cannot see it" in (job.error_message or "")
