@@ -129,7 +129,9 @@ class TilCommitProcessor:
     @staticmethod
     def _failed(context: JobContext, request_id: str, exc: BaseException) -> None:
         """The request says why; FAILED only when the job will not try again by itself."""
-        final = classify(exc).kind is ErrorKind.PERMANENT
+        found = classify(exc)
+        out_of_attempts = found.retry_after is None and context.claim.attempt >= context.job.max_attempts
+        final = found.kind is ErrorKind.PERMANENT or out_of_attempts
         try:
             with context.db.write() as session:
                 if context.queue.still_owned(session, context.claim):

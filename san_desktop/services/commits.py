@@ -14,12 +14,12 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from san_desktop.artifacts.store import ArtifactStore
-from san_desktop.core.enums import CommitStatus, CommitTarget, JobType
+from san_desktop.core.enums import ACTIVE_JOB_STATUSES, CommitStatus, CommitTarget, JobType
 from san_desktop.core.errors import SanError
 from san_desktop.core.settings import GitHubSettings
 from san_desktop.core.workflow import TilStatus
 from san_desktop.db.database import Database
-from san_desktop.db.models import DailySummary, TilCommit, TilVersion
+from san_desktop.db.models import AsyncJob, DailySummary, TilCommit, TilVersion
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobRecord
 from san_desktop.services.til import parse_day
@@ -76,6 +76,16 @@ def render_path(template: str, local_date: str, title: str) -> str:
 def with_suffix(path: str, n: int) -> str:
     stem, dot, ext = path.rpartition(".")
     return f"{stem}-{n}.{ext}" if dot else f"{path}-{n}"
+
+
+def _live() -> sa.ColumnElement[bool]:
+    """A request that is done, or that a job will still run (a cancelled or failed job's is neither)."""
+    waiting = sa.exists().where(
+        AsyncJob.target_id == TilCommit.id,
+        AsyncJob.job_type == JobType.TIL_GITHUB_COMMIT,
+        AsyncJob.status.in_(ACTIVE_JOB_STATUSES),
+    )
+    return sa.or_(TilCommit.status == CommitStatus.COMPLETED, sa.and_(TilCommit.status.in_(LIVE), waiting))
 
 
 def _info(row: TilCommit) -> CommitInfo:
@@ -152,7 +162,7 @@ class CommitService:
                 TilCommit.repository == repository,
                 TilCommit.branch == branch,
                 TilCommit.content_hash == content_hash,
-                TilCommit.status.in_(LIVE),
+                _live(),
             )
         )
         if same is not None:
@@ -187,7 +197,7 @@ class CommitService:
                     TilCommit.repository == repository,
                     TilCommit.branch == branch,
                     TilCommit.summary_id != summary.id,
-                    TilCommit.status.in_(LIVE),
+                    _live(),
                 )
             )
         )

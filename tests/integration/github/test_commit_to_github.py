@@ -172,3 +172,12 @@ def test_a_missing_repository_is_named(app: SanApp, github: FakeGitHub, day: str
     job = run_one(app, JobType.TIL_GITHUB_COMMIT)
     assert job.status is JobStatus.FAILED
     assert "The repository me/elsewhere does not exist, or the token cannot see it" in (job.error_message or "")
+
+
+def test_a_cancelled_commit_does_not_block_the_next_one(app: SanApp, github: FakeGitHub, day: str) -> None:
+    first = app.commit_til(day)
+    (job,) = app.queue.list_jobs(job_types=[JobType.TIL_GITHUB_COMMIT])
+    app.cancel_job(job.id)
+    second = app.commit_til(day).value  # not "is being committed": the first will never run
+    assert second.id != first.value.id
+    assert run_one(app, JobType.TIL_GITHUB_COMMIT).status is JobStatus.COMPLETED
