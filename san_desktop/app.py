@@ -18,7 +18,6 @@ from typing import Generic, TypeVar
 
 from san_desktop import __version__
 from san_desktop.ai.factory import ProviderSource, embedding_model_of
-from san_desktop.ai.openai_compat import OpenAICompatibleProvider, OpenAISettings
 from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.bootstrap import Backend, start_backend
 from san_desktop.core.enums import CommitTarget, JobStatus, JobType
@@ -34,7 +33,6 @@ from san_desktop.core.settings import (
 )
 from san_desktop.core.timeutil import local_zone, utcnow
 from san_desktop.db.changes import ChangeLog
-from san_desktop.github.client import GitHubClient
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobRecord
 from san_desktop.services.cards import CardService
@@ -257,6 +255,8 @@ class SanApp:
             raise SanError("No GitHub token: enter one (Settings) or run `san github token set`.")
         if not settings.repository:
             raise SanError("No repository is set: give it as owner/name.")
+        from san_desktop.github.client import GitHubClient
+
         try:
             with GitHubClient(settings.api_url, token) as client:
                 login = client.user()
@@ -316,6 +316,8 @@ class SanApp:
     def test_ai(self, settings: AISettings, api_key: str | None = None) -> str:
         """Ask the OpenAI-compatible server of ``settings`` for an embedding and a card (with ``api_key``,
         or the stored one); what answered, or an exception saying what failed."""
+        from san_desktop.ai.openai_compat import OpenAICompatibleProvider, OpenAISettings
+
         provider = OpenAICompatibleProvider(
             OpenAISettings(
                 settings.base_url,

@@ -9,11 +9,15 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
-from san_desktop.ai.base import AIProvider
-from san_desktop.ai.local import LocalProvider
-from san_desktop.ai.openai_compat import OpenAICompatibleProvider, OpenAISettings
 from san_desktop.core.settings import AISettings
+
+if TYPE_CHECKING:
+    from san_desktop.ai.base import AIProvider
+
+# the embedded provider's vector space; a constant here so that knowing it loads no provider
+LOCAL_EMBEDDING_MODEL = "local-hashed-ngram-v1"
 
 ApiKeyReader = Callable[[], str | None]
 
@@ -24,12 +28,17 @@ def _no_key() -> None:
 
 def embedding_model_of(settings: AISettings) -> str:
     """The vector space the provider of ``settings`` embeds into, without building the provider."""
-    return LocalProvider.embedding_model if settings.provider == "local" else settings.embedding_model
+    return LOCAL_EMBEDDING_MODEL if settings.provider == "local" else settings.embedding_model
 
 
 def make_provider(settings: AISettings, api_key: str | None = None) -> AIProvider:
+    """The provider of ``settings`` (its modules load here: a command that needs no AI loads none)."""
     if settings.provider == "local":
+        from san_desktop.ai.local import LocalProvider
+
         return LocalProvider()
+    from san_desktop.ai.openai_compat import OpenAICompatibleProvider, OpenAISettings
+
     return OpenAICompatibleProvider(
         OpenAISettings(
             base_url=settings.base_url,
@@ -108,5 +117,6 @@ class ProviderSource:
 
 
 def _close(provider: AIProvider) -> None:
-    if isinstance(provider, OpenAICompatibleProvider):
-        provider.close()
+    close = getattr(provider, "close", None)  # the HTTP provider holds a client; the embedded one nothing
+    if callable(close):
+        close()

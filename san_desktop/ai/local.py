@@ -30,7 +30,7 @@ from san_desktop.ai.base import (
 )
 from san_desktop.ai.lexicon import CATEGORY_KEYWORDS, ENGLISH_STOPWORDS, KOREAN_STOPWORDS, KOREAN_SUFFIXES
 
-LOCAL_EMBEDDING_MODEL = "local-hashed-ngram-v1"
+LOCAL_EMBEDDING_MODEL = "local-hashed-ngram-v1"  # also ai.factory.LOCAL_EMBEDDING_MODEL (a test keeps them equal)
 LOCAL_DIMENSIONS = 512
 # Hashed n-grams overlap less than model embeddings: similar texts sit further apart.
 LOCAL_SIMILARITY_THRESHOLD = 0.7

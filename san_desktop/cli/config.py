@@ -10,9 +10,8 @@ from san_desktop.cli.common import print_json
 from san_desktop.core.errors import SanError
 from san_desktop.core.paths import ensure_data_dir, resolve_data_dir
 from san_desktop.core.settings import load_settings, load_settings_checked, save_settings, with_value
-from san_desktop.services.secrets import AI_API_KEY, delete_secret, get_secret, set_secret
 
-SECRET_KEYS = {"ai.api_key": AI_API_KEY}
+SECRET_KEYS = {"ai.api_key": "ai-api-key"}  # services.secrets.AI_API_KEY (not imported: it loads the keyring)
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -31,6 +30,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    from san_desktop.services.secrets import AI_API_KEY, get_secret
+
     directory = resolve_data_dir(args.data_dir)
     settings, problems = load_settings_checked(directory)
     for problem in problems:
@@ -47,6 +48,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_set(args: argparse.Namespace) -> int:
+    from san_desktop.services.secrets import delete_secret, set_secret
+
     directory = ensure_data_dir(resolve_data_dir(args.data_dir))
     if args.key in SECRET_KEYS:
         if args.value is not None:

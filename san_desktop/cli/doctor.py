@@ -6,7 +6,6 @@ import argparse
 
 from san_desktop.cli.common import print_json
 from san_desktop.core.paths import resolve_data_dir
-from san_desktop.services import diagnostics
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -16,6 +15,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    from san_desktop.services import diagnostics
+
     report = diagnostics.collect(resolve_data_dir(args.data_dir))
     if args.json:
         print_json(report.as_dict())

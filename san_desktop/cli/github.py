@@ -6,9 +6,7 @@ import argparse
 import getpass
 import sys
 
-from san_desktop.app import open_app
 from san_desktop.core.errors import SanError
-from san_desktop.services.secrets import GITHUB_TOKEN, delete_secret, set_secret
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -25,6 +23,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def cmd_token_set(args: argparse.Namespace) -> int:
+    from san_desktop.services.secrets import GITHUB_TOKEN, delete_secret, set_secret
+
     if sys.stdin is None or sys.stdin.closed:
         raise SanError("Standard input is closed: pipe the token in (`... | san github token set`).")
     token = getpass.getpass("GitHub token: ") if sys.stdin.isatty() else sys.stdin.readline(4096).strip()
@@ -37,6 +37,8 @@ def cmd_token_set(args: argparse.Namespace) -> int:
 
 
 def cmd_test(args: argparse.Namespace) -> int:
+    from san_desktop.app import open_app
+
     with open_app(args.data_dir, kind="cli", lock=False, log_to_stderr=False) as app:
         result = app.test_github(app.settings.github)
         source = app.github_token_source()

@@ -5,13 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING
 
-from san_desktop.app import SanApp, open_app
 from san_desktop.cli.common import count, print_json, print_table, seconds, short_time
 from san_desktop.core.enums import JobStatus, JobType
-from san_desktop.jobs.processors import registry_for
-from san_desktop.jobs.recovery import sweep
-from san_desktop.queue.job_queue import JobQueue
+
+if TYPE_CHECKING:
+    from san_desktop.app import SanApp
+    from san_desktop.queue.job_queue import JobQueue
+
 
 MAX_TIMEOUT = 30 * 86_400.0
 
@@ -74,11 +76,15 @@ def _job_type(value: str) -> JobType:
 
 
 def _queue(args: argparse.Namespace) -> AbstractContextManager[SanApp]:
+    from san_desktop.app import open_app
+
     return open_app(args.data_dir, kind="cli", lock=False, log_to_stderr=False)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from san_desktop.app import open_app
     from san_desktop.jobs.headless import run_headless  # Qt is loaded only by the commands that need it
+    from san_desktop.jobs.processors import registry_for
 
     with open_app(args.data_dir, kind="headless") as app:
         code = run_headless(
@@ -179,6 +185,10 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from san_desktop.app import open_app
+    from san_desktop.jobs.processors import registry_for
+    from san_desktop.jobs.recovery import sweep
+
     with open_app(args.data_dir, kind="cli", log_to_stderr=False) as app:
         hooks = registry_for(app).sweep_hooks
         report = sweep(app.queue, app.backend.require_session(), app.settings.jobs, hooks=hooks)

@@ -12,13 +12,15 @@ import sys
 from collections.abc import Callable, Sequence
 
 from san_desktop import APP_NAME, __version__
-from san_desktop.cli import config, doctor, github, jobs, scraps, til
 from san_desktop.cli.common import TerminalSafeStream
 from san_desktop.core.errors import SanError
 from san_desktop.core.redact import redact
 
 
 def build_parser() -> argparse.ArgumentParser:
+    # the commands' modules (SQLAlchemy, the facade...) load here, not when `san` starts: --version stays quick
+    from san_desktop.cli import config, doctor, github, jobs, scraps, til
+
     parser = argparse.ArgumentParser(prog="san", description=f"{APP_NAME} command line")
     parser.add_argument("--version", action="version", version=f"san {__version__}")
     parser.add_argument("--data-dir", metavar="DIR", help="data directory (default: $SAN_DATA_DIR or the platform's)")
@@ -52,8 +54,11 @@ TEXT_OPTIONS = ("--text", "--search")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
     arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments == ["--version"]:
+        print(f"san {__version__}")
+        return 0
+    parser = build_parser()
     args = parser.parse_args(_join_option_values(arguments))
     handler: Callable[[argparse.Namespace], int] = args.handler
     real_out, real_err = sys.stdout, sys.stderr

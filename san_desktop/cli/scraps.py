@@ -5,11 +5,15 @@ from __future__ import annotations
 import argparse
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from san_desktop.app import SanApp, open_app
 from san_desktop.cli.common import count, print_json, print_table, short_time
 from san_desktop.core.inputs import raw_limit, read_stdin
 from san_desktop.core.text import decode_bytes, preview
+
+if TYPE_CHECKING:
+    from san_desktop.app import SanApp
+
 
 MAX_LIMIT = 100_000
 
@@ -55,6 +59,8 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 def _open(args: argparse.Namespace) -> AbstractContextManager[SanApp]:
     """The data directory's facade, beside a running app if there is one (no instance lock)."""
+    from san_desktop.app import open_app
+
     return open_app(args.data_dir, kind="cli", lock=False, log_to_stderr=False)
 
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from san_desktop.app import SanApp, open_app
 from san_desktop.cli.common import print_json, print_table
 from san_desktop.core.enums import CommitTarget
-from san_desktop.core.markdown_html import to_safe_html
+
+if TYPE_CHECKING:
+    from san_desktop.app import SanApp
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -48,6 +50,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _open(args: argparse.Namespace) -> AbstractContextManager[SanApp]:
+    from san_desktop.app import open_app
+
     return open_app(args.data_dir, kind="cli", lock=False, log_to_stderr=False)
 
 
@@ -76,6 +80,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    from san_desktop.core.markdown_html import to_safe_html
+
     with _open(args) as app:
         view = app.til.get(args.date)
     if args.json:

@@ -6,7 +6,9 @@ Many Python builds (pyenv's included) ship ``sqlite3`` without ``enable_load_ext
 
 from __future__ import annotations
 
+import functools
 import importlib
+import importlib.util
 import os
 import sqlite3
 from dataclasses import dataclass
@@ -15,7 +17,6 @@ from types import ModuleType
 from typing import Any
 
 import sqlalchemy as sa
-import sqlite_vec
 from sqlalchemy import event
 
 from san_desktop.core.errors import SqliteDriverError
@@ -78,15 +79,29 @@ def choose_driver(preference: str | None = None, *, stdlib: ModuleType = sqlite3
     return SqliteDriver("sqlean", sqlean)
 
 
+@functools.cache
+def vec0_path() -> str:
+    """The sqlite-vec loadable extension shipped in the ``sqlite_vec`` package, found without importing
+    that package (its ``__init__`` imports numpy, a sixth of a command line call's start-up)."""
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        raise SqliteDriverError("The sqlite-vec package is missing. Reinstall SAN Desktop with its dependencies.")
+    return os.path.join(next(iter(spec.submodule_search_locations)), "vec0")
+
+
+def load_sqlite_vec(dbapi_conn: Any) -> None:
+    dbapi_conn.enable_load_extension(True)
+    try:
+        dbapi_conn.load_extension(vec0_path())
+    finally:
+        dbapi_conn.enable_load_extension(False)
+
+
 def _configure_connection(dbapi_conn: Any, busy_timeout_ms: int) -> None:
     # Let SQLAlchemy's "begin" event issue BEGIN itself (pysqlite's implicit transactions would
     # otherwise start late and make BEGIN IMMEDIATE impossible).
     dbapi_conn.isolation_level = None
-    dbapi_conn.enable_load_extension(True)
-    try:
-        sqlite_vec.load(dbapi_conn)
-    finally:
-        dbapi_conn.enable_load_extension(False)
+    load_sqlite_vec(dbapi_conn)
     cursor = dbapi_conn.cursor()
     try:
         cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")

@@ -12,12 +12,11 @@ from typing import Any
 import keyring
 import keyring.backends.fail
 import keyring.errors
-import sqlite_vec
 
 from san_desktop import __version__
 from san_desktop.core.errors import DatabaseTooNewError, SanError
 from san_desktop.core.paths import database_path
-from san_desktop.db.engine import SqliteDriver, can_load_extensions, choose_driver
+from san_desktop.db.engine import SqliteDriver, can_load_extensions, choose_driver, load_sqlite_vec
 from san_desktop.db.migrate import head_revision, inspect_database
 
 
@@ -51,7 +50,7 @@ def _sqlite_vec_version(driver: SqliteDriver) -> str:
     conn = driver.module.connect(":memory:")
     try:
         conn.enable_load_extension(True)
-        sqlite_vec.load(conn)
+        load_sqlite_vec(conn)
         return str(conn.execute("SELECT vec_version()").fetchone()[0])
     except Exception as exc:
         return f"unavailable ({type(exc).__name__}: {exc})"

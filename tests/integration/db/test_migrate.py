@@ -117,3 +117,11 @@ def test_someone_elses_sqlite_database_is_not_adopted(tmp_path: Path) -> None:
     with pytest.raises(NotADatabaseError, match="no SAN Desktop schema revision"):
         migrate(path, choose_driver())
     assert _digest(path) == before
+
+
+def test_the_revision_chain_read_without_alembic_is_alembics() -> None:
+    from san_desktop.db.migrate import _revision_chain, script_directory
+
+    walked = [revision.revision for revision in script_directory().walk_revisions()]  # newest first
+    assert list(_revision_chain()) == list(reversed(walked))
+    assert head_revision() == script_directory().get_current_head()
