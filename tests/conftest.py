@@ -42,7 +42,7 @@ def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Ite
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
     # module-level state of the app that one test could leave for the next
     monkeypatch.setattr(redact, "_known_secrets", set())
-    monkeypatch.setattr(vectors, "_bit_cache", {})
+    monkeypatch.setattr(vectors, "_indexes", {})
     monkeypatch.setattr(github_client, "_last_write", {})
     previous = keyring.get_keyring()
     memory = MemoryKeyring()

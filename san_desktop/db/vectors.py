@@ -7,11 +7,13 @@ their shadow tables, so autogenerate and the drift guard skip them through ``inc
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -47,24 +49,37 @@ def make_include_name(conn: sa.Connection) -> Callable[[str | None, str, Mapping
     return include_name
 
 
+SIMHASH_BITS = 512
+_PROJECTION_SEED = 20_261_130
+# candidates taken from the bit scan, then ranked by the 8-bit codes; the best few are scored exactly
+SCAN_CANDIDATES = 500
+
+
+@functools.cache
+def _projection(dim: int) -> npt.NDArray[np.float32]:
+    """A fixed random Gaussian projection per dimension: the same in every process and every release."""
+    return np.random.default_rng(_PROJECTION_SEED + dim).standard_normal((dim, SIMHASH_BITS)).astype(np.float32)
+
+
+def simhash(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.uint8]:
+    """SimHash bits (signs of a random projection), packed: near in angle means few differing bits, for
+    sparse vectors too (the signs of the raw dimensions of a sparse vector are mostly those of zeros)."""
+    return np.packbits((vectors @ _projection(int(vectors.shape[1]))) > 0, axis=1)
+
+
 def card_index_table(model_id: str, dim: int) -> str:
-    """The vec0 table name for one embedding space (stable across runs: crc32, not ``hash()``)."""
-    return f"vec_cards_{dim}_{zlib.crc32(model_id.encode('utf-8')):08x}"
+    """The vec0 table of one embedding space (stable across runs: crc32, not ``hash()``)."""
+    return f"vec_simhash_{dim}_{zlib.crc32(model_id.encode('utf-8')):08x}"
 
 
 def ensure_card_index(conn: sa.Connection, model_id: str, dim: int) -> str:
-    """A sign-quantised (1 bit per dimension) vec0 index of one embedding space.
-
-    The PyPI sqlite-vec wheel has no SIMD, so a float scan is ~10x slower than numpy; a Hamming scan over
-    bit vectors is cheap and small (64 bytes for 512 dimensions), and its candidates are re-scored
-    exactly with the float vectors of ``card_embeddings``.
-    """
-    if dim % 8 or not 8 <= dim <= 8192:
-        raise ValueError(f"embedding dimension must be a multiple of 8 up to 8192, not {dim}")
+    """The persisted SimHash bits (``bit[512]``) of one embedding space: a derived index that can be
+    dropped and rebuilt from ``card_embeddings`` at any time."""
+    if not 1 <= dim <= 65_536:
+        raise ValueError(f"embedding dimension out of range: {dim}")
     table = card_index_table(model_id, dim)
-    conn.exec_driver_sql(
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0(card_id text primary key, embedding bit[{dim}])"
-    )
+    columns = f"card_id text primary key, embedding bit[{SIMHASH_BITS}]"
+    conn.exec_driver_sql(f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0({columns})")
     return table
 
 
@@ -82,12 +97,11 @@ def from_blob(blob: bytes) -> npt.NDArray[np.float32]:
 
 
 def index_card_vector(conn: sa.Connection, card_id: str, model_id: str, vector: npt.NDArray[np.float32]) -> None:
-    """Put a card's vector in its space's bit index, replacing an earlier one."""
+    """Put a card's SimHash bits in its space's vec0 index, replacing earlier ones."""
     table = ensure_card_index(conn, model_id, int(vector.shape[0]))
+    bits = simhash(np.asarray(vector, dtype=np.float32)[None, :])[0].tobytes()
     conn.exec_driver_sql(f"DELETE FROM {table} WHERE card_id = ?", (card_id,))
-    conn.exec_driver_sql(
-        f"INSERT INTO {table} (card_id, embedding) VALUES (?, vec_quantize_binary(?))", (card_id, to_blob(vector))
-    )
+    conn.exec_driver_sql(f"INSERT INTO {table} (card_id, embedding) VALUES (?, vec_bit(?))", (card_id, bits))
 
 
 def unindex_card(conn: sa.Connection, card_id: str, model_id: str, dim: int) -> None:
@@ -97,83 +111,105 @@ def unindex_card(conn: sa.Connection, card_id: str, model_id: str, dim: int) -> 
 
 
 @dataclass
-class _BitMatrix:
-    generation: tuple[int, int]
-    ids: list[str]
-    words: npt.NDArray[np.uint64] | npt.NDArray[np.uint8]  # one row of packed sign bits per card
+class _SpaceIndex:
+    """One embedding space in memory: SimHash bits (64 bytes a card) for the scan and 8-bit codes with a
+    scale per card (``dim`` bytes) to rank the candidates; ids as fixed-width bytes. About 61 MB for
+    100,000 cards of 512 dimensions."""
+
+    generation: tuple[int, int]  # (count, newest rowid) of the space's rows when loaded
+    ids: npt.NDArray[np.bytes_]
+    bits: npt.NDArray[np.uint64]
+    codes: npt.NDArray[np.int8]
+    scales: npt.NDArray[np.float32]
 
 
-_bit_cache: dict[tuple[str, str, int], _BitMatrix] = {}  # (database, model, dimension)
-_bit_cache_lock = threading.Lock()
+_indexes: dict[tuple[str, str, int], _SpaceIndex] = {}  # (database, model, dimension)
+_indexes_lock = threading.Lock()
 
 
 def _generation(conn: sa.Connection, model_id: str) -> tuple[int, int]:
-    """Changes whenever a vector of this space is added or removed (re-embedding deletes and inserts),
-    by this process or another: (count, newest rowid) of the space's rows, read from an index."""
+    """Changes whenever a vector of this model is added or removed (re-embedding deletes and inserts),
+    by this process or another: (count, newest rowid) of its rows, read from the model_id index alone
+    (a condition on ``dim`` would read every row, vector included)."""
     count, newest = conn.exec_driver_sql(
         "SELECT count(*), coalesce(max(rowid), 0) FROM card_embeddings WHERE model_id = ?", (model_id,)
     ).one()
     return int(count), int(newest)
 
 
-def _as_words(packed: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint64] | npt.NDArray[np.uint8]:
-    """64-bit words when the row width allows (8x fewer operations), bytes otherwise."""
-    return packed.view(np.uint64) if packed.shape[-1] % 8 == 0 else packed
+def _encode(rows: Sequence[Any], dim: int) -> tuple[Any, Any, Any, Any]:
+    ids = np.array([row[0].encode("ascii") for row in rows], dtype="S36")
+    matrix = (
+        np.frombuffer(b"".join(bytes(row[1]) for row in rows), dtype="<f4").reshape(len(rows), dim)
+        if rows
+        else np.zeros((0, dim), dtype=np.float32)
+    )
+    scales = np.abs(matrix).max(axis=1) if len(rows) else np.zeros(0, dtype=np.float32)
+    safe = np.where(scales == 0, 1.0, scales).astype(np.float32)
+    codes = np.round(matrix / safe[:, None] * 127).astype(np.int8)
+    bits = simhash(matrix).view(np.uint64) if len(rows) else np.zeros((0, SIMHASH_BITS // 64), dtype=np.uint64)
+    return ids, bits, codes, (safe / 127).astype(np.float32)
 
 
-def _quantize(conn: sa.Connection, vector: npt.NDArray[np.float32]) -> npt.NDArray[np.uint64] | npt.NDArray[np.uint8]:
-    blob = conn.exec_driver_sql("SELECT vec_quantize_binary(?)", (to_blob(vector),)).scalar_one()
-    return _as_words(np.frombuffer(bytes(blob), dtype=np.uint8))
-
-
-def _bit_matrix(conn: sa.Connection, model_id: str, dim: int) -> _BitMatrix | None:
-    table = card_index_table(model_id, dim)
-    if not conn.exec_driver_sql("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).first():
-        return None
+def _space_index(conn: sa.Connection, model_id: str, dim: int) -> _SpaceIndex:
     generation = _generation(conn, model_id)
     key = (str(conn.engine.url), model_id, dim)
-    with _bit_cache_lock:
-        cached = _bit_cache.get(key)
+    with _indexes_lock:
+        cached = _indexes.get(key)
     if cached is not None and cached.generation == generation:
         return cached
-    rows = conn.exec_driver_sql(f"SELECT card_id, embedding FROM {table}").all()
-    width = dim // 8
-    packed = np.frombuffer(b"".join(bytes(row[1]) for row in rows), dtype=np.uint8)
-    matrix = _BitMatrix(generation, [row[0] for row in rows], _as_words(packed.reshape(len(rows), width)))
-    with _bit_cache_lock:
-        _bit_cache[key] = matrix
-    return matrix
+    query = "SELECT card_id, vector FROM card_embeddings WHERE model_id = ? AND dim = ?"
+    if cached is not None and generation[0] > cached.generation[0]:
+        added = conn.exec_driver_sql(query + " AND rowid > ?", (model_id, dim, cached.generation[1])).all()
+        if cached.generation[0] + len(added) == generation[0]:  # only additions since: append them
+            ids, bits, codes, scales = _encode(added, dim)
+            index = _SpaceIndex(
+                generation,
+                np.concatenate([cached.ids, ids]),
+                np.concatenate([cached.bits, bits]),
+                np.concatenate([cached.codes, codes]),
+                np.concatenate([cached.scales, scales]),
+            )
+            with _indexes_lock:
+                _indexes[key] = index
+            return index
+    ids, bits, codes, scales = _encode(conn.exec_driver_sql(query, (model_id, dim)).all(), dim)
+    index = _SpaceIndex(generation, ids, bits, codes, scales)
+    with _indexes_lock:
+        _indexes[key] = index
+    return index
 
 
 def warm_up(conn: sa.Connection, model_id: str) -> int:
-    """Load the bits of every space of ``model_id`` into memory ahead of the first query (start-up, off
-    the GUI thread). Returns how many vectors were loaded."""
+    """Load every space of ``model_id`` into memory ahead of the first query (start-up, off the GUI
+    thread). Returns how many vectors were loaded."""
     dims = [
         row[0]
         for row in conn.exec_driver_sql("SELECT DISTINCT dim FROM card_embeddings WHERE model_id = ?", (model_id,))
     ]
-    loaded = 0
-    for dim in dims:
-        if dim % 8 == 0 and (matrix := _bit_matrix(conn, model_id, int(dim))) is not None:
-            loaded += len(matrix.ids)
-    return loaded
+    return sum(len(_space_index(conn, model_id, int(dim)).ids) for dim in dims)
 
 
-def hamming_candidates(conn: sa.Connection, model_id: str, vector: npt.NDArray[np.float32], limit: int) -> list[str]:
-    """Ids of the ``limit`` cards whose sign bits are nearest to ``vector``'s (same space only).
-
-    The bits persist in the vec0 table; the scan runs in numpy over a copy kept in memory (64 bytes a
-    card for 512 dimensions), because the PyPI sqlite-vec build has no SIMD and scans ~20x slower.
-    The copy is reloaded when the space changed, in this process or another.
-    """
-    matrix = _bit_matrix(conn, model_id, int(vector.shape[0]))
-    if matrix is None or not matrix.ids:
+def candidates(
+    conn: sa.Connection, model_id: str, vector: npt.NDArray[np.float32], limit: int, exclude: Collection[str] = ()
+) -> list[str]:
+    """Ids of the ``limit`` cards nearest to ``vector`` in its space, best first, as the 8-bit codes rank
+    the ``SCAN_CANDIDATES`` whose SimHash bits differ least (the caller scores the few it shows exactly)."""
+    index = _space_index(conn, model_id, int(vector.shape[0]))
+    if not len(index.ids):
         return []
-    query = _quantize(conn, vector)
-    distances = np.bitwise_count(matrix.words ^ query).sum(axis=1, dtype=np.uint32)
-    if limit < len(distances):
-        nearest = np.argpartition(distances, limit)[:limit]
-        nearest = nearest[np.argsort(distances[nearest], kind="stable")]
-    else:
-        nearest = np.argsort(distances, kind="stable")
-    return [matrix.ids[i] for i in nearest]
+    query = np.asarray(vector, dtype=np.float32)
+    distances = np.bitwise_count(index.bits ^ simhash(query[None, :]).view(np.uint64)[0]).sum(axis=1, dtype=np.uint32)
+    wanted = min(len(distances), SCAN_CANDIDATES + len(exclude))
+    pool = np.argpartition(distances, wanted - 1)[:wanted] if wanted < len(distances) else np.arange(len(distances))
+    approximate = (index.codes[pool].astype(np.float32) * index.scales[pool][:, None]) @ query
+    ranked = pool[np.argsort(-approximate, kind="stable")]
+    skip = {item.encode("ascii") for item in exclude}
+    found: list[str] = []
+    for position in ranked:
+        card_id = index.ids[position]
+        if card_id not in skip:
+            found.append(card_id.decode("ascii"))
+            if len(found) == limit:
+                break
+    return found

@@ -17,14 +17,13 @@ from san_desktop.core.errors import SanError
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.database import Database
 from san_desktop.db.models import CardEmbedding, Category, KnowledgeCard, Scrap, Tag
-from san_desktop.db.vectors import from_blob, hamming_candidates, index_card_vector, to_blob, unindex_card, warm_up
+from san_desktop.db.vectors import candidates, from_blob, index_card_vector, to_blob, unindex_card, warm_up
 
 SIMILAR_LIMIT = 10
 # when no card is within the threshold, only this many nearest ones are offered (labelled as such)
 FALLBACK_NEAREST = 3
-# Candidates from the bit index that are re-scored exactly; generous, since sign bits are coarse.
-CANDIDATES_PER_RESULT = 20
-MIN_CANDIDATES = 200
+# the best of the index's ranking that are scored exactly from the stored float vectors
+EXACT_SCORED = 50
 
 
 class CardNotFoundError(SanError):
@@ -232,14 +231,11 @@ def nearest_cards(
     """Live cards of ``model_id``'s space nearest to ``vector`` within ``threshold`` (cosine distance),
     ``exclude`` left out; when none pass, the ``FALLBACK_NEAREST`` nearest, marked so (DESIGN.md §5: the
     rule of similar cards and of a TIL's recall cards)."""
-    wanted = max(MIN_CANDIDATES, limit * CANDIDATES_PER_RESULT) + len(exclude)
-    candidates = [
-        cid for cid in hamming_candidates(session.connection(), model_id, vector, wanted) if cid not in exclude
-    ]
-    if not candidates:
+    nearest = candidates(session.connection(), model_id, vector, max(EXACT_SCORED, limit), exclude)
+    if not nearest:
         return []
     conn = session.connection()
-    marks = ", ".join("?" for _ in candidates)
+    marks = ", ".join("?" for _ in nearest)
     # Driven by the primary keys of the candidates (CROSS JOIN fixes the join order): a plan that
     # starts from the scraps table would read every row.
     live = {
@@ -247,14 +243,14 @@ def nearest_cards(
         for row in conn.exec_driver_sql(
             f"SELECT kc.id FROM knowledge_cards AS kc CROSS JOIN scraps AS s ON s.id = kc.scrap_id "
             f"WHERE kc.id IN ({marks}) AND s.deleted_at IS NULL",
-            tuple(candidates),
+            tuple(nearest),
         )
     }
     # by primary key only: with "model_id = ?" in the WHERE clause SQLite walks that index instead
     rows = [
         (row[0], row[1])
         for row in conn.exec_driver_sql(
-            f"SELECT card_id, vector, model_id FROM card_embeddings WHERE card_id IN ({marks})", tuple(candidates)
+            f"SELECT card_id, vector, model_id FROM card_embeddings WHERE card_id IN ({marks})", tuple(nearest)
         )
         if row[0] in live and row[2] == model_id
     ]
