@@ -127,14 +127,20 @@ _indexes: dict[tuple[str, str, int], _SpaceIndex] = {}  # (database, model, dime
 _indexes_lock = threading.Lock()
 
 
-def _generation(conn: sa.Connection, model_id: str) -> tuple[int, int]:
-    """Changes whenever a vector of this model is added or removed (re-embedding deletes and inserts),
-    by this process or another: (count, newest rowid) of its rows, read from the model_id index alone
-    (a condition on ``dim`` would read every row, vector included)."""
-    count, newest = conn.exec_driver_sql(
-        "SELECT count(*), coalesce(max(rowid), 0) FROM card_embeddings WHERE model_id = ?", (model_id,)
-    ).one()
-    return int(count), int(newest)
+def _newest_rowid(conn: sa.Connection, model_id: str) -> int:
+    """Grows whenever a vector of this model is added (re-embedding deletes and inserts, so it grows
+    then too), by this process or another; one step down the model_id index."""
+    return int(
+        conn.exec_driver_sql(
+            "SELECT coalesce(max(rowid), 0) FROM card_embeddings WHERE model_id = ?", (model_id,)
+        ).scalar_one()
+    )
+
+
+def _count(conn: sa.Connection, model_id: str) -> int:
+    return int(
+        conn.exec_driver_sql("SELECT count(*) FROM card_embeddings WHERE model_id = ?", (model_id,)).scalar_one()
+    )
 
 
 def _encode(rows: Sequence[Any], dim: int) -> tuple[Any, Any, Any, Any]:
@@ -152,12 +158,13 @@ def _encode(rows: Sequence[Any], dim: int) -> tuple[Any, Any, Any, Any]:
 
 
 def _space_index(conn: sa.Connection, model_id: str, dim: int) -> _SpaceIndex:
-    generation = _generation(conn, model_id)
+    newest = _newest_rowid(conn, model_id)
     key = (str(conn.engine.url), model_id, dim)
     with _indexes_lock:
         cached = _indexes.get(key)
-    if cached is not None and cached.generation == generation:
-        return cached
+    if cached is not None and cached.generation[1] == newest:
+        return cached  # (rows only removed since: they drop out when the shown cards are read)
+    generation = (_count(conn, model_id), newest)
     query = "SELECT card_id, vector FROM card_embeddings WHERE model_id = ? AND dim = ?"
     if cached is not None and generation[0] > cached.generation[0]:
         added = conn.exec_driver_sql(query + " AND rowid > ?", (model_id, dim, cached.generation[1])).all()
