@@ -19,16 +19,19 @@ import numpy as np
 import numpy.typing as npt
 import sqlalchemy as sa
 
-_SHADOW_SUFFIX = re.compile(r"_(chunks|info|rowids|auxiliary|vector_chunks\d+|metadatachunks\d+|metadatatext\d+)$")
+_SHADOW_SUFFIX = re.compile(
+    r"_(chunks|info|rowids|auxiliary|vector_chunks\d+|metadatachunks\d+|metadatatext\d+|data|idx|content|docsize|config)$"
+)
 
 
 def vec_table_names(conn: sa.Connection) -> set[str]:
-    """Names of every vec0 virtual table and of the shadow tables sqlite-vec made for them."""
+    """Names of every virtual table (sqlite-vec's vec0, FTS5) and of the shadow tables made for them:
+    SQLite-only derived indexes that Alembic's models do not describe."""
     rows = conn.exec_driver_sql("SELECT name, sql FROM sqlite_master WHERE type = 'table'").all()
     virtual = {
         name
         for name, sql in rows
-        if sql and re.match(r"\s*CREATE\s+VIRTUAL\s+TABLE\b.*\bUSING\s+vec0\b", sql, re.I | re.S)
+        if sql and re.match(r"\s*CREATE\s+VIRTUAL\s+TABLE\b.*\bUSING\s+(vec0|fts5)\b", sql, re.I | re.S)
     }
     shadows = {
         name

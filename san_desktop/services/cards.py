@@ -140,19 +140,36 @@ def _live_cards() -> sa.Select[KnowledgeCard]:
     )
 
 
-def _matching(query: sa.Select[KnowledgeCard], search: str) -> sa.Select[KnowledgeCard]:
-    for word in search.split():
-        pattern = f"%{word.replace('%', '').replace('_', '')}%"
-        tagged = sa.select(Tag.id).where(Tag.name.ilike(pattern))
-        query = query.where(
-            sa.or_(
-                KnowledgeCard.title.ilike(pattern),
-                KnowledgeCard.summary.ilike(pattern),
-                KnowledgeCard.tags.any(Tag.id.in_(tagged)),
-                KnowledgeCard.category.has(Category.name.ilike(pattern)),
-            )
+def _search(session: Session, search: str, *, limit: int, scrap_ids: Collection[str] | None = None) -> list[str]:
+    """Ids of live cards matching every word of ``search`` in title, summary, tags or category, best
+    first: FTS5 (trigram) ranked by bm25 with the title weighted most; words under three characters (a
+    two-syllable Korean word) are matched as substrings of the same index's text."""
+    words = search.split()
+    long_words = [word for word in words if len(word) >= 3]
+    short_words = [word for word in words if len(word) < 3]
+    where = ["s.deleted_at IS NULL"]
+    params: list[object] = []
+    if long_words:
+        where.append("card_search MATCH ?")
+        params.append(" AND ".join('"' + word.replace('"', '""') + '"' for word in long_words))
+    for word in short_words:
+        pattern = "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        where.append(
+            "(cs.title LIKE ? ESCAPE '\\' OR cs.summary LIKE ? ESCAPE '\\' OR cs.tags LIKE ? ESCAPE '\\' "
+            "OR cs.category LIKE ? ESCAPE '\\')"
         )
-    return query
+        params.extend([pattern] * 4)
+    if scrap_ids is not None:
+        marks = ", ".join("?" for _ in scrap_ids)
+        where.append(f"kc.scrap_id IN ({marks})")
+        params.extend(scrap_ids)
+    order = "bm25(card_search, 10.0, 1.0, 3.0, 2.0), kc.id DESC" if long_words else "kc.id DESC"
+    rows = session.connection().exec_driver_sql(
+        "SELECT kc.id FROM card_search AS cs JOIN knowledge_cards AS kc ON kc.rowid = cs.rowid "
+        f"JOIN scraps AS s ON s.id = kc.scrap_id WHERE {' AND '.join(where)} ORDER BY {order} LIMIT ?",
+        (*params, limit),
+    )
+    return [row[0] for row in rows]
 
 
 class CardService:
@@ -165,16 +182,29 @@ class CardService:
 
     def list_cards(self, search: str = "", *, limit: int = 200, before_id: str | None = None) -> list[CardSummary]:
         """Newest first; ``search`` matches title, summary, tags and category (case-insensitive)."""
-        query = _matching(_live_cards(), search).order_by(KnowledgeCard.id.desc()).limit(limit)
-        if before_id:
-            query = query.where(KnowledgeCard.id < before_id)
         with self.db.sessions() as session:
+            if search.strip():
+                if before_id:
+                    return []  # a search's results, best first, all come in its first page
+                ids = _search(session, search, limit=limit)
+                found = {card.id: card for card in session.scalars(_live_cards().where(KnowledgeCard.id.in_(ids)))}
+                return [_summary(found[card_id]) for card_id in ids if card_id in found]
+            query = _live_cards().order_by(KnowledgeCard.id.desc()).limit(limit)
+            if before_id:
+                query = query.where(KnowledgeCard.id < before_id)
             return [_summary(card) for card in session.scalars(query)]
 
     def cards_of_scraps(self, scrap_ids: Iterable[str], search: str = "") -> dict[str, CardSummary]:
         """The live cards of these scraps that match ``search``, by scrap id (a deleted scrap has none)."""
-        query = _matching(_live_cards(), search).where(KnowledgeCard.scrap_id.in_(list(scrap_ids)))
+        scrap_ids = list(scrap_ids)
+        if not scrap_ids:
+            return {}
+        query = _live_cards().where(KnowledgeCard.scrap_id.in_(scrap_ids))
         with self.db.sessions() as session:
+            if search.strip():
+                query = query.where(
+                    KnowledgeCard.id.in_(_search(session, search, limit=len(scrap_ids), scrap_ids=scrap_ids))
+                )
             return {card.scrap_id: _summary(card) for card in session.scalars(query)}
 
     def get(self, card_id: str) -> CardDetail:

@@ -153,3 +153,91 @@ def test_the_similar_card_index_can_be_loaded_ahead_of_use(backend: Backend, car
     with backend.db.engine.connect() as conn:
         assert warm_up(conn, LOCAL_EMBEDDING_MODEL) == len(TEXTS)
         assert warm_up(conn, "a-model-without-cards") == 0
+
+
+SEARCH_CORPUS = [
+    ("SQLite WAL mode", "Readers continue while a writer commits.", ("sqlite", "wal"), "Databases"),
+    ("Write-ahead logging", "A checkpoint copies pages back; 100% durable after fsync.", ("sqlite",), "Databases"),
+    ("PostgreSQL VACUUM", "Removes dead row_versions left by MVCC.", ("postgres",), "Databases"),
+    ("React useEffect", "Runs after render; a wrong dependency array loops.", ("react", "js"), "Frontend"),
+    ("파이썬 제너레이터", "yield 로 값을 하나씩 돌려준다. 메모리를 아낀다.", ("파이썬",), "프로그래밍"),
+    ("도커 빌드", "멀티 스테이지 빌드로 이미지를 작게 만든다.", ("docker",), "인프라"),
+    ('Quoting "FTS"', "Double quotes and the word AND or NEAR must not break the query.", ("fts",), "Databases"),
+]
+SEARCHES = [
+    "sqlite",
+    "SQLITE wal",
+    "databases",
+    "write-ahead",
+    "100%",
+    "row_versions",
+    "row%",
+    "파이썬",
+    "이썬",
+    "빌드 이미지",
+    "도",
+    "js",
+    "a",
+    '"fts"',
+    "AND",
+    "near",
+    "quotes and",
+    "frontend react",
+    "zzz",
+    "%",
+    "_",
+]
+
+
+def _reference(search: str) -> set[int]:
+    """The plain definition: every word occurs, ignoring ASCII case, in the title, summary, a tag or the category."""
+    found = set()
+    for index, (title, summary, tags, category) in enumerate(SEARCH_CORPUS):
+        fields = [title, summary, *tags, category]
+        if all(any(word.lower() in field.lower() for field in fields) for word in search.split()):
+            found.add(index)
+    return found
+
+
+def test_full_text_search_agrees_with_plain_substring_matching(backend: Backend, queue: JobQueue) -> None:
+    scraps = ScrapService(backend.db, queue)
+    scrap_ids = [scraps.capture(f"scrap {index}").scrap_id for index in range(len(SEARCH_CORPUS))]
+    vector = np.ones(8, dtype=np.float32) / np.sqrt(8)
+    with backend.db.write() as session:
+        for scrap_id, (title, summary, tags, category) in zip(scrap_ids, SEARCH_CORPUS, strict=True):
+            save_card(session, scrap_id, CardDraft(title, summary, tags, category), "m", vector)
+    index_of = {_cards(backend).card_id_for_scrap(scrap_id): index for index, scrap_id in enumerate(scrap_ids)}
+    for search in SEARCHES:
+        found = {index_of[card.id] for card in _cards(backend).list_cards(search)}
+        assert found == _reference(search), search
+        by_scrap = _cards(backend).cards_of_scraps(scrap_ids[:4], search)
+        assert {index_of[card.id] for card in by_scrap.values()} == _reference(search) & {0, 1, 2, 3}, search
+    assert _cards(backend).cards_of_scraps([], "sqlite") == {}
+
+
+def test_full_text_search_follows_edits_tags_and_deletions(backend: Backend, queue: JobQueue) -> None:
+    scraps = ScrapService(backend.db, queue)
+    scrap_id = scraps.capture("a scrap").scrap_id
+    vector = np.ones(8, dtype=np.float32) / np.sqrt(8)
+    with backend.db.write() as session:
+        card_id = save_card(session, scrap_id, CardDraft("Alpha topic", "first.", ("oldtag",), "Misc"), "m", vector)
+    assert [c.id for c in _cards(backend).list_cards("oldtag")] == [card_id]
+    with backend.db.write() as session:  # re-analysis replaces title, tags and category
+        save_card(session, scrap_id, CardDraft("Beta topic", "second.", ("newtag",), "Other"), "m", vector)
+    assert _cards(backend).list_cards("oldtag") == []
+    assert _cards(backend).list_cards("alpha") == []
+    assert _cards(backend).list_cards("Misc") == []
+    assert [c.id for c in _cards(backend).list_cards("newtag beta other")] == [card_id]
+    scraps.delete(scrap_id)
+    assert _cards(backend).list_cards("beta") == []
+
+
+def test_the_best_title_match_comes_first(backend: Backend, queue: JobQueue) -> None:
+    scraps = ScrapService(backend.db, queue)
+    first, second = scraps.capture("one").scrap_id, scraps.capture("two").scrap_id
+    vector = np.ones(8, dtype=np.float32) / np.sqrt(8)
+    with backend.db.write() as session:
+        in_summary = save_card(session, first, CardDraft("Other", "about kubernetes pods", (), "Ops"), "m", vector)
+        in_title = save_card(session, second, CardDraft("Kubernetes pods", "scheduling", (), "Ops"), "m", vector)
+    assert [c.id for c in _cards(backend).list_cards("kubernetes")] == [in_title, in_summary]
+    assert _cards(backend).list_cards("kubernetes", before_id=in_summary) == []
