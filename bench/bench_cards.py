@@ -165,7 +165,7 @@ def bench_similar(count: int, queries: int = 50, *, realistic: bool = False) -> 
     ]
 
 
-SEARCHES = ("connection", "thread pool", "return value", "the", "ab", "zzzq")
+SEARCHES = ("connection", "thread pool", "return value", "the", "ab", "zzzq", "zq", "데이터", "저장")
 
 
 def bench_search(count: int = 100_000, rounds: int = 5) -> list[Row]:

@@ -22,6 +22,7 @@ from san_desktop.db.vectors import candidates, from_blob, index_card_vector, to_
 SIMILAR_LIMIT = 10
 # when no card is within the threshold, only this many nearest ones are offered (labelled as such)
 FALLBACK_NEAREST = 3
+SEARCH_CANDIDATES = 1000  # a search ranks at most this many of its newest matches
 # the best of the index's ranking that are scored exactly from the stored float vectors
 EXACT_SCORED = 50
 
@@ -143,11 +144,12 @@ def _live_cards() -> sa.Select[KnowledgeCard]:
 def _search(session: Session, search: str, *, limit: int, scrap_ids: Collection[str] | None = None) -> list[str]:
     """Ids of live cards matching every word of ``search`` in title, summary, tags or category, best
     first: FTS5 (trigram) ranked by bm25 with the title weighted most; words under three characters (a
-    two-syllable Korean word) are matched as substrings of the same index's text."""
+    two-syllable Korean word) are matched as substrings of the same index's text. Without ``scrap_ids``
+    only the newest ``SEARCH_CANDIDATES`` matches are ranked, so a word in every card stays fast."""
     words = search.split()
     long_words = [word for word in words if len(word) >= 3]
     short_words = [word for word in words if len(word) < 3]
-    where = ["s.deleted_at IS NULL"]
+    where = []
     params: list[object] = []
     if long_words:
         where.append("card_search MATCH ?")
@@ -155,18 +157,23 @@ def _search(session: Session, search: str, *, limit: int, scrap_ids: Collection[
     for word in short_words:
         pattern = "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         where.append(
-            "(cs.title LIKE ? ESCAPE '\\' OR cs.summary LIKE ? ESCAPE '\\' OR cs.tags LIKE ? ESCAPE '\\' "
-            "OR cs.category LIKE ? ESCAPE '\\')"
+            "(title LIKE ? ESCAPE '\\' OR summary LIKE ? ESCAPE '\\' OR tags LIKE ? ESCAPE '\\' "
+            "OR category LIKE ? ESCAPE '\\')"
         )
         params.extend([pattern] * 4)
+    rank = "bm25(card_search, 10.0, 1.0, 3.0, 2.0)" if long_words else "0.0"
+    candidates = (
+        f"SELECT rowid, {rank} AS rank FROM card_search WHERE {' AND '.join(where)} ORDER BY rowid DESC LIMIT ?"
+    )
+    params.append(SEARCH_CANDIDATES if scrap_ids is None else -1)
+    live = ["s.deleted_at IS NULL"]
     if scrap_ids is not None:
-        marks = ", ".join("?" for _ in scrap_ids)
-        where.append(f"kc.scrap_id IN ({marks})")
+        live.append(f"kc.scrap_id IN ({', '.join('?' for _ in scrap_ids)})")
         params.extend(scrap_ids)
-    order = "bm25(card_search, 10.0, 1.0, 3.0, 2.0), kc.id DESC" if long_words else "kc.id DESC"
     rows = session.connection().exec_driver_sql(
-        "SELECT kc.id FROM card_search AS cs JOIN knowledge_cards AS kc ON kc.rowid = cs.rowid "
-        f"JOIN scraps AS s ON s.id = kc.scrap_id WHERE {' AND '.join(where)} ORDER BY {order} LIMIT ?",
+        f"SELECT kc.id FROM ({candidates}) AS found JOIN knowledge_cards AS kc ON kc.rowid = found.rowid "
+        f"JOIN scraps AS s ON s.id = kc.scrap_id WHERE {' AND '.join(live)} "
+        "ORDER BY found.rank, kc.rowid DESC LIMIT ?",
         (*params, limit),
     )
     return [row[0] for row in rows]
