@@ -13,8 +13,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from san_desktop import __version__
 from san_desktop.ai.factory import ProviderSource, embedding_model_of
@@ -35,8 +36,6 @@ from san_desktop.core.timeutil import local_zone, utcnow
 from san_desktop.db.changes import ChangeLog
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobRecord
-from san_desktop.services.cards import CardService
-from san_desktop.services.commits import CommitInfo, CommitService
 from san_desktop.services.scraps import SCRAP_NOTICE, CaptureResult, ScrapService
 from san_desktop.services.secrets import (
     AI_API_KEY,
@@ -46,7 +45,11 @@ from san_desktop.services.secrets import (
     secret_with_source,
     set_secret,
 )
-from san_desktop.services.til import TilService
+
+if TYPE_CHECKING:  # cards, TIL and commits (numpy and more) load when first used, not for `san scrap add`
+    from san_desktop.services.cards import CardService
+    from san_desktop.services.commits import CommitInfo, CommitService
+    from san_desktop.services.til import TilService
 
 log = logging.getLogger(__name__)
 
@@ -147,16 +150,29 @@ class SanApp:
         self.providers = ProviderSource(settings.ai, api_key=ai_api_key)
         self.queue = JobQueue(self.db, settings.jobs, clock=clock)
         self.scraps = ScrapService(self.db, self.queue, settings.capture.max_bytes, changelog=self.changelog)
-        self.cards = CardService(self.db, lambda: self.providers.get().similarity_threshold)
         self.artifacts = ArtifactStore(self.data_dir)
-        self.commits = CommitService(
-            self.db, self.queue, self.artifacts, lambda: self._settings.github, self.github_token
-        )
-        self.til = TilService(
-            self.db, self.queue, self.artifacts, lambda: local_zone(self._settings.til.timezone), clock
-        )
         with self.db.sessions() as session:
             self._notice_cursor = self.changelog.newest_id(session)
+
+    @cached_property
+    def cards(self) -> CardService:
+        from san_desktop.services.cards import CardService
+
+        return CardService(self.db, lambda: self.providers.get().similarity_threshold)
+
+    @cached_property
+    def commits(self) -> CommitService:
+        from san_desktop.services.commits import CommitService
+
+        return CommitService(self.db, self.queue, self.artifacts, lambda: self._settings.github, self.github_token)
+
+    @cached_property
+    def til(self) -> TilService:
+        from san_desktop.services.til import TilService
+
+        return TilService(
+            self.db, self.queue, self.artifacts, lambda: local_zone(self._settings.til.timezone), self.clock
+        )
 
     @property
     def settings_path(self) -> Path:
