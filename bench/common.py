@@ -45,3 +45,5 @@ def print_table(rows: list[Row]) -> None:
     print("-" * (name_width + value_width + unit_width + 30))
     for row in rows:
         print(f"{row.name:<{name_width}}  {row.value:>{value_width},.2f}  {row.unit:<{unit_width}}  {row.note}")
+    one, five, fifteen = os.getloadavg()  # a loaded machine's figures are not a quiet machine's
+    print(f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores")

@@ -154,17 +154,23 @@ def _search(session: Session, search: str, *, limit: int, scrap_ids: Collection[
     if long_words:
         where.append("card_search MATCH ?")
         params.append(" AND ".join('"' + word.replace('"', '""') + '"' for word in long_words))
+    # short words alone scan the index's own content table (FTS5's documented ``<name>_content``, columns
+    # c0..c3): three times faster than a full scan through the virtual table
+    columns = ("title", "summary", "tags", "category") if long_words else ("c0", "c1", "c2", "c3")
     for word in short_words:
         pattern = "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        where.append(
-            "(title LIKE ? ESCAPE '\\' OR summary LIKE ? ESCAPE '\\' OR tags LIKE ? ESCAPE '\\' "
-            "OR category LIKE ? ESCAPE '\\')"
+        where.append("(" + " OR ".join(f"{column} LIKE ? ESCAPE '\\'" for column in columns) + ")")
+        params.extend([pattern] * len(columns))
+    if long_words:
+        candidates = (
+            "SELECT rowid, bm25(card_search, 10.0, 1.0, 3.0, 2.0) AS rank FROM card_search "
+            f"WHERE {' AND '.join(where)} ORDER BY rowid DESC LIMIT ?"
         )
-        params.extend([pattern] * 4)
-    rank = "bm25(card_search, 10.0, 1.0, 3.0, 2.0)" if long_words else "0.0"
-    candidates = (
-        f"SELECT rowid, {rank} AS rank FROM card_search WHERE {' AND '.join(where)} ORDER BY rowid DESC LIMIT ?"
-    )
+    else:
+        candidates = (
+            f"SELECT id AS rowid, 0.0 AS rank FROM card_search_content WHERE {' AND '.join(where)} "
+            "ORDER BY id DESC LIMIT ?"
+        )
     params.append(SEARCH_CANDIDATES if scrap_ids is None else -1)
     live = ["s.deleted_at IS NULL"]
     if scrap_ids is not None:
