@@ -194,7 +194,8 @@ class CardService:
         self.threshold = threshold
 
     def list_cards(self, search: str = "", *, limit: int = 200, before_id: str | None = None) -> list[CardSummary]:
-        """Newest first; ``search`` matches title, summary, tags and category (case-insensitive)."""
+        """Newest first, in pages before ``before_id``. With ``search`` (every word in the title, summary,
+        tags or category, ignoring case): the best matches first, all in the first page."""
         with self.db.sessions() as session:
             if search.strip():
                 if before_id:
