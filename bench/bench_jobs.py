@@ -131,7 +131,7 @@ def bench_huey(count: int = 10_000) -> tuple[list[Row], float]:
         lock = threading.Lock()
         finished = threading.Event()
 
-        @huey.task()  # type: ignore[misc]
+        @huey.task()  # type: ignore[untyped-decorator]
         def no_op() -> None:
             with lock:
                 done["count"] += 1
