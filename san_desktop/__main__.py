@@ -27,7 +27,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from san_desktop.app import SanApp
     from san_desktop.bootstrap import start_backend
     from san_desktop.core.errors import SanError
-    from san_desktop.ui.context import build_context
+    from san_desktop.ui.context import build_context, freeze_startup_objects
     from san_desktop.ui.crash_dialog import install_excepthook, show_known_error
     from san_desktop.ui.main_window import MainWindow
     from san_desktop.ui.resources import app_icon
@@ -50,6 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     window = MainWindow(context)
     window.show()
     context.start()
+    freeze_startup_objects()
     try:
         return app.exec()
     finally:

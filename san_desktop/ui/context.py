@@ -3,6 +3,7 @@ change hub and the background operations. The UI reaches data only through ``app
 
 from __future__ import annotations
 
+import gc
 import logging
 from dataclasses import dataclass, replace
 from typing import Any
@@ -80,3 +81,10 @@ def build_context(
     context = AppContext(app, runner, hub, ops)
     hub.changed.connect(context.on_hub_changed)
     return context
+
+
+def freeze_startup_objects() -> None:
+    """Take what start-up made (modules, SQLAlchemy's registries, the window) out of the garbage collector's
+    reach, so that a full collection scans only newer objects: unfrozen, each one paused every thread,
+    the window included, for 50-80 ms (measured while a TIL is made)."""
+    gc.freeze()
