@@ -48,8 +48,10 @@ def test_killing_scrap_add_at_random_points_loses_nothing_acknowledged(data_dir:
         delays = sorted(rng.uniform(0.4 * full_run, 1.1 * full_run) for _ in children)
         begun = time.monotonic()
         for child, delay in zip(children, delays, strict=True):
-            time.sleep(max(0.0, begun + delay - time.monotonic()))
-            child.send_signal(signal.SIGKILL)
+            try:  # until its kill moment, unless it ends by itself first
+                child.wait(timeout=max(0.0, begun + delay - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                child.send_signal(signal.SIGKILL)
         for child in children:
             out, _err = child.communicate(timeout=60)
             if child.returncode == 0:
