@@ -4,8 +4,10 @@ query latency against a numpy brute-force scan of the same vectors."""
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from bench.common import Row, median, percentile, temporary_data_dir
 from san_desktop.ai.base import DEFAULT_CATEGORIES
@@ -39,6 +41,33 @@ def _bulk_scraps(conn: object, count: int, tag: str) -> list[str]:
         "INSERT INTO scraps (id, source_type, content, content_hash, created_at) VALUES (?, ?, ?, ?, ?)", rows
     )
     return ids
+
+
+def _bulk_cards(
+    conn: Any,
+    scrap_ids: list[str],
+    model: str,
+    *,
+    texts: list[str] | None = None,
+    vectors: npt.NDArray[np.float32] | None = None,
+) -> list[str]:
+    """A card for each scrap (titled from ``texts`` when given), with its embedding when ``vectors`` are given."""
+    now = db_time(utcnow())
+    card_ids = [new_id() for _ in scrap_ids]
+    titles = (
+        [(text[:60], text) for text in texts] if texts else [(f"card {n}", "summary.") for n in range(len(scrap_ids))]
+    )
+    conn.exec_driver_sql(
+        "INSERT INTO knowledge_cards (id, scrap_id, title, summary, embedding_model, created_at, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(c, s, t, summary, model, now, now) for c, s, (t, summary) in zip(card_ids, scrap_ids, titles, strict=True)],
+    )
+    if vectors is not None:
+        conn.exec_driver_sql(
+            "INSERT INTO card_embeddings (card_id, model_id, dim, vector, created_at) VALUES (?, ?, ?, ?, ?)",
+            [(c, model, vectors.shape[1], blob, now) for c, blob in db_blob_rows(card_ids, vectors)],
+        )
+    return card_ids
 
 
 def bench_capture(existing: int = 50_000, samples: int = 500) -> list[Row]:
@@ -110,21 +139,7 @@ def bench_similar(count: int, queries: int = 50, *, realistic: bool = False) -> 
     with temporary_data_dir() as directory:
         backend = start_backend(directory, kind="headless", log_to_stderr=False)
         with backend.db.write_connection() as conn:
-            scrap_ids = _bulk_scraps(conn, count, "vec")
-            card_ids = [new_id() for _ in range(count)]
-            now = db_time(utcnow())
-            conn.exec_driver_sql(
-                "INSERT INTO knowledge_cards (id, scrap_id, title, summary, embedding_model, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (c, s, f"card {n}", "summary.", model, now, now)
-                    for n, (c, s) in enumerate(zip(card_ids, scrap_ids, strict=True))
-                ],
-            )
-            conn.exec_driver_sql(
-                "INSERT INTO card_embeddings (card_id, model_id, dim, vector, created_at) VALUES (?, ?, ?, ?, ?)",
-                [(c, model, LOCAL_DIMENSIONS, blob, now) for c, blob in db_blob_rows(card_ids, vectors)],
-            )
+            card_ids = _bulk_cards(conn, _bulk_scraps(conn, count, "vec"), model, vectors=vectors)
         picks = rng.choice(count, size=queries + 1, replace=False)
         began = time.perf_counter()
         with backend.db.engine.connect() as conn:  # what the app does at start, off the GUI thread
@@ -177,13 +192,7 @@ def bench_search(count: int = 100_000, rounds: int = 5) -> list[Row]:
     with temporary_data_dir() as directory:
         backend = start_backend(directory, kind="headless", log_to_stderr=False)
         with backend.db.write_connection() as conn:
-            scrap_ids = _bulk_scraps(conn, count, "search")
-            now = db_time(utcnow())
-            conn.exec_driver_sql(
-                "INSERT INTO knowledge_cards (id, scrap_id, title, summary, embedding_model, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(new_id(), s, text[:60], text, "m", now, now) for text, s in zip(texts, scrap_ids, strict=True)],
-            )
+            _bulk_cards(conn, _bulk_scraps(conn, count, "search"), "m", texts=texts)
         cards = CardService(backend.db, lambda: LOCAL_SIMILARITY_THRESHOLD)
         fts, scan = [], []
         by_search: dict[str, list[float]] = {search: [] for search in SEARCHES}

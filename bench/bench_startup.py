@@ -50,33 +50,15 @@ def bench_window(count: int = 50_000, runs: int = 5) -> list[Row]:
     ``count`` scraps with cards and embeddings (what ``san-desktop`` does, without its event loop)."""
     import numpy as np
 
-    from bench.bench_cards import _bulk_scraps
+    from bench.bench_cards import _bulk_cards, _bulk_scraps
     from san_desktop.bootstrap import start_backend
-    from san_desktop.core.ids import new_id
-    from san_desktop.core.timeutil import utcnow
-    from san_desktop.db.vectors import db_blob_rows
-    from san_desktop.queue.claims import db_time
 
     with temporary_data_dir() as directory:
         backend = start_backend(directory, kind="headless", log_to_stderr=False)
         vectors = np.random.default_rng(5).standard_normal((count, 512)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         with backend.db.write_connection() as conn:
-            scrap_ids = _bulk_scraps(conn, count, "window")
-            card_ids = [new_id() for _ in range(count)]
-            now = db_time(utcnow())
-            conn.exec_driver_sql(
-                "INSERT INTO knowledge_cards (id, scrap_id, title, summary, embedding_model, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (c, s, f"card {n}", "summary.", "m", now, now)
-                    for n, (c, s) in enumerate(zip(card_ids, scrap_ids, strict=True))
-                ],
-            )
-            conn.exec_driver_sql(
-                "INSERT INTO card_embeddings (card_id, model_id, dim, vector, created_at) VALUES (?, ?, ?, ?, ?)",
-                [(c, "m", 512, blob, now) for c, blob in db_blob_rows(card_ids, vectors)],
-            )
+            _bulk_cards(conn, _bulk_scraps(conn, count, "window"), "m", vectors=vectors)
         backend.close()
         env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
         shown = _wall([sys.executable, "-c", WINDOW, str(directory)], env, runs)

@@ -13,9 +13,11 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from tests.support.local_http import serving
 
 TOKEN = "ghp_testTOKENdoNOTleak0123456789abcdef"
 
@@ -154,15 +156,9 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
 @contextmanager
 def fake_github_server() -> Iterator[FakeGitHub]:
     fake = FakeGitHub()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
-    server.daemon_threads = True
-    fake.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield fake
-    finally:
-        fake.release.set()
-        server.shutdown()
-        server.server_close()
-        thread.join(10)
+    with serving(_handler(fake)) as port:
+        fake.url = f"http://127.0.0.1:{port}"
+        try:
+            yield fake
+        finally:
+            fake.release.set()  # a held request lets go before the server stops

@@ -8,10 +8,11 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from san_desktop.ai.local import LocalProvider
+from tests.support.local_http import serving
 
 
 @dataclass
@@ -130,15 +131,9 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
 @contextmanager
 def fake_openai_server() -> Iterator[FakeOpenAI]:
     fake = FakeOpenAI()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
-    server.daemon_threads = True
-    fake.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield fake
-    finally:
-        fake.release.set()
-        server.shutdown()
-        server.server_close()
-        thread.join(10)
+    with serving(_handler(fake)) as port:
+        fake.url = f"http://127.0.0.1:{port}/v1"
+        try:
+            yield fake
+        finally:
+            fake.release.set()  # a held request lets go before the server stops
