@@ -14,7 +14,7 @@ from san_desktop.jobs.classify import classify
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry, ProgressListener
 from san_desktop.queue.errors import JobCancelledError, JobInterruptedError, JobSupersededError
 from san_desktop.queue.job_queue import JobQueue
-from san_desktop.queue.records import Claim, Classification
+from san_desktop.queue.records import Claim, Classification, NextClaim
 
 log = logging.getLogger(__name__)
 
@@ -58,28 +58,55 @@ class JobExecutor:
 
     def drain(self, pool: JobPool, should_continue: Callable[[], bool] = lambda: True) -> int:
         """Run jobs of ``pool`` one after another until none is runnable, the breaker opens, or the
-        app shuts down. Returns how many jobs ran."""
+        app shuts down. Returns how many jobs ran. A job that completes without publishing claims the
+        next one in its completion's transaction."""
         job_types = self.registry.job_types_of(pool)
         self._record_unrecorded()
         if not job_types or not self.queue.has_runnable(job_types):
             return 0
         breaker = self.breakers.get(pool)
+
+        def may_go_on() -> bool:
+            if self.shutdown_event.is_set() or not should_continue():
+                return False
+            return breaker is None or breaker.try_acquire()
+
         count = 0
-        while not self.shutdown_event.is_set() and should_continue():
-            if breaker is not None and not breaker.try_acquire():
+        claim: Claim | None = None
+        while True:
+            if claim is not None and (self.shutdown_event.is_set() or not should_continue()):
+                self.queue.release(claim, "the app is closing")  # claimed with the previous job's completion
                 break
-            claim = self.queue.claim_next(self.session_id, pool, job_types)
             if claim is None:
-                if breaker is not None:
-                    breaker.release_unused()
-                break
-            self.run(claim, breaker)
+                if not may_go_on():
+                    break
+                claim = self.queue.claim_next(self.session_id, pool, job_types)
+                if claim is None:
+                    if breaker is not None:
+                        breaker.release_unused()
+                    break
+            then = NextClaim(self.session_id, pool, frozenset(job_types), ready=may_go_on)
+            self.run(claim, breaker, then=then)
             count += 1
+            if then.asked and then.claim is None:
+                break  # nothing was runnable when it completed (the runner looks again after new work)
+            claim = then.claim
         return count
 
-    def run(self, claim: Claim, breaker: CircuitBreaker | None = None) -> None:
+    def run(
+        self,
+        claim: Claim,
+        breaker: CircuitBreaker | None = None,
+        *,
+        then: NextClaim | None = None,
+    ) -> None:
+        """Run one claimed job and record its outcome. With ``then``, the job's completion (published
+        or not) claims the next one in the same transaction if ``then.ready()``; ``then.claim`` holds
+        it. A breaker slot that readiness took is given back when nothing was claimed."""
         processor = self.registry.get(claim.job.job_type)
-        context = JobContext(claim, self.queue.db, self.queue, self.artifacts, shutdown_event=self.shutdown_event)
+        context = JobContext(
+            claim, self.queue.db, self.queue, self.artifacts, shutdown_event=self.shutdown_event, then=then
+        )
         if self.on_progress is not None:
             context.on_progress = self.on_progress
         with self._lock:
@@ -90,7 +117,7 @@ class JobExecutor:
                     raise PermanentError(f"No processor for {claim.job.job_type.value} jobs in this version")
                 processor(context)
                 if not context.published:
-                    self.queue.complete(claim)
+                    self.queue.complete(claim, then=then.wanted() if then is not None else None)
             except JobSupersededError:
                 log.info("Job %s was taken from attempt %s; its result is dropped", claim.job.id, claim.attempt)
                 self.queue.discard(claim)
@@ -111,6 +138,8 @@ class JobExecutor:
             context.discard_files()  # what this run wrote and did not publish (nothing else)
             with self._lock:
                 self._running.pop(claim.job.id, None)
+            if then is not None and then.asked and then.claim is None and breaker is not None:
+                breaker.release_unused()
 
     def _record_unrecorded(self) -> None:
         with self._lock:

@@ -19,7 +19,7 @@ from san_desktop.db.database import Database
 from san_desktop.jobs.recovery import SweepHook
 from san_desktop.queue.errors import JobCancelledError, JobInterruptedError, JobSupersededError
 from san_desktop.queue.job_queue import JobQueue
-from san_desktop.queue.records import Claim, JobRecord
+from san_desktop.queue.records import Claim, JobRecord, NextClaim
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,7 @@ class JobContext:
     shutdown_event: threading.Event = field(default_factory=threading.Event)
     on_progress: ProgressListener = _ignore_progress
     published: bool = False
+    then: NextClaim | None = None  # the drain's next claim, made by this job's completion when it can
     _files: RunFiles | None = None
 
     @property
@@ -113,7 +114,7 @@ class JobContext:
             if not self.queue.still_owned(session, self.claim):
                 raise JobSupersededError(self.job.id)
             yield session
-            self.queue.complete(self.claim, session)
+            self.queue.complete(self.claim, session, then=self.then.wanted() if self.then is not None else None)
         self.published = True
         if self._files is not None:
             self._files.publish_pending()

@@ -9,6 +9,7 @@ enqueued by another process (the command line) are found by a poll every couple 
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -113,7 +114,7 @@ class JobRunner(QObject):
     idle = Signal()
     # Announcements made on worker threads cross to the runner's thread through these, so that every
     # public signal is emitted on the GUI thread and reaches its receivers directly.
-    _queue_event = Signal(object)
+    _queue_events = Signal()
     _breaker_event = Signal(object)
     _progress_event = Signal(object)
 
@@ -152,6 +153,9 @@ class JobRunner(QObject):
         self._sweep_signals: _SweepSignals | None = None
         self._seen_until: datetime = queue.clock()  # newest job change this runner has announced
         self._seen: dict[tuple[str, datetime], None] = {}  # (job, updated_at) announced lately
+        # queue events from any thread wait here for the runner's thread; one wake-up per batch
+        self._inbox: list[JobEvent] = []
+        self._inbox_lock = threading.Lock()
         self._started = False
         self._stopped = False
 
@@ -161,7 +165,7 @@ class JobRunner(QObject):
         self._sweep_timer = QTimer(self)
         self._sweep_timer.setInterval(int(settings.sweep_interval_seconds * 1000))
         self._sweep_timer.timeout.connect(self._on_sweep_timer_timeout)
-        self._queue_event.connect(self._on_queue_event_arrived)
+        self._queue_events.connect(self._on_queue_events_arrived)
         self._breaker_event.connect(self._on_breaker_event_arrived)
         self._progress_event.connect(self._on_progress_event_arrived)
         queue.add_listener(self._on_queue_event)
@@ -279,18 +283,28 @@ class JobRunner(QObject):
     # --- slots --------------------------------------------------------------------------------
 
     def _on_queue_event(self, event: JobEvent) -> None:
-        # any thread: hand the event to the runner's own thread
-        self._queue_event.emit(event)
+        # any thread: hand the event to the runner's own thread; a wake-up is only sent when none is
+        # on its way already (two workers made 2 cross-thread calls per job, a third of a drain's time)
+        with self._inbox_lock:
+            self._inbox.append(event)
+            if len(self._inbox) > 1:
+                return
+        self._queue_events.emit()
 
-    @Slot(object)
-    def _on_queue_event_arrived(self, event: JobEvent) -> None:
+    @Slot()
+    def _on_queue_events_arrived(self) -> None:
+        with self._inbox_lock:
+            events, self._inbox = self._inbox, []
         if self._stopped:
             return
-        self._remember_seen(event.job)
-        if event.new_status is JobStatus.CANCELLED:
-            self.executor.request_cancel(event.job_id)  # a running attempt stops cooperatively
-        self.job_changed.emit(event)
-        if event.old_status is None or event.new_status is JobStatus.PENDING:
+        look_for_work = False
+        for event in events:
+            self._remember_seen(event.job)
+            if event.new_status is JobStatus.CANCELLED:
+                self.executor.request_cancel(event.job_id)  # a running attempt stops cooperatively
+            self.job_changed.emit(event)
+            look_for_work = look_for_work or event.old_status is None or event.new_status is JobStatus.PENDING
+        if look_for_work:
             self.dispatch()
 
     def _remember_seen(self, job: JobRecord) -> None:

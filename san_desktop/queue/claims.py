@@ -1,13 +1,15 @@
 """The queue's hot path in plain SQL: claiming a job and finishing an attempt.
 
-These run for every job, so they skip the ORM (whose statement building cost ten times the SQL itself)
-and talk to the connection directly. Timestamps are written in the same text form SQLAlchemy's
+These run for every job, so they skip SQLAlchemy (whose statement and result bookkeeping cost several
+times the SQL itself) and run on a DB-API cursor: ``Database.write_cursor`` for a transaction of their
+own, ``cursor_of`` inside a caller's session. Timestamps are written in the same text form SQLAlchemy's
 SQLite DateTime uses, so ORM reads and these writes agree and compare correctly.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import closing, contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,6 +25,13 @@ JOB_COLUMNS = (
     "finished_at",
 )  # fmt: skip
 _RETURNING = "RETURNING " + ", ".join(JOB_COLUMNS)
+
+
+@contextmanager
+def cursor_of(conn: sa.Connection) -> Iterator[Any]:
+    """A DB-API cursor on ``conn``'s connection, inside whatever transaction ``conn`` has open."""
+    with closing(conn.connection.cursor()) as cursor:
+        yield cursor
 
 
 def db_time(value: datetime) -> str:
@@ -61,7 +70,7 @@ def record_from_row(row: Sequence[Any]) -> JobRecord:
 
 
 def claim_next(
-    conn: sa.Connection,
+    cursor: Any,
     session_id: str,
     pool: JobPool,
     job_types: Collection[JobType],
@@ -71,7 +80,7 @@ def claim_next(
     """One conditional UPDATE takes the oldest runnable job; the attempt row is opened with it."""
     types = sorted(job_type.value for job_type in job_types)
     placeholders = ", ".join("?" for _ in types)
-    row = conn.exec_driver_sql(
+    row = cursor.execute(
         "UPDATE async_jobs SET status = 'PROCESSING', owner_session = ?, attempts = attempts + 1, "
         "lease_until = ?, started_at = ?, updated_at = ?, run_after = NULL "
         "WHERE id = (SELECT id FROM async_jobs WHERE status = 'PENDING' "
@@ -83,7 +92,7 @@ def claim_next(
         return None
     record = record_from_row(row)
     attempt_id, run_id = new_id(), new_id()
-    conn.exec_driver_sql(
+    cursor.execute(
         "INSERT INTO job_attempts (id, job_id, attempt, run_id, session_id, pool, started_at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
         (attempt_id, record.id, record.attempts, run_id, session_id, pool.value, db_time(now)),
@@ -98,12 +107,12 @@ def _owned_params(claim: Claim) -> tuple[str, str, int]:
     return (claim.job.id, claim.session_id, claim.attempt)
 
 
-def still_owned(conn: sa.Connection, claim: Claim) -> bool:
-    return conn.exec_driver_sql(f"SELECT 1 FROM async_jobs WHERE {_OWNED}", _owned_params(claim)).first() is not None
+def still_owned(cursor: Any, claim: Claim) -> bool:
+    return cursor.execute(f"SELECT 1 FROM async_jobs WHERE {_OWNED}", _owned_params(claim)).fetchone() is not None
 
 
 def finish(
-    conn: sa.Connection,
+    cursor: Any,
     claim: Claim,
     values: Mapping[str, object],
     outcome: AttemptOutcome,
@@ -122,18 +131,16 @@ def finish(
         params.append(_bind(value))
     if not spend_attempt:
         columns.append("attempts = attempts - 1")
-    row = conn.exec_driver_sql(
+    row = cursor.execute(
         f"UPDATE async_jobs SET {', '.join(columns)} WHERE {_OWNED} {_RETURNING}",
         (*params, *_owned_params(claim)),
     ).fetchone()
-    close_attempt(conn, claim.attempt_id, outcome if row else AttemptOutcome.DISCARDED, error_text, now)
+    close_attempt(cursor, claim.attempt_id, outcome if row else AttemptOutcome.DISCARDED, error_text, now)
     return record_from_row(row) if row else None
 
 
-def close_attempt(
-    conn: sa.Connection, attempt_id: str, outcome: AttemptOutcome, error_text: str | None, now: datetime
-) -> None:
-    conn.exec_driver_sql(
+def close_attempt(cursor: Any, attempt_id: str, outcome: AttemptOutcome, error_text: str | None, now: datetime) -> None:
+    cursor.execute(
         "UPDATE job_attempts SET ended_at = ?, outcome = ?, error_text = ? WHERE id = ? AND outcome IS NULL",
         (db_time(now), outcome.value, error_text, attempt_id),
     )
@@ -147,9 +154,9 @@ def _bind(value: object) -> object:
     return value
 
 
-def changed_since(conn: sa.Connection, since: datetime, limit: int) -> list[JobRecord]:
+def changed_since(cursor: Any, since: datetime, limit: int) -> list[JobRecord]:
     """Jobs whose row changed after ``since``, oldest change first (uses the updated_at index)."""
-    rows = conn.exec_driver_sql(
+    rows = cursor.execute(
         f"SELECT {', '.join(JOB_COLUMNS)} FROM async_jobs WHERE updated_at > ? ORDER BY updated_at LIMIT ?",
         (db_time(since), limit),
     )

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -40,7 +41,7 @@ from san_desktop.queue.errors import (
     JobStateError,
     JobSupersededError,
 )
-from san_desktop.queue.records import AttemptRecord, Claim, Classification, JobEvent, JobRecord
+from san_desktop.queue.records import AttemptRecord, Claim, Classification, JobEvent, JobRecord, NextClaim
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,7 @@ Listener = Callable[[JobEvent], None]
 
 # keys in Session.info for events waiting on the caller's commit
 _PENDING_EVENTS = "san_pending_job_events"
+_PENDING_CLAIMS = "san_pending_next_claims"
 _HOOKED = "san_job_events_hooked"
 
 
@@ -157,21 +159,29 @@ class JobQueue:
             raise DuplicateJobError(job_type, target_id, existing or "unknown") from None
         return JobRecord.from_row(row)
 
-    def _announce_after_commit(self, session: Session, item: JobEvent) -> None:
-        """Announce ``item`` when the caller's outermost transaction commits; forget it on rollback."""
+    def _announce_after_commit(
+        self, session: Session, item: JobEvent, *, claimed: tuple[NextClaim, Claim] | None = None
+    ) -> None:
+        """Announce ``item`` when the caller's outermost transaction commits (and hand a claim made in
+        it to whoever asked for it); forget both on rollback."""
         session.info.setdefault(_PENDING_EVENTS, []).append(item)
+        if claimed is not None:
+            session.info.setdefault(_PENDING_CLAIMS, []).append(claimed)
         if not session.info.get(_HOOKED):
             session.info[_HOOKED] = True
             event.listen(session, "after_commit", self._on_session_commit)
             event.listen(session, "after_soft_rollback", self._on_session_soft_rollback)
 
     def _on_session_commit(self, session: Session) -> None:
+        for then, claim in session.info.pop(_PENDING_CLAIMS, []):
+            then.claim = claim
         self.announce(session.info.pop(_PENDING_EVENTS, []))
 
     @staticmethod
     def _on_session_soft_rollback(session: Session, previous: SessionTransaction) -> None:
         if previous.parent is None:  # the outermost transaction rolled back: nothing happened
             session.info.pop(_PENDING_EVENTS, None)
+            session.info.pop(_PENDING_CLAIMS, None)
 
     @staticmethod
     def active_job_id(session: Session, job_type: JobType, target_id: str) -> str | None:
@@ -238,18 +248,20 @@ class JobQueue:
     def claim_next(self, session_id: str, pool: JobPool, job_types: Collection[JobType]) -> Claim | None:
         """Claim the oldest runnable job of ``job_types`` (all of ``pool``) with one conditional
         UPDATE, and open its attempt."""
-        events: list[JobEvent] = []
-        with self.db.write_connection() as conn:
-            now = self.clock()
-            lease = now + timedelta(seconds=self.settings.lease_seconds)
-            claim = claims.claim_next(conn, session_id, pool, job_types, now, lease)
-            if claim is not None:
-                events.append(JobEvent(claim.job, JobStatus.PENDING))
-        self.announce(events)
+        with self.db.write_cursor() as cursor:
+            claim = self._claim(cursor, session_id, pool, job_types)
+        if claim is not None:
+            self.announce([JobEvent(claim.job, JobStatus.PENDING)])
         return claim
 
+    def _claim(self, cursor: Any, session_id: str, pool: JobPool, job_types: Collection[JobType]) -> Claim | None:
+        now = self.clock()
+        lease = now + timedelta(seconds=self.settings.lease_seconds)
+        return claims.claim_next(cursor, session_id, pool, job_types, now, lease)
+
     def still_owned(self, session: Session, claim: Claim) -> bool:
-        return claims.still_owned(session.connection(), claim)
+        with claims.cursor_of(session.connection()) as cursor:
+            return claims.still_owned(cursor, claim)
 
     def _finish_in_own_transaction(
         self,
@@ -259,16 +271,25 @@ class JobQueue:
         error_text: str | None,
         *,
         spend_attempt: bool = True,
+        then: NextClaim | None = None,
     ) -> JobRecord | None:
-        with self.db.write_connection() as conn:
-            record = claims.finish(conn, claim, values, outcome, error_text, self.clock(), spend_attempt=spend_attempt)
-        if record is not None:
-            self.announce([JobEvent(record, JobStatus.PROCESSING)])
+        """Write the attempt's result; with ``then``, claim the next job in the same transaction."""
+        with self.db.write_cursor() as cursor:
+            now = self.clock()
+            record = claims.finish(cursor, claim, values, outcome, error_text, now, spend_attempt=spend_attempt)
+            following = self._claim(cursor, then.session_id, then.pool, then.job_types) if then else None
+        events = [JobEvent(record, JobStatus.PROCESSING)] if record is not None else []
+        if then is not None and following is not None:
+            then.claim = following
+            events.append(JobEvent(following.job, JobStatus.PENDING))
+        self.announce(events)
         return record
 
-    def complete(self, claim: Claim, session: Session | None = None) -> JobRecord:
+    def complete(self, claim: Claim, session: Session | None = None, *, then: NextClaim | None = None) -> JobRecord:
         """Mark the claim's job COMPLETED; inside ``session`` when the processor publishes its result
-        in the same transaction. Raises ``JobSupersededError`` if the job is no longer this claim's."""
+        in the same transaction. With ``then``, the pool's next job is claimed in the same transaction
+        (``then.claim`` is set once it committed). Raises ``JobSupersededError`` if the job is no longer this claim's
+        (a claim asked for by ``then`` is made all the same)."""
         values: dict[str, object] = {
             "status": JobStatus.COMPLETED,
             "finished_at": self.clock(),
@@ -277,11 +298,16 @@ class JobQueue:
             "error_kind": None,
         }
         if session is None:
-            record = self._finish_in_own_transaction(claim, values, AttemptOutcome.SUCCEEDED, None)
+            record = self._finish_in_own_transaction(claim, values, AttemptOutcome.SUCCEEDED, None, then=then)
         else:
-            record = claims.finish(session.connection(), claim, values, AttemptOutcome.SUCCEEDED, None, self.clock())
+            with claims.cursor_of(session.connection()) as cursor:
+                record = claims.finish(cursor, claim, values, AttemptOutcome.SUCCEEDED, None, self.clock())
+                following = self._claim(cursor, then.session_id, then.pool, then.job_types) if then else None
             if record is not None:
                 self._announce_after_commit(session, JobEvent(record, JobStatus.PROCESSING))
+            if then is not None and following is not None:
+                claimed = JobEvent(following.job, JobStatus.PENDING)
+                self._announce_after_commit(session, claimed, claimed=(then, following))
         if record is None:
             raise JobSupersededError(claim.job.id)
         return record
@@ -293,8 +319,8 @@ class JobQueue:
 
     def discard(self, claim: Claim) -> None:
         """Close the attempt of a claim whose job was taken from it (cancelled, recovered)."""
-        with self.db.write_connection() as conn:
-            claims.close_attempt(conn, claim.attempt_id, AttemptOutcome.DISCARDED, None, self.clock())
+        with self.db.write_cursor() as cursor:
+            claims.close_attempt(cursor, claim.attempt_id, AttemptOutcome.DISCARDED, None, self.clock())
 
     def backoff_seconds(self, attempt: int) -> float:
         """Exponential backoff with jitter: base * 2**(attempt-1), scaled by 0.5-1.5, capped."""
@@ -442,8 +468,8 @@ class JobQueue:
             return [JobRecord.from_row(row) for row in session.scalars(query)]
 
     def changed_since(self, since: datetime, limit: int = 500) -> list[JobRecord]:
-        with self.db.engine.connect() as conn:
-            return claims.changed_since(conn, since, limit)
+        with self.db.engine.connect() as conn, claims.cursor_of(conn) as cursor:
+            return claims.changed_since(cursor, since, limit)
 
     def count(self, statuses: Iterable[JobStatus] = ()) -> int:
         query = sa.select(sa.func.count()).select_from(AsyncJob)

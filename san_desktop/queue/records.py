@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -132,3 +133,24 @@ class Claim:
     @property
     def attempt(self) -> int:
         return self.job.attempts
+
+
+@dataclass
+class NextClaim:
+    """Lets a job's completion claim the pool's next job in the same transaction (one commit per job
+    instead of two). ``ready`` is asked once, when the job completes (it may take the breaker's probe
+    slot: ``asked`` then says so); ``claim`` is set once that transaction committed, and stays None
+    when nothing was runnable."""
+
+    session_id: str
+    pool: JobPool
+    job_types: frozenset[JobType]
+    ready: Callable[[], bool] = lambda: True
+    asked: bool = False
+    claim: Claim | None = None
+
+    def wanted(self) -> NextClaim | None:
+        if self.asked or not self.ready():
+            return None
+        self.asked = True
+        return self

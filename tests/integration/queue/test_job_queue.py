@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import httpx
 import pytest
@@ -19,7 +19,7 @@ from san_desktop.jobs.executor import JobExecutor
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.queue.errors import DuplicateJobError, JobNotFoundError, JobStateError
 from san_desktop.queue.job_queue import JobQueue
-from san_desktop.queue.records import JobEvent
+from san_desktop.queue.records import Claim, JobEvent, NextClaim
 from tests.support.clock import FakeClock
 from tests.support.jobs import RecordingProcessor
 
@@ -164,6 +164,95 @@ def test_a_late_worker_cannot_overwrite_a_newer_state(queue: JobQueue, backend: 
         queue.complete(claim)
     assert queue.get(job.id).status is JobStatus.CANCELLED
     assert [a.outcome for a in queue.attempts(job.id)] == [AttemptOutcome.DISCARDED]
+
+
+def test_a_completion_claims_the_next_job_in_its_own_transaction(queue: JobQueue, backend: Backend) -> None:
+    session_id = backend.require_session()
+    first = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    second = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-2")
+    events: list[JobEvent] = []
+    queue.add_listener(events.append)
+    claim = queue.claim_next(session_id, JobPool.AI, AI_TYPES)
+    assert claim is not None
+    then = NextClaim(session_id, JobPool.AI, AI_TYPES)
+    queue.complete(claim, then=then)
+    assert then.claim is not None
+    assert then.claim.job.id == second.id
+    assert queue.get(first.id).status is JobStatus.COMPLETED
+    assert queue.get(second.id).status is JobStatus.PROCESSING
+    assert [(a.attempt, a.outcome) for a in queue.attempts(second.id)] == [(1, None)]
+    assert [(e.job_id, e.new_status) for e in events] == [
+        (first.id, JobStatus.PROCESSING),
+        (first.id, JobStatus.COMPLETED),
+        (second.id, JobStatus.PROCESSING),
+    ]
+    last = NextClaim(session_id, JobPool.AI, AI_TYPES)
+    queue.complete(then.claim, then=last)
+    assert last.claim is None  # nothing left to claim
+
+
+def _claimed(then: NextClaim) -> Claim | None:
+    return then.claim
+
+
+def test_a_published_completion_hands_over_its_next_claim_only_when_it_commits(
+    queue: JobQueue, backend: Backend
+) -> None:
+    session_id = backend.require_session()
+    queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    second = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-2")
+    claim = queue.claim_next(session_id, JobPool.AI, AI_TYPES)
+    assert claim is not None
+    then = NextClaim(session_id, JobPool.AI, AI_TYPES)
+    with pytest.raises(RuntimeError, match="publishing failed"), backend.db.write() as session:
+        queue.complete(claim, session, then=then)
+        raise RuntimeError("publishing failed")
+    assert _claimed(then) is None
+    assert queue.get(second.id).status is JobStatus.PENDING
+    assert queue.get(claim.job.id).status is JobStatus.PROCESSING
+    with backend.db.write() as session:
+        queue.complete(claim, session, then=then)
+        assert _claimed(then) is None  # not before the commit
+    following = _claimed(then)
+    assert following is not None
+    assert following.job.id == second.id
+    assert queue.get(second.id).status is JobStatus.PROCESSING
+
+
+def test_a_drain_claims_each_next_job_with_the_previous_completion(queue: JobQueue, backend: Backend) -> None:
+    jobs = [queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}") for n in range(5)]
+    claims_made = 0
+    real_claim_next = queue.claim_next
+
+    def counting_claim_next(session_id: str, pool: JobPool, job_types: Collection[JobType]) -> Claim | None:
+        nonlocal claims_made
+        claims_made += 1
+        return real_claim_next(session_id, pool, job_types)
+
+    queue.claim_next = counting_claim_next  # type: ignore[method-assign]
+    executor = _executor(queue, backend, lambda _context: None)
+    assert executor.drain(JobPool.AI) == 5
+    assert claims_made == 1  # the other four were claimed by the completions; the last found none
+    assert {queue.get(job.id).status for job in jobs} == {JobStatus.COMPLETED}
+
+
+def test_a_drain_stopped_between_jobs_gives_the_next_claim_back(queue: JobQueue, backend: Backend) -> None:
+    jobs = [queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}") for n in range(3)]
+    asked = 0
+
+    def go_on() -> bool:  # yes before the first claim and when it completes (it claims the second), then no
+        nonlocal asked
+        asked += 1
+        return asked <= 2
+
+    executor = _executor(queue, backend, lambda _context: None)
+    assert executor.drain(JobPool.AI, should_continue=go_on) == 1
+    assert queue.get(jobs[0].id).status is JobStatus.COMPLETED
+    second = queue.get(jobs[1].id)
+    assert second.status is JobStatus.PENDING
+    assert second.attempts == 0  # given back: no attempt spent
+    assert [a.outcome for a in queue.attempts(jobs[1].id)] == [AttemptOutcome.INTERRUPTED]
+    assert queue.get(jobs[2].id).status is JobStatus.PENDING
 
 
 # --- retry policy -----------------------------------------------------------------------------
