@@ -60,11 +60,18 @@ class DatabaseTooNewError(DatabaseError):
 
 
 class DatabaseLockedError(DatabaseError):
-    def __init__(self, path: Path) -> None:
-        super().__init__(
-            f"The database {path} is locked by another program. Close whatever has it open "
-            "(another SAN Desktop, a database browser) and try again."
-        )
+    def __init__(self, path: Path, *, by_this_app: bool = False) -> None:
+        if by_this_app:
+            message = (
+                f"The database {path} stayed busy with another task of SAN Desktop for too long. "
+                "Try again in a moment; if it keeps happening, restart SAN Desktop."
+            )
+        else:
+            message = (
+                f"The database {path} is locked by another program. Close whatever has it open "
+                "(another SAN Desktop, a database browser) and try again."
+            )
+        super().__init__(message)
         self.path = path
 
 

@@ -49,13 +49,15 @@ class ScrapText:
 
 
 def load_scrap(db: Database, scrap_id: str) -> ScrapText:
-    with db.sessions() as session:
-        scrap = session.get(Scrap, scrap_id)
-        if scrap is None:
-            raise TargetNotFoundError(f"scrap {scrap_id}")
-        if scrap.deleted_at is not None:
-            raise TargetNotFoundError(f"scrap {scrap_id} was deleted")
-        return ScrapText(scrap.content, scrap.refined_content)
+    with db.engine.connect() as conn:
+        row = conn.execute(
+            sa.select(Scrap.content, Scrap.refined_content, Scrap.deleted_at).where(Scrap.id == scrap_id)
+        ).first()
+    if row is None:
+        raise TargetNotFoundError(f"scrap {scrap_id}")
+    if row.deleted_at is not None:
+        raise TargetNotFoundError(f"scrap {scrap_id} was deleted")
+    return ScrapText(row.content, row.refined_content)
 
 
 def embedding_text(title: str, summary: str, tags: tuple[str, ...], body: str) -> str:
@@ -98,10 +100,10 @@ class CardAnalysisProcessor:
             source = embedding_text(card.title, card.summary, tags, text.best)
         vector = provider.embed([source])[0]
         with context.publish() as session:
-            card = session.scalar(sa.select(KnowledgeCard).where(KnowledgeCard.scrap_id == scrap_id))
-            if card is None:
+            card_id = session.scalar(sa.select(KnowledgeCard.id).where(KnowledgeCard.scrap_id == scrap_id))
+            if card_id is None:
                 raise TargetNotFoundError(f"card of scrap {scrap_id}")
-            save_embedding(session, card, provider.embedding_model, vector)
+            save_embedding(session, card_id, provider.embedding_model, vector)
 
 
 class ScrapRefineProcessor:
@@ -116,10 +118,13 @@ class ScrapRefineProcessor:
         with self.providers.lease() as provider:
             refined = provider.refine_scrap(text.content)
         with context.publish() as session:
-            scrap = session.get(Scrap, scrap_id)
-            if scrap is None or scrap.deleted_at is not None:
+            updated = session.connection().execute(
+                sa.update(Scrap)
+                .where(Scrap.id == scrap_id, Scrap.deleted_at.is_(None))
+                .values(refined_content=refined or text.content)
+            )
+            if updated.rowcount != 1:
                 raise TargetNotFoundError(f"scrap {scrap_id}")
-            scrap.refined_content = refined or text.content
 
 
 def _no_token() -> str | None:

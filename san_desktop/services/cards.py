@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
@@ -14,9 +14,10 @@ from sqlalchemy.orm import Session, selectinload
 
 from san_desktop.ai.base import CardDraft
 from san_desktop.core.errors import SanError
+from san_desktop.core.ids import new_id
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.database import Database
-from san_desktop.db.models import CardEmbedding, Category, KnowledgeCard, Scrap, Tag
+from san_desktop.db.models import CardEmbedding, Category, KnowledgeCard, Scrap, Tag, card_tags
 from san_desktop.db.vectors import candidates, from_blob, index_card_vector, to_blob, unindex_card, warm_up
 
 SIMILAR_LIMIT = 10
@@ -75,49 +76,109 @@ def similarity_score(distance: float) -> float:
 NamedT = TypeVar("NamedT", Category, Tag)
 
 
-def _get_or_create(session: Session, model: type[NamedT], name: str) -> NamedT:
-    """Get-or-create by case-insensitive name (the ``name_key`` column is unique)."""
-    key = name.casefold()
-    found = session.scalar(sa.select(model).where(model.name_key == key))
-    if found is not None:
-        return found
-    created = model(name=name, name_key=key)
-    try:
-        with session.begin_nested():
-            session.add(created)
-    except sa.exc.IntegrityError:  # created meanwhile by another writer: use theirs
-        found = session.scalar(sa.select(model).where(model.name_key == key))
-        assert found is not None
-        return found
-    return created
+def _named_ids(conn: sa.Connection, model: type[NamedT], names: Sequence[str], now: datetime) -> list[str]:
+    """Ids of ``names`` by case-insensitive name (the unique ``name_key``), created when missing: one
+    SELECT for all and one INSERT for the missing; one id per distinct key, in the order given, the first
+    spelling kept for a new row."""
+    first: dict[str, str] = {}
+    for name in names:
+        first.setdefault(name.casefold(), name)
+    if not first:
+        return []
+    rows = conn.execute(sa.select(model.name_key, model.id).where(model.name_key.in_(list(first))))
+    found: dict[str, str] = {str(key): str(ident) for key, ident in rows}
+    missing = {key: new_id() for key in first if key not in found}
+    if missing:
+        try:
+            with conn.begin_nested():
+                rows_to_add = [
+                    {"id": ident, "name": first[key], "name_key": key, "created_at": now}
+                    for key, ident in missing.items()
+                ]
+                conn.execute(sa.insert(model), rows_to_add)
+        except sa.exc.IntegrityError:  # created meanwhile by another writer: read theirs
+            return _named_ids(conn, model, names, now)
+        found.update(missing)
+    return [found[key] for key in first]
 
 
 def save_card(session: Session, scrap_id: str, draft: CardDraft, model_id: str, vector: npt.NDArray[np.float32]) -> str:
-    """Create or update the scrap's card (one per scrap, however often analysis runs) with its vector."""
-    card = session.scalar(sa.select(KnowledgeCard).where(KnowledgeCard.scrap_id == scrap_id))
-    if card is None:
-        card = KnowledgeCard(scrap_id=scrap_id, title=draft.title, summary=draft.summary)
-        session.add(card)
-    card.title = draft.title
-    card.summary = draft.summary
-    card.category = _get_or_create(session, Category, draft.category)
-    card.tags = [_get_or_create(session, Tag, name) for name in draft.tags]
-    session.flush()
-    save_embedding(session, card, model_id, vector)
-    return card.id
+    """Create or update the scrap's card (one per scrap, however often analysis runs) with its vector.
 
-
-def save_embedding(session: Session, card: KnowledgeCard, model_id: str, vector: npt.NDArray[np.float32]) -> None:
+    Plain SQL statements rather than ORM objects: this runs once per card inside the job's publishing
+    transaction, and the unit of work cost three times the SQL."""
     conn = session.connection()
-    old = session.get(CardEmbedding, card.id)
-    if old is not None:
-        unindex_card(conn, card.id, old.model_id, old.dim)
-        session.delete(old)
-        session.flush()
-    session.add(CardEmbedding(card_id=card.id, model_id=model_id, dim=int(vector.shape[0]), vector=to_blob(vector)))
-    card.embedding_model = model_id
-    card.updated_at = utcnow()
-    index_card_vector(conn, card.id, model_id, vector)
+    now = utcnow()
+    category_id = _named_ids(conn, Category, [draft.category], now)[0]
+    tag_ids = _named_ids(conn, Tag, draft.tags, now)
+    values = {
+        "title": draft.title,
+        "summary": draft.summary,
+        "category_id": category_id,
+        "embedding_model": model_id,
+        "updated_at": now,
+    }
+    card_id = conn.scalar(sa.select(KnowledgeCard.id).where(KnowledgeCard.scrap_id == scrap_id))
+    if card_id is None:
+        card_id = new_id()
+        card_row = {"id": card_id, "scrap_id": scrap_id, "created_at": now, **values}
+        if conn.dialect.name == "sqlite":
+            # Tags first, then the card (foreign keys checked at commit): the search index's insert trigger
+            # then reads the tags once, instead of a tag trigger rewriting the card's whole index entry
+            # (an FTS5 update is a delete and an insert) once per tag.
+            conn.exec_driver_sql("PRAGMA defer_foreign_keys = ON")
+            _link_tags(conn, card_id, tag_ids)
+            conn.execute(sa.insert(KnowledgeCard), card_row)
+        else:
+            conn.execute(sa.insert(KnowledgeCard), card_row)
+            _link_tags(conn, card_id, tag_ids)
+        _store_vector(conn, card_id, model_id, vector, now, replace=False)
+        return str(card_id)
+    conn.execute(sa.update(KnowledgeCard).where(KnowledgeCard.id == card_id).values(**values))
+    linked = set(conn.scalars(sa.select(card_tags.c.tag_id).where(card_tags.c.card_id == card_id)))
+    if removed := linked - set(tag_ids):
+        conn.execute(sa.delete(card_tags).where(card_tags.c.card_id == card_id, card_tags.c.tag_id.in_(removed)))
+    _link_tags(conn, card_id, [tag for tag in tag_ids if tag not in linked])
+    _store_vector(conn, card_id, model_id, vector, now, replace=True)
+    return str(card_id)
+
+
+def _link_tags(conn: sa.Connection, card_id: str, tag_ids: Sequence[str]) -> None:
+    if tag_ids:
+        conn.execute(sa.insert(card_tags), [{"card_id": card_id, "tag_id": tag_id} for tag_id in tag_ids])
+
+
+def save_embedding(session: Session, card_id: str, model_id: str, vector: npt.NDArray[np.float32]) -> None:
+    """Replace the card's vector (the embedding model changed)."""
+    conn = session.connection()
+    now = utcnow()
+    conn.execute(
+        sa.update(KnowledgeCard).where(KnowledgeCard.id == card_id).values(embedding_model=model_id, updated_at=now)
+    )
+    _store_vector(conn, card_id, model_id, vector, now, replace=True)
+
+
+def _store_vector(
+    conn: sa.Connection, card_id: str, model_id: str, vector: npt.NDArray[np.float32], now: datetime, *, replace: bool
+) -> None:
+    if replace:
+        old = conn.execute(
+            sa.select(CardEmbedding.model_id, CardEmbedding.dim).where(CardEmbedding.card_id == card_id)
+        ).first()
+        if old is not None:
+            unindex_card(conn, card_id, old.model_id, old.dim)
+            conn.execute(sa.delete(CardEmbedding).where(CardEmbedding.card_id == card_id))
+    conn.execute(
+        sa.insert(CardEmbedding),
+        {
+            "card_id": card_id,
+            "model_id": model_id,
+            "dim": int(vector.shape[0]),
+            "vector": to_blob(vector),
+            "created_at": now,
+        },
+    )
+    index_card_vector(conn, card_id, model_id, vector)
 
 
 def _summary(card: KnowledgeCard) -> CardSummary:

@@ -74,12 +74,10 @@ def test_threshold_then_fallback_to_nearest(backend: Backend, cards_by_key: dict
 
 def test_vectors_of_another_model_are_never_compared(backend: Backend, cards_by_key: dict[str, str]) -> None:
     with backend.db.write() as session:
-        card = session.get(KnowledgeCard, cards_by_key["wal2"])
-        assert card is not None
         other = LocalProvider().embed([TEXTS["wal2"]])[0]
         from san_desktop.services.cards import save_embedding
 
-        save_embedding(session, card, "another-model", other)
+        save_embedding(session, cards_by_key["wal2"], "another-model", other)
     keys = {card_id: key for key, card_id in cards_by_key.items()}
     ranked = [keys[item.card.id] for item in similar_cards(backend.db, cards_by_key["wal"], 2.0)]
     assert "wal2" not in ranked

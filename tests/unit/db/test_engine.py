@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
@@ -11,7 +12,8 @@ from sqlalchemy.orm import sessionmaker
 
 from san_desktop.core.enums import ErrorKind
 from san_desktop.core.errors import DatabaseLockedError, SqliteDriverError
-from san_desktop.db.database import open_database
+from san_desktop.db import database
+from san_desktop.db.database import Database, open_database
 from san_desktop.db.engine import choose_driver, make_engine
 from san_desktop.jobs.classify import classify
 from tests.support.db import stdlib_loads_sqlite_vec
@@ -124,4 +126,63 @@ def test_a_database_locked_elsewhere_is_explained(tmp_path: Path) -> None:
     finally:
         other.execute("ROLLBACK")
         other.close()
+        db.dispose()
+
+
+def test_writers_of_one_process_take_turns(tmp_path: Path) -> None:
+    db = open_database(tmp_path / "san.db")
+    holding = threading.Event()
+    release = threading.Event()
+    order: list[str] = []
+
+    def first_writer() -> None:
+        with db.write() as session:
+            session.execute(sa.text("CREATE TABLE turns (n INTEGER)"))
+            holding.set()
+            release.wait(30)
+            order.append("first")
+
+    worker = threading.Thread(target=first_writer)
+    worker.start()
+    try:
+        assert holding.wait(30)
+        second = threading.Thread(target=lambda: _insert_turn(db, order))
+        second.start()
+        release.set()
+        second.join(30)
+        assert order == ["first", "second"]  # the second waited for the first's commit, and was not refused
+        with db.sessions() as session:
+            assert session.scalar(sa.text("SELECT count(*) FROM turns")) == 1
+    finally:
+        release.set()
+        worker.join(30)
+        db.dispose()
+
+
+def _insert_turn(db: Database, order: list[str]) -> None:
+    with db.write() as session:
+        session.execute(sa.text("INSERT INTO turns VALUES (1)"))
+        order.append("second")
+
+
+def test_a_write_turn_not_given_in_time_is_explained(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = open_database(tmp_path / "san.db")
+    monkeypatch.setattr(database, "BUSY_TIMEOUT_MS", 50)  # not 30 s in a test
+    holding = threading.Event()
+    release = threading.Event()
+
+    def holder() -> None:
+        with db.write():
+            holding.set()
+            release.wait(30)
+
+    worker = threading.Thread(target=holder)
+    worker.start()
+    try:
+        assert holding.wait(30)
+        with pytest.raises(DatabaseLockedError, match="busy with another task of SAN Desktop"), db.write_cursor():
+            pass
+    finally:
+        release.set()
+        worker.join(30)
         db.dispose()
