@@ -18,7 +18,7 @@ from san_desktop.core.settings import JobSettings
 from san_desktop.core.text import content_hash
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db import vectors as vectors_module
-from san_desktop.db.vectors import db_blob_rows
+from san_desktop.db.vectors import stored_rows
 from san_desktop.queue.claims import db_time
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.services.cards import similar_cards
@@ -65,7 +65,7 @@ def _bulk_cards(
     if vectors is not None:
         conn.exec_driver_sql(
             "INSERT INTO card_embeddings (card_id, model_id, dim, vector, created_at) VALUES (?, ?, ?, ?, ?)",
-            [(c, model, vectors.shape[1], blob, now) for c, blob in db_blob_rows(card_ids, vectors)],
+            [(c, model, vectors.shape[1], blob, now) for c, blob in stored_rows(card_ids, vectors)],
         )
     return card_ids
 

@@ -107,6 +107,7 @@ card_tags = sa.Table(
     sa.Column("card_id", ID, sa.ForeignKey("knowledge_cards.id", ondelete="CASCADE"), primary_key=True),
     sa.Column("tag_id", ID, sa.ForeignKey("tags.id", ondelete="CASCADE"), primary_key=True),
     sa.Index("ix_card_tags_tag_id", "tag_id"),
+    sqlite_with_rowid=False,  # the primary key is the table (revision 0008)
 )
 
 
@@ -137,7 +138,8 @@ class KnowledgeCard(Base):
 
 
 class CardEmbedding(Base):
-    """The canonical copy of each card's vector (float32 little-endian), with its model and dimension.
+    """The canonical copy of each card's vector (``db.vectors.to_stored``: a float32 scale and one int8 per
+    dimension; float32 little-endian in rows written before revision 0008), with its model and dimension.
 
     sqlite-vec indexes are derived from these rows per (model, dimension) and can be rebuilt; vectors of
     different models are never compared.
@@ -204,7 +206,7 @@ class JobAttempt(Base):
     job_id: Mapped[str] = mapped_column(ID, sa.ForeignKey("async_jobs.id", ondelete="CASCADE"), index=True)
     attempt: Mapped[int]
     run_id: Mapped[str] = mapped_column(ID)
-    session_id: Mapped[str] = mapped_column(ID, index=True)
+    session_id: Mapped[str] = mapped_column(ID)
     pool: Mapped[JobPool] = mapped_column(enum_column_type(JobPool, "pool"))
     started_at: Mapped[datetime] = _created_column()
     ended_at: Mapped[datetime | None]

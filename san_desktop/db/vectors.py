@@ -87,16 +87,48 @@ def ensure_card_index(conn: sa.Connection, model_id: str, dim: int) -> str:
 
 
 def to_blob(vector: npt.NDArray[np.float32]) -> bytes:
+    """Plain little-endian float32 (files; ``card_embeddings`` rows written before revision 0008)."""
     return np.ascontiguousarray(vector, dtype="<f4").tobytes()
-
-
-def db_blob_rows(ids: list[str], vectors: npt.NDArray[np.float32]) -> list[tuple[str, bytes]]:
-    """(id, float32 blob) pairs for bulk inserts."""
-    return [(item, to_blob(vector)) for item, vector in zip(ids, vectors, strict=True)]
 
 
 def from_blob(blob: bytes) -> npt.NDArray[np.float32]:
     return np.frombuffer(blob, dtype="<f4")
+
+
+def to_stored(vector: npt.NDArray[np.float32]) -> bytes:
+    """A card vector as ``card_embeddings`` keeps it: a float32 scale, then one int8 per dimension
+    (``value = code * scale``). A quarter of float32's size: a 512-d row is 516 bytes, so seven share a
+    4 KiB page where a 2 KiB float32 row took a page of its own. The cosine of two unit vectors moves by
+    about 0.001, and the in-memory index ranks on these very codes."""
+    values = np.asarray(vector, dtype=np.float32)
+    peak = float(np.abs(values).max()) if values.size else 0.0
+    scale = np.float32(peak / 127 if peak > 0 else 1.0)
+    codes = np.clip(np.round(values / scale), -127, 127).astype(np.int8)
+    return np.array([scale], dtype="<f4").tobytes() + codes.tobytes()
+
+
+def stored_rows(ids: list[str], vectors: npt.NDArray[np.float32]) -> list[tuple[str, bytes]]:
+    """(id, stored vector) pairs for bulk inserts."""
+    return [(item, to_stored(vector)) for item, vector in zip(ids, vectors, strict=True)]
+
+
+def from_stored(blob: bytes, dim: int) -> npt.NDArray[np.float32]:
+    """A ``card_embeddings`` vector, 8-bit or (older rows) float32, as float32."""
+    if len(blob) == dim * 4:
+        return from_blob(blob)
+    codes, scales = _stored_codes([blob], dim)
+    decoded: npt.NDArray[np.float32] = codes[0].astype(np.float32) * scales[0]
+    return decoded
+
+
+def _stored_codes(blobs: Sequence[bytes], dim: int) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]]:
+    """The int8 codes (n x dim) and scales (n) of stored vectors, float32 ones encoded on the way."""
+    if all(len(blob) == dim + 4 for blob in blobs):
+        raw = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), dim + 4)
+        scales = raw[:, :4].copy().view("<f4").reshape(len(blobs)).astype(np.float32)
+        return raw[:, 4:].view(np.int8), scales
+    stored = [blob if len(blob) == dim + 4 else to_stored(from_blob(blob)) for blob in blobs]
+    return _stored_codes(stored, dim)
 
 
 def index_card_vector(conn: sa.Connection, card_id: str, model_id: str, vector: npt.NDArray[np.float32]) -> None:
@@ -115,8 +147,8 @@ def unindex_card(conn: sa.Connection, card_id: str, model_id: str, dim: int) -> 
 
 @dataclass
 class _SpaceIndex:
-    """One embedding space in memory: SimHash bits (64 bytes a card) for the scan and 8-bit codes with a
-    scale per card (``dim`` bytes) to rank the candidates; ids as fixed-width bytes. About 61 MB for
+    """One embedding space in memory: SimHash bits (64 bytes a card) for the scan and the stored 8-bit
+    codes with a scale per card (``dim`` bytes) to rank the candidates; ids as fixed-width bytes. About 61 MB for
     100,000 cards of 512 dimensions."""
 
     generation: tuple[int, int]  # (count, newest rowid) of the space's rows when loaded
@@ -148,16 +180,12 @@ def _count(conn: sa.Connection, model_id: str) -> int:
 
 def _encode(rows: Sequence[Any], dim: int) -> tuple[Any, Any, Any, Any]:
     ids = np.array([row[0].encode("ascii") for row in rows], dtype="S36")
-    matrix = (
-        np.frombuffer(b"".join(bytes(row[1]) for row in rows), dtype="<f4").reshape(len(rows), dim)
-        if rows
-        else np.zeros((0, dim), dtype=np.float32)
-    )
-    scales = np.abs(matrix).max(axis=1) if len(rows) else np.zeros(0, dtype=np.float32)
-    safe = np.where(scales == 0, 1.0, scales).astype(np.float32)
-    codes = np.round(matrix / safe[:, None] * 127).astype(np.int8)
-    bits = simhash(matrix).view(np.uint64) if len(rows) else np.zeros((0, SIMHASH_BITS // 64), dtype=np.uint64)
-    return ids, bits, codes, (safe / 127).astype(np.float32)
+    if not rows:
+        empty_bits = np.zeros((0, SIMHASH_BITS // 64), dtype=np.uint64)
+        return ids, empty_bits, np.zeros((0, dim), dtype=np.int8), np.zeros(0, dtype=np.float32)
+    codes, scales = _stored_codes([bytes(row[1]) for row in rows], dim)
+    bits = simhash(codes.astype(np.float32) * scales[:, None]).view(np.uint64)
+    return ids, bits, codes, scales
 
 
 def _space_index(conn: sa.Connection, model_id: str, dim: int) -> _SpaceIndex:

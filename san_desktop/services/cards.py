@@ -18,7 +18,7 @@ from san_desktop.core.ids import new_id
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.database import Database
 from san_desktop.db.models import CardEmbedding, Category, KnowledgeCard, Scrap, Tag, card_tags
-from san_desktop.db.vectors import candidates, from_blob, index_card_vector, to_blob, unindex_card, warm_up
+from san_desktop.db.vectors import candidates, from_stored, index_card_vector, to_stored, unindex_card, warm_up
 
 SIMILAR_LIMIT = 10
 # when no card is within the threshold, only this many nearest ones are offered (labelled as such)
@@ -174,7 +174,7 @@ def _store_vector(
             "card_id": card_id,
             "model_id": model_id,
             "dim": int(vector.shape[0]),
-            "vector": to_blob(vector),
+            "vector": to_stored(vector),
             "created_at": now,
         },
     )
@@ -322,7 +322,7 @@ def similar_cards(db: Database, card_id: str, threshold: float, *, limit: int = 
             if session.get(KnowledgeCard, card_id) is None:
                 raise CardNotFoundError(card_id)
             return []
-        return nearest_cards(session, own.model_id, from_blob(own.vector), threshold, {card_id}, limit)
+        return nearest_cards(session, own.model_id, from_stored(own.vector, own.dim), threshold, {card_id}, limit)
 
 
 def nearest_cards(
@@ -353,15 +353,15 @@ def nearest_cards(
     }
     # by primary key only: with "model_id = ?" in the WHERE clause SQLite walks that index instead
     rows = [
-        (row[0], row[1])
+        (row[0], row[1], row[3])
         for row in conn.exec_driver_sql(
-            f"SELECT card_id, vector, model_id FROM card_embeddings WHERE card_id IN ({marks})", tuple(nearest)
+            f"SELECT card_id, vector, model_id, dim FROM card_embeddings WHERE card_id IN ({marks})", tuple(nearest)
         )
         if row[0] in live and row[2] == model_id
     ]
     if not rows:
         return []
-    matrix = np.stack([from_blob(row[1]) for row in rows])
+    matrix = np.stack([from_stored(row[1], row[2]) for row in rows])
     distances = 1.0 - matrix @ vector
     order = np.argsort(distances, kind="stable")
     passing = [int(i) for i in order if distances[i] <= threshold][:limit]

@@ -4,11 +4,13 @@ import hashlib
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from san_desktop.core.errors import DatabaseDamagedError, DatabaseTooNewError, NotADatabaseError
 from san_desktop.db.engine import choose_driver
 from san_desktop.db.migrate import head_revision, migrate, read_revision
+from san_desktop.db.vectors import from_stored, to_blob
 from tests.support.db import migrate_to, raw_connection
 
 
@@ -125,3 +127,45 @@ def test_the_revision_chain_read_without_alembic_is_alembics() -> None:
     walked = [revision.revision for revision in script_directory().walk_revisions()]  # newest first
     assert list(_revision_chain()) == list(reversed(walked))
     assert head_revision() == script_directory().get_current_head()
+
+
+def test_revision_0008_compacts_vectors_and_card_tags_and_keeps_search_in_step(tmp_path: Path) -> None:
+    path = tmp_path / "san.db"
+    migrate_to(path, "0007")
+    vectors = np.random.default_rng(3).standard_normal((5, 512)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    with raw_connection(path) as conn:
+        conn.execute(
+            "INSERT INTO scraps (id, source_type, content, content_hash, created_at) "
+            "VALUES ('s1', 'TEXT', 'text', 'h1', '2026-01-01 00:00:00')"
+        )
+        conn.execute(
+            "INSERT INTO knowledge_cards (id, scrap_id, title, summary, created_at, updated_at) "
+            "VALUES ('c1', 's1', 't', 's', '2026-01-01 00:00:00', '2026-01-01 00:00:00')"
+        )
+        conn.execute("INSERT INTO tags (id, name, name_key, created_at) VALUES ('t1', 'WAL', 'wal', '2026-01-01')")
+        conn.execute(
+            "INSERT INTO tags (id, name, name_key, created_at) VALUES ('t2', 'Vacuum', 'vacuum', '2026-01-01')"
+        )
+        conn.execute("INSERT INTO card_tags (card_id, tag_id) VALUES ('c1', 't1')")
+        conn.execute("PRAGMA foreign_keys=OFF")  # vectors of cards that need not exist for this check
+        conn.executemany(
+            "INSERT INTO card_embeddings (card_id, model_id, dim, vector, created_at) VALUES (?, 'm', 512, ?, ?)",
+            [(f"c{n}", to_blob(vector), "2026-01-01 00:00:00") for n, vector in enumerate(vectors)],
+        )
+
+    migrate(path, choose_driver())
+
+    with raw_connection(path) as conn:
+        rows = conn.execute("SELECT card_id, dim, vector FROM card_embeddings ORDER BY card_id").fetchall()
+        indexes = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert [len(row[2]) for row in rows] == [512 + 4] * 5
+    for (_card_id, dim, blob), vector in zip(rows, vectors, strict=True):
+        assert float(from_stored(blob, dim) @ vector) > 0.999
+    assert "ix_job_attempts_session_id" not in indexes
+    with raw_connection(path) as conn:  # card tags rebuilt without a rowid, the search index still follows them
+        assert conn.execute("SELECT card_id, tag_id FROM card_tags").fetchall() == [("c1", "t1")]
+        conn.execute("INSERT INTO card_tags (card_id, tag_id) VALUES ('c1', 't2')")
+        assert conn.execute("SELECT tags FROM card_search").fetchall() == [("WAL Vacuum",)]
+        conn.execute("DELETE FROM card_tags WHERE tag_id = 't1'")
+        assert conn.execute("SELECT tags FROM card_search").fetchall() == [("Vacuum",)]

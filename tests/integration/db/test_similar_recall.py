@@ -8,7 +8,7 @@ import numpy as np
 from san_desktop.ai.local import LOCAL_EMBEDDING_MODEL, LocalProvider
 from san_desktop.core.ids import new_id
 from san_desktop.db.database import Database
-from san_desktop.db.vectors import candidates, to_blob
+from san_desktop.db.vectors import candidates, to_stored
 from tests.support.real_text import card_texts
 
 
@@ -23,7 +23,7 @@ def test_recall_at_10_on_real_text_is_at_least_95_percent(db: Database) -> None:
         raw.executemany(
             "INSERT INTO card_embeddings (card_id, model_id, dim, vector, created_at) VALUES (?, ?, ?, ?, ?)",
             [
-                (card_id, LOCAL_EMBEDDING_MODEL, vectors.shape[1], to_blob(vector), "2026-11-30 00:00:00")
+                (card_id, LOCAL_EMBEDDING_MODEL, vectors.shape[1], to_stored(vector), "2026-11-30 00:00:00")
                 for card_id, vector in zip(ids, vectors, strict=True)
             ],
         )
