@@ -84,6 +84,7 @@ class Scrap(Base):
     content: Mapped[str] = mapped_column(sa.Text)
     raw_content: Mapped[str | None] = mapped_column(sa.Text)  # e.g. the HTML a text was taken from
     content_hash: Mapped[str] = mapped_column(sa.String(64))
+    # NULL: not refined yet; "": refined, and refining changed nothing (read ``refined_content or content``)
     refined_content: Mapped[str | None] = mapped_column(sa.Text)
     created_at: Mapped[datetime] = _created_column()
     deleted_at: Mapped[datetime | None]

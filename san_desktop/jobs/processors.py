@@ -121,7 +121,8 @@ class ScrapRefineProcessor:
             updated = session.connection().execute(
                 sa.update(Scrap)
                 .where(Scrap.id == scrap_id, Scrap.deleted_at.is_(None))
-                .values(refined_content=refined or text.content)
+                # "" when refining changed nothing: refined, and no second copy of the text kept
+                .values(refined_content=refined if refined and refined != text.content else "")
             )
             if updated.rowcount != 1:
                 raise TargetNotFoundError(f"scrap {scrap_id}")

@@ -178,6 +178,17 @@ def test_processing_makes_one_card_and_a_refined_text_however_often_it_runs(
     assert len(all_cards(backend.db)) == 1
 
 
+def test_a_refinement_that_changes_nothing_keeps_no_second_copy(
+    scraps: ScrapService, queue: JobQueue, backend: Backend
+) -> None:
+    result = scraps.capture(TEXT)  # already tidy
+    assert run_all_jobs(queue, backend.require_session()) == 2
+    assert scraps.get(result.scrap_id).refined  # refined, not waiting for it
+    with backend.db.sessions() as session:
+        assert session.scalar(sa.select(Scrap.refined_content)) == ""
+    assert len(all_cards(backend.db)) == 1
+
+
 def test_orphan_hook_finds_scraps_without_card_or_refined_text(
     scraps: ScrapService, queue: JobQueue, backend: Backend, job_settings: object
 ) -> None:
