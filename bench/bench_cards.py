@@ -166,17 +166,41 @@ def bench_similar(count: int, queries: int = 50, *, realistic: bool = False) -> 
             overlap.append(len(exact & {item.card.id for item in found}) / 10)
         backend.close()
     p50, numpy_p50 = median(ours), median(brute)
-    kind = "embedded-provider vectors of real-text cards" if realistic else "random vectors"
+    kind = "real-text cards, embedded provider" if realistic else "random unit vectors"
+    label = f"{count:,} cards ({kind})"
     return [
         Row(
-            f"similar cards p50, {count:,} cards" + (" (embedded provider)" if realistic else ""),
+            f"similar cards p50, {label}",
             p50,
             "ms",
-            f"numpy brute force {numpy_p50:.2f} ms ({p50 / numpy_p50:.1f}x); recall@10 vs exact "
-            f"{np.mean(overlap):.0%} ({kind}); p99 {percentile(ours, 99):.1f} ms; "
-            f"first query after the start-up warm-up {cold:.1f} ms; warm-up {warm:.0f} ms; "
-            f"index {memory_mb:.0f} MB (target <= 64 MB at 100k)",
-        )
+            f"p99 {percentile(ours, 99):.1f} ms; cards loaded and exactly re-scored; target ratio <= 1.5",
+            anchor=numpy_p50,
+            anchor_name="exact numpy float32 scan",
+        ),
+        Row(
+            f"similar cards recall@10, {label}",
+            float(np.mean(overlap)) * 100,
+            "%",
+            f"{len(picks)} held-out queries",
+            anchor=100,
+            anchor_name="exact scan",
+        ),
+        Row(
+            f"similar cards first query after start, {label}",
+            cold,
+            "ms",
+            f"after the start-up warm-up (off the GUI thread, {warm:.0f} ms); target ratio <= 2",
+            anchor=p50,
+            anchor_name="later queries (p50)",
+        ),
+        Row(
+            f"similar cards index memory, {label}",
+            memory_mb,
+            "MB",
+            "SimHash bits + 8-bit codes + ids",
+            anchor=64,
+            anchor_name="target at 100k",
+        ),
     ]
 
 
@@ -184,8 +208,9 @@ SEARCHES = ("connection", "thread pool", "return value", "the", "ab", "zzzq", "z
 
 
 def bench_search(count: int = 100_000, rounds: int = 5) -> list[Row]:
-    """Card search on real-text cards: the FTS5 index against the substring scan it replaced."""
-    from san_desktop.services.cards import CardService
+    """Card search on real-text cards: the first page with its rows loaded, against the FTS5 ranking alone
+    (the ids) and the substring scan it replaced, alternately in one run."""
+    from san_desktop.services.cards import CardService, _search
     from tests.support.real_text import card_texts
 
     texts = card_texts(count)
@@ -194,14 +219,18 @@ def bench_search(count: int = 100_000, rounds: int = 5) -> list[Row]:
         with backend.db.write_connection() as conn:
             _bulk_cards(conn, _bulk_scraps(conn, count, "search"), "m", texts=texts)
         cards = CardService(backend.db, lambda: LOCAL_SIMILARITY_THRESHOLD)
-        fts, scan = [], []
+        full, ranking, scan = [], [], []
         by_search: dict[str, list[float]] = {search: [] for search in SEARCHES}
         for _ in range(rounds):
             for search in SEARCHES:
                 began = time.perf_counter()
                 cards.list_cards(search)
-                fts.append((time.perf_counter() - began) * 1000)
-                by_search[search].append(fts[-1])
+                full.append((time.perf_counter() - began) * 1000)
+                by_search[search].append(full[-1])
+                began = time.perf_counter()
+                with backend.db.sessions() as session:
+                    _search(session, search, limit=200)
+                ranking.append((time.perf_counter() - began) * 1000)
                 pattern = f"%{search.split()[0]}%"
                 began = time.perf_counter()
                 with backend.db.engine.connect() as conn:
@@ -212,16 +241,25 @@ def bench_search(count: int = 100_000, rounds: int = 5) -> list[Row]:
                     ).fetchall()
                 scan.append((time.perf_counter() - began) * 1000)
         backend.close()
+    per_query = ", ".join(f"{search!r} {median(times):.1f}" for search, times in by_search.items())
     return [
         Row(
             f"card search p50, {count:,} real-text cards",
-            median(fts),
+            median(full),
             "ms",
-            f"p99 {percentile(fts, 99):.1f} ms; per query "
-            + ", ".join(f"{search!r} {median(times):.1f}" for search, times in by_search.items())
-            + "; the LIKE scan it replaced "
-            f"p50 {median(scan):.1f} ms, p99 {percentile(scan, 99):.1f} ms",
-        )
+            f"first page with its rows; target <= 10 ms; per query p50 {per_query}; "
+            f"the LIKE scan it replaced {median(scan):.1f} ms",
+            anchor=median(ranking),
+            anchor_name="FTS5 ranking alone (ids)",
+        ),
+        Row(
+            f"card search p99, {count:,} real-text cards",
+            percentile(full, 99),
+            "ms",
+            f"target <= 30 ms; the LIKE scan it replaced {percentile(scan, 99):.1f} ms",
+            anchor=percentile(ranking, 99),
+            anchor_name="FTS5 ranking alone (ids)",
+        ),
     ]
 
 

@@ -12,13 +12,20 @@ from bench.common import Row, median, temporary_data_dir
 
 
 def _wall(args: list[str], env: dict[str, str], runs: int = 7) -> float:
-    times = []
+    return _walls([args], env, runs)[0]
+
+
+def _walls(commands: list[list[str]], env: dict[str, str], runs: int = 7) -> list[float]:
+    """Median wall time of each command, run in turn ``runs`` times (alternately, so a busy moment of
+    the machine falls on all of them alike)."""
+    times: list[list[float]] = [[] for _ in commands]
     for n in range(runs):
-        start = time.perf_counter()
-        subprocess.run([*args, *([f"--text=startup bench {n} {time.time()}"] if args[-1] == "add" else [])],
-                       env=env, capture_output=True, check=True)  # fmt: skip
-        times.append((time.perf_counter() - start) * 1000)
-    return median(times)
+        for index, args in enumerate(commands):
+            extra = [f"--text=startup bench {n} {time.time()}"] if args[-1] == "add" else []
+            start = time.perf_counter()
+            subprocess.run([*args, *extra], env=env, capture_output=True, check=True)
+            times[index].append((time.perf_counter() - start) * 1000)
+    return [median(each) for each in times]
 
 
 WINDOW = """
@@ -67,7 +74,9 @@ def bench_window(count: int = 50_000, runs: int = 5) -> list[Row]:
             f"window first frame, {count:,} cards",
             shown,
             "ms",
-            "wall time of a process that exits at its first painted frame; target <= 1,000 ms",
+            "wall time of a process that exits at its first painted frame",
+            anchor=1000,
+            anchor_name="target",
         )
     ]
 
@@ -77,11 +86,9 @@ def run_all() -> list[Row]:
         env = {**os.environ, "SAN_DATA_DIR": str(directory)}
         san = [sys.executable, "-m", "san_desktop.cli.main"]
         subprocess.run([*san, "scrap", "list"], env=env, capture_output=True, check=True)  # the database exists
-        floor = _wall([sys.executable, "-c", "pass"], env)
-        version = _wall([*san, "--version"], env)
-        add = _wall([*san, "scrap", "add"], env)
+        floor, version, add = _walls([[sys.executable, "-c", "pass"], [*san, "--version"], [*san, "scrap", "add"]], env)
     return [
-        Row("`san --version` wall time, median", version, "ms", f"target <= 150 ms; python -c pass {floor:.0f} ms"),
-        Row("`san scrap add --text ...` wall time, median", add, "ms", "target <= 350 ms"),
+        Row("`san --version` wall time, median", version, "ms", "target <= 150 ms", floor, "`python -c pass`"),
+        Row("`san scrap add --text ...` wall time, median", add, "ms", "target <= 350 ms", floor, "`python -c pass`"),
         *bench_window(),
     ]

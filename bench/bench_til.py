@@ -114,12 +114,13 @@ def bench_til_gui_lag() -> list[Row]:
                     QTimer.singleShot(200, loop.quit)  # the page shows the result meanwhile
 
         context.runner.job_changed.connect(on_changed)
-        job = app.generate_til(app.til.today()).value
         clock.start()
         ticker.start()
+        job = app.generate_til(app.til.today()).value
         QTimer.singleShot(120_000, loop.quit)
-        if job.id not in completed:
-            loop.exec()
+        if job.id in completed:  # (it can finish before the loop runs; the page still shows it)
+            QTimer.singleShot(200, loop.quit)
+        loop.exec()
         ticker.stop()
         window.close()
         qt.processEvents()
@@ -128,7 +129,9 @@ def bench_til_gui_lag() -> list[Row]:
             "GUI event-loop lag while a 200-card TIL is made, worst",
             max(lags) if lags else float("nan"),
             "ms",
-            f"target < 50 ms; p99 {percentile(lags, 99):.1f} ms; TIL page open",
+            f"p99 {percentile(lags, 99):.1f} ms; TIL page open",
+            anchor=50,
+            anchor_name="target (<)",
         )
     ]
 

@@ -13,10 +13,21 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 @dataclass(frozen=True)
 class Row:
+    """One figure; ``anchor`` is what it is compared with in the same run (another implementation, the
+    work's own floor, or the target), named by ``anchor_name``; the table prints value / anchor."""
+
     name: str
     value: float
     unit: str
     note: str = ""
+    anchor: float | None = None
+    anchor_name: str = ""
+
+    @property
+    def ratio(self) -> float | None:
+        if self.anchor is None or self.anchor == 0:
+            return None
+        return self.value / self.anchor
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -37,13 +48,29 @@ def temporary_data_dir() -> Iterator[Path]:
         yield Path(directory)
 
 
+def _figure(value: float) -> str:
+    return f"{value:,.2f}" if abs(value) < 100 else f"{value:,.0f}"
+
+
 def print_table(rows: list[Row]) -> None:
-    name_width = max(len(row.name) for row in rows)
-    value_width = max(len(f"{row.value:,.2f}") for row in rows)
-    unit_width = max(len(row.unit) for row in rows)
-    print(f"{'benchmark':<{name_width}}  {'value':>{value_width}}  {'unit':<{unit_width}}  note")
-    print("-" * (name_width + value_width + unit_width + 30))
-    for row in rows:
-        print(f"{row.name:<{name_width}}  {row.value:>{value_width},.2f}  {row.unit:<{unit_width}}  {row.note}")
+    """benchmark | value unit | anchor (value, name) | ratio | note, then the machine's load average."""
+    header = ("benchmark", "value", "anchor in the same run", "ratio", "note")
+    cells = [
+        (
+            row.name,
+            f"{_figure(row.value)} {row.unit}",
+            f"{_figure(row.anchor)} {row.unit} {row.anchor_name}" if row.anchor is not None else "-",
+            f"{row.ratio:.2f}x" if row.ratio is not None else "-",
+            row.note,
+        )
+        for row in rows
+    ]
+    widths = [max(len(header[i]), *(len(cell[i]) for cell in cells)) for i in range(4)]
+    print("  ".join(f"{title:<{width}}" for title, width in zip(header, [*widths, 0], strict=True)).rstrip())
+    print("-" * (sum(widths) + 8 + 40))
+    for cell in cells:
+        print(
+            f"{cell[0]:<{widths[0]}}  {cell[1]:>{widths[1]}}  {cell[2]:<{widths[2]}}  {cell[3]:>{widths[3]}}  {cell[4]}"
+        )
     one, five, fifteen = os.getloadavg()  # a loaded machine's figures are not a quiet machine's
     print(f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores")
