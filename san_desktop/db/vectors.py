@@ -25,13 +25,13 @@ _SHADOW_SUFFIX = re.compile(
 
 
 def vec_table_names(conn: sa.Connection) -> set[str]:
-    """Names of every virtual table (sqlite-vec's vec0, FTS5) and of the shadow tables made for them:
-    SQLite-only derived indexes that Alembic's models do not describe."""
+    """Names of every virtual table (sqlite-vec's vec0, FTS5 and its vocabulary) and of the shadow tables
+    made for them: SQLite-only derived indexes that Alembic's models do not describe."""
     rows = conn.exec_driver_sql("SELECT name, sql FROM sqlite_master WHERE type = 'table'").all()
     virtual = {
         name
         for name, sql in rows
-        if sql and re.match(r"\s*CREATE\s+VIRTUAL\s+TABLE\b.*\bUSING\s+(vec0|fts5)\b", sql, re.I | re.S)
+        if sql and re.match(r"\s*CREATE\s+VIRTUAL\s+TABLE\b.*\bUSING\s+(vec0|fts5|fts5vocab)\b", sql, re.I | re.S)
     }
     shadows = {
         name

@@ -184,6 +184,17 @@ SEARCHES = [
     "zzz",
     "%",
     "_",
+    # two-letter words go through the trigrams they start, at the end of a value too
+    "빌드",
+    "드로",
+    "ql",
+    "QL wal",
+    "ct",
+    "js react",
+    "ab",
+    '"f',
+    "0%",
+    "a ql",
 ]
 
 
