@@ -278,11 +278,10 @@ def bench_monitor(count: int = 100_000) -> list[Row]:
     ]
 
 
-def bench_end_to_end(count: int = 2000) -> list[Row]:
+def bench_end_to_end(count: int = 5000) -> list[Row]:
     """Realistic scraps captured, then turned into cards by the runner with the embedded provider; the
     database's size per 1,000 scraps with their cards, jobs and attempts (after a checkpoint)."""
     from san_desktop.ai.factory import ProviderSource
-    from san_desktop.core.settings import AISettings
     from san_desktop.jobs.processors import build_registry
     from san_desktop.services.scraps import ScrapService
     from tests.support.real_text import card_texts
@@ -295,7 +294,14 @@ def bench_end_to_end(count: int = 2000) -> list[Row]:
         texts = card_texts(count, seed=3)
         for text in texts:
             scraps.capture(text)
-        runner = JobRunner(queue, build_registry(ProviderSource(AISettings())), backend.require_session(), SETTINGS)
+        settings = Settings(jobs=SETTINGS)  # the embedded provider: the AI pool runs one thread (ai_threads)
+        runner = JobRunner(
+            queue,
+            build_registry(ProviderSource(settings.ai)),
+            backend.require_session(),
+            SETTINGS,
+            ai_threads=settings.ai_threads,
+        )
 
         def unfinished() -> int:
             with backend.db.sessions() as session:
@@ -329,8 +335,7 @@ def bench_end_to_end(count: int = 2000) -> list[Row]:
             f"scraps -> cards end to end, {count:,} real-text scraps",
             cards / elapsed,
             "cards/s",
-            f"embedded provider, AI pool of {SETTINGS.ai_pool_size}, 2 jobs a scrap (card, refined text); "
-            "target >= 300 cards/s",
+            "embedded provider (AI pool of 1 thread), 2 jobs a scrap (card, refined text); target >= 300 cards/s",
             anchor=_provider_rate(texts),
             anchor_name="the provider's own work, one thread",
         ),

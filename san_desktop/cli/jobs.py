@@ -94,6 +94,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             until_idle=args.until_idle,
             wait_retries=args.wait_retries,
             timeout=args.timeout,
+            ai_threads=app.settings.ai_threads,
         )
         if args.until_idle and code == 0:
             _tell_about_waiting_jobs(app.queue)

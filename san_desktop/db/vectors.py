@@ -75,14 +75,21 @@ def card_index_table(model_id: str, dim: int) -> str:
     return f"vec_simhash_{dim}_{zlib.crc32(model_id.encode('utf-8')):08x}"
 
 
+_ensured: set[tuple[str, str]] = set()  # (database, table) made or found by this process
+
+
 def ensure_card_index(conn: sa.Connection, model_id: str, dim: int) -> str:
     """The persisted SimHash bits (``bit[512]``) of one embedding space: a derived index that can be
-    dropped and rebuilt from ``card_embeddings`` at any time."""
+    dropped and rebuilt from ``card_embeddings`` at any time. Made once per process and database (the
+    statement, run for every card, cost as much as the insert)."""
     if not 1 <= dim <= 65_536:
         raise ValueError(f"embedding dimension out of range: {dim}")
     table = card_index_table(model_id, dim)
-    columns = f"card_id text primary key, embedding bit[{SIMHASH_BITS}]"
-    conn.exec_driver_sql(f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0({columns})")
+    key = (str(conn.engine.url), table)
+    if key not in _ensured:
+        columns = f"card_id text primary key, embedding bit[{SIMHASH_BITS}]"
+        conn.exec_driver_sql(f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0({columns})")
+        _ensured.add(key)
     return table
 
 
@@ -131,12 +138,23 @@ def _stored_codes(blobs: Sequence[bytes], dim: int) -> tuple[npt.NDArray[np.int8
     return _stored_codes(stored, dim)
 
 
-def index_card_vector(conn: sa.Connection, card_id: str, model_id: str, vector: npt.NDArray[np.float32]) -> None:
-    """Put a card's SimHash bits in its space's vec0 index, replacing earlier ones."""
-    table = ensure_card_index(conn, model_id, int(vector.shape[0]))
+def index_card_vector(
+    conn: sa.Connection, card_id: str, model_id: str, vector: npt.NDArray[np.float32], *, new: bool = False
+) -> None:
+    """Put a card's SimHash bits in its space's vec0 index, replacing earlier ones (none when ``new``)."""
     bits = simhash(np.asarray(vector, dtype=np.float32)[None, :])[0].tobytes()
-    conn.exec_driver_sql(f"DELETE FROM {table} WHERE card_id = ?", (card_id,))
-    conn.exec_driver_sql(f"INSERT INTO {table} (card_id, embedding) VALUES (?, vec_bit(?))", (card_id, bits))
+    dim = int(vector.shape[0])
+    for last_try in (False, True):
+        table = ensure_card_index(conn, model_id, dim)
+        try:
+            if not new:
+                conn.exec_driver_sql(f"DELETE FROM {table} WHERE card_id = ?", (card_id,))
+            conn.exec_driver_sql(f"INSERT INTO {table} (card_id, embedding) VALUES (?, vec_bit(?))", (card_id, bits))
+            return
+        except sa.exc.OperationalError as exc:
+            if last_try or "no such table" not in str(exc.orig):
+                raise
+            _ensured.discard((str(conn.engine.url), table))  # dropped since (to be rebuilt): make it again
 
 
 def unindex_card(conn: sa.Connection, card_id: str, model_id: str, dim: int) -> None:

@@ -26,13 +26,14 @@ def run_headless(
     until_idle: bool = False,
     wait_retries: bool = False,
     timeout: float | None = None,
+    ai_threads: int | None = None,
 ) -> int:
     """Run jobs until stopped (SIGINT/SIGTERM), until idle (with ``wait_retries``: until no job waits for
     a later retry either), or until ``timeout`` seconds passed. Returns 0, or 124 when the timeout ended
     it while work was still runnable."""
     app = QCoreApplication.instance() or QCoreApplication([])
     queue = JobQueue(backend.db, settings)
-    runner = JobRunner(queue, registry, backend.require_session(), settings)
+    runner = JobRunner(queue, registry, backend.require_session(), settings, ai_threads=ai_threads)
     outcome = {"code": 0}
 
     def on_idle() -> None:

@@ -48,11 +48,19 @@ class ScrapText:
         return self.refined or self.content
 
 
+# built once: building a statement cost five times executing it
+_SCRAP_TEXT = sa.select(Scrap.content, Scrap.refined_content, Scrap.deleted_at).where(Scrap.id == sa.bindparam("scrap"))
+_SCRAP_DELETED_AT = sa.select(Scrap.deleted_at).where(Scrap.id == sa.bindparam("scrap"))
+_REFINE_SCRAP = (
+    sa.update(Scrap)
+    .where(Scrap.id == sa.bindparam("scrap"), Scrap.deleted_at.is_(None))
+    .values(refined_content=sa.bindparam("refined"))
+)
+
+
 def load_scrap(db: Database, scrap_id: str) -> ScrapText:
     with db.engine.connect() as conn:
-        row = conn.execute(
-            sa.select(Scrap.content, Scrap.refined_content, Scrap.deleted_at).where(Scrap.id == scrap_id)
-        ).first()
+        row = conn.execute(_SCRAP_TEXT, {"scrap": scrap_id}).first()
     if row is None:
         raise TargetNotFoundError(f"scrap {scrap_id}")
     if row.deleted_at is not None:
@@ -87,7 +95,7 @@ class CardAnalysisProcessor:
         vector = provider.embed([embedding_text(draft.title, draft.summary, draft.tags, text.best)])[0]
         context.raise_if_cancelled()
         with context.publish() as session:
-            if session.scalar(sa.select(Scrap.deleted_at).where(Scrap.id == scrap_id)) is not None:
+            if session.connection().scalar(_SCRAP_DELETED_AT, {"scrap": scrap_id}) is not None:
                 raise TargetNotFoundError(f"scrap {scrap_id} was deleted")
             save_card(session, scrap_id, draft, provider.embedding_model, vector)
 
@@ -118,12 +126,9 @@ class ScrapRefineProcessor:
         with self.providers.lease() as provider:
             refined = provider.refine_scrap(text.content)
         with context.publish() as session:
-            updated = session.connection().execute(
-                sa.update(Scrap)
-                .where(Scrap.id == scrap_id, Scrap.deleted_at.is_(None))
-                # "" when refining changed nothing: refined, and no second copy of the text kept
-                .values(refined_content=refined if refined and refined != text.content else "")
-            )
+            # "" when refining changed nothing: refined, and no second copy of the text kept
+            kept = refined if refined and refined != text.content else ""
+            updated = session.connection().execute(_REFINE_SCRAP, {"scrap": scrap_id, "refined": kept})
             if updated.rowcount != 1:
                 raise TargetNotFoundError(f"scrap {scrap_id}")
 

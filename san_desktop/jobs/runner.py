@@ -131,7 +131,11 @@ class JobRunner(QObject):
         session_id: str,
         settings: JobSettings,
         parent: QObject | None = None,
+        *,
+        ai_threads: int | None = None,
     ) -> None:
+        """``ai_threads``: the AI pool's size when it is not ``settings.ai_pool_size`` (``Settings.ai_threads``
+        says how many the configured provider wants)."""
         super().__init__(parent)
         if sys.getswitchinterval() > GIL_SWITCH_INTERVAL:
             sys.setswitchinterval(GIL_SWITCH_INTERVAL)
@@ -149,7 +153,7 @@ class JobRunner(QObject):
         }
         self.executor = JobExecutor(queue, registry, session_id, self.breakers, on_progress=self._progress_event.emit)
         self.pools = {JobPool.AI: QThreadPool(self), JobPool.GITHUB: QThreadPool(self)}
-        self.pools[JobPool.AI].setMaxThreadCount(settings.ai_pool_size)
+        self.pools[JobPool.AI].setMaxThreadCount(ai_threads or settings.ai_pool_size)
         self.pools[JobPool.GITHUB].setMaxThreadCount(settings.github_pool_size)
         self.pools[JobPool.AI].setObjectName("ai-pool")
         self.pools[JobPool.GITHUB].setObjectName("github-pool")
@@ -273,12 +277,12 @@ class JobRunner(QObject):
             breaker.reset()
         self.dispatch()
 
-    def apply_settings(self, settings: JobSettings, *, ai_changed: bool = False) -> None:
+    def apply_settings(self, settings: JobSettings, *, ai_changed: bool = False, ai_threads: int | None = None) -> None:
         """New job settings take effect at once; when the AI settings changed, the AI pool's breaker
         closes and AI jobs waiting for a retry run now (what made them fail may be fixed)."""
         self.settings = settings
         self.queue.settings = settings
-        self.pools[JobPool.AI].setMaxThreadCount(settings.ai_pool_size)
+        self.pools[JobPool.AI].setMaxThreadCount(ai_threads or settings.ai_pool_size)
         self.pools[JobPool.GITHUB].setMaxThreadCount(settings.github_pool_size)
         self._poll_timer.setInterval(int(settings.poll_interval_seconds * 1000))
         self._sweep_timer.setInterval(int(settings.sweep_interval_seconds * 1000))

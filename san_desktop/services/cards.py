@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -75,6 +75,26 @@ def similarity_score(distance: float) -> float:
 
 NamedT = TypeVar("NamedT", Category, Tag)
 
+# The statements of saving a card, built once: building a statement cost five times executing it.
+_NAMED_IDS: dict[type[Category | Tag], Any] = {
+    model: sa.select(model.name_key, model.id).where(model.name_key.in_(sa.bindparam("keys", expanding=True)))
+    for model in (Category, Tag)
+}
+_ADD_NAMED: dict[type[Category | Tag], Any] = {model: sa.insert(model) for model in (Category, Tag)}
+_CARD_OF_SCRAP = sa.select(KnowledgeCard.id).where(KnowledgeCard.scrap_id == sa.bindparam("scrap"))
+_ADD_CARD = sa.insert(KnowledgeCard)
+_CHANGE_CARD = sa.update(KnowledgeCard).where(KnowledgeCard.id == sa.bindparam("card"))
+_LINK_TAGS = sa.insert(card_tags)
+_TAGS_OF_CARD = sa.select(card_tags.c.tag_id).where(card_tags.c.card_id == sa.bindparam("card"))
+_UNLINK_TAGS = sa.delete(card_tags).where(
+    card_tags.c.card_id == sa.bindparam("card"), card_tags.c.tag_id.in_(sa.bindparam("tags", expanding=True))
+)
+_VECTOR_OF_CARD = sa.select(CardEmbedding.model_id, CardEmbedding.dim).where(
+    CardEmbedding.card_id == sa.bindparam("card")
+)
+_DROP_VECTOR = sa.delete(CardEmbedding).where(CardEmbedding.card_id == sa.bindparam("card"))
+_ADD_VECTOR = sa.insert(CardEmbedding)
+
 
 def _named_ids(conn: sa.Connection, model: type[NamedT], names: Sequence[str], now: datetime) -> list[str]:
     """Ids of ``names`` by case-insensitive name (the unique ``name_key``), created when missing: one
@@ -85,7 +105,7 @@ def _named_ids(conn: sa.Connection, model: type[NamedT], names: Sequence[str], n
         first.setdefault(name.casefold(), name)
     if not first:
         return []
-    rows = conn.execute(sa.select(model.name_key, model.id).where(model.name_key.in_(list(first))))
+    rows = conn.execute(_NAMED_IDS[model], {"keys": list(first)})
     found: dict[str, str] = {str(key): str(ident) for key, ident in rows}
     missing = {key: new_id() for key in first if key not in found}
     if missing:
@@ -95,7 +115,7 @@ def _named_ids(conn: sa.Connection, model: type[NamedT], names: Sequence[str], n
                     {"id": ident, "name": first[key], "name_key": key, "created_at": now}
                     for key, ident in missing.items()
                 ]
-                conn.execute(sa.insert(model), rows_to_add)
+                conn.execute(_ADD_NAMED[model], rows_to_add)
         except sa.exc.IntegrityError:  # created meanwhile by another writer: read theirs
             return _named_ids(conn, model, names, now)
         found.update(missing)
@@ -118,7 +138,7 @@ def save_card(session: Session, scrap_id: str, draft: CardDraft, model_id: str, 
         "embedding_model": model_id,
         "updated_at": now,
     }
-    card_id = conn.scalar(sa.select(KnowledgeCard.id).where(KnowledgeCard.scrap_id == scrap_id))
+    card_id = conn.scalar(_CARD_OF_SCRAP, {"scrap": scrap_id})
     if card_id is None:
         card_id = new_id()
         card_row = {"id": card_id, "scrap_id": scrap_id, "created_at": now, **values}
@@ -128,16 +148,16 @@ def save_card(session: Session, scrap_id: str, draft: CardDraft, model_id: str, 
             # (an FTS5 update is a delete and an insert) once per tag.
             conn.exec_driver_sql("PRAGMA defer_foreign_keys = ON")
             _link_tags(conn, card_id, tag_ids)
-            conn.execute(sa.insert(KnowledgeCard), card_row)
+            conn.execute(_ADD_CARD, card_row)
         else:
-            conn.execute(sa.insert(KnowledgeCard), card_row)
+            conn.execute(_ADD_CARD, card_row)
             _link_tags(conn, card_id, tag_ids)
         _store_vector(conn, card_id, model_id, vector, now, replace=False)
         return str(card_id)
-    conn.execute(sa.update(KnowledgeCard).where(KnowledgeCard.id == card_id).values(**values))
-    linked = set(conn.scalars(sa.select(card_tags.c.tag_id).where(card_tags.c.card_id == card_id)))
+    conn.execute(_CHANGE_CARD, {"card": card_id, **values})
+    linked = set(conn.scalars(_TAGS_OF_CARD, {"card": card_id}))
     if removed := linked - set(tag_ids):
-        conn.execute(sa.delete(card_tags).where(card_tags.c.card_id == card_id, card_tags.c.tag_id.in_(removed)))
+        conn.execute(_UNLINK_TAGS, {"card": card_id, "tags": sorted(removed)})
     _link_tags(conn, card_id, [tag for tag in tag_ids if tag not in linked])
     _store_vector(conn, card_id, model_id, vector, now, replace=True)
     return str(card_id)
@@ -145,16 +165,14 @@ def save_card(session: Session, scrap_id: str, draft: CardDraft, model_id: str, 
 
 def _link_tags(conn: sa.Connection, card_id: str, tag_ids: Sequence[str]) -> None:
     if tag_ids:
-        conn.execute(sa.insert(card_tags), [{"card_id": card_id, "tag_id": tag_id} for tag_id in tag_ids])
+        conn.execute(_LINK_TAGS, [{"card_id": card_id, "tag_id": tag_id} for tag_id in tag_ids])
 
 
 def save_embedding(session: Session, card_id: str, model_id: str, vector: npt.NDArray[np.float32]) -> None:
     """Replace the card's vector (the embedding model changed)."""
     conn = session.connection()
     now = utcnow()
-    conn.execute(
-        sa.update(KnowledgeCard).where(KnowledgeCard.id == card_id).values(embedding_model=model_id, updated_at=now)
-    )
+    conn.execute(_CHANGE_CARD, {"card": card_id, "embedding_model": model_id, "updated_at": now})
     _store_vector(conn, card_id, model_id, vector, now, replace=True)
 
 
@@ -162,14 +180,12 @@ def _store_vector(
     conn: sa.Connection, card_id: str, model_id: str, vector: npt.NDArray[np.float32], now: datetime, *, replace: bool
 ) -> None:
     if replace:
-        old = conn.execute(
-            sa.select(CardEmbedding.model_id, CardEmbedding.dim).where(CardEmbedding.card_id == card_id)
-        ).first()
+        old = conn.execute(_VECTOR_OF_CARD, {"card": card_id}).first()
         if old is not None:
             unindex_card(conn, card_id, old.model_id, old.dim)
-            conn.execute(sa.delete(CardEmbedding).where(CardEmbedding.card_id == card_id))
+            conn.execute(_DROP_VECTOR, {"card": card_id})
     conn.execute(
-        sa.insert(CardEmbedding),
+        _ADD_VECTOR,
         {
             "card_id": card_id,
             "model_id": model_id,
@@ -178,7 +194,7 @@ def _store_vector(
             "created_at": now,
         },
     )
-    index_card_vector(conn, card_id, model_id, vector)
+    index_card_vector(conn, card_id, model_id, vector, new=not replace)
 
 
 def _summary(card: KnowledgeCard) -> CardSummary:

@@ -47,7 +47,10 @@ class AppContext:
         """New settings (saved here or by another program) take effect in the runner at once."""
         if not changes.settings:
             return
-        self.runner.apply_settings(self.app.settings.jobs, ai_changed=changes.ai_settings_changed)
+        settings = self.app.settings
+        self.runner.apply_settings(
+            settings.jobs, ai_changed=changes.ai_settings_changed, ai_threads=settings.ai_threads
+        )
         if changes.embedding_model_changed:
             self.runner.run_sweep_now()  # its hook re-embeds cards of the old model, through jobs
 
@@ -74,6 +77,7 @@ def build_context(
             session,
             app.settings.jobs,
             parent,
+            ai_threads=app.settings.ai_threads,
         )
     hub = ChangeHub(parent)
     ops = Ops(hub, parent)

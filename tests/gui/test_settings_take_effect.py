@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 from pytestqt.qtbot import QtBot
 
-from san_desktop.core.enums import JobStatus, JobType
+from san_desktop.core.enums import JobPool, JobStatus, JobType
 from san_desktop.core.errors import TransientError
 from san_desktop.core.settings import AISettings, JobSettings
 from san_desktop.jobs.breaker import BreakerState
@@ -55,3 +55,23 @@ def test_saving_settings_lets_jobs_held_by_the_breaker_run_at_once(
     status = runner.breaker_status()
     assert status is not None
     assert status.state is BreakerState.CLOSED
+
+
+def test_the_ai_pool_runs_one_thread_for_the_embedded_provider_and_the_pool_size_for_a_server(
+    qtbot: QtBot, live_context: AppContext
+) -> None:
+    context = live_context
+    ai_pool = context.runner.pools[JobPool.AI]
+    assert context.settings.ai.provider == "local"
+    assert ai_pool.maxThreadCount() == 1  # its work is Python on the CPU: a second thread only contends
+    server = replace(
+        context.settings,
+        jobs=replace(context.settings.jobs, ai_pool_size=3),
+        ai=AISettings(provider="openai", base_url="http://127.0.0.1:9/v1"),
+    )
+    with qtbot.waitSignal(context.hub.changed, timeout=5_000):
+        context.ops.write(lambda: context.app.save_settings(server))
+    qtbot.waitUntil(lambda: ai_pool.maxThreadCount() == 3, timeout=5_000)  # answers are waited for: calls overlap
+    with qtbot.waitSignal(context.hub.changed, timeout=5_000):
+        context.ops.write(lambda: context.app.save_settings(replace(server, ai=AISettings())))
+    qtbot.waitUntil(lambda: ai_pool.maxThreadCount() == 1, timeout=5_000)
