@@ -72,9 +72,9 @@ class Database:
         for the job queue's hot path, which runs a handful of fixed statements per job and would spend
         most of its time in statement and result bookkeeping otherwise. Errors are explained as in
         ``write``."""
-        raw = self.engine.raw_connection()
-        try:
-            with self._turn(), self._explain_locks():
+        with self._turn(), self._explain_locks():  # the turn first: a waiting writer holds no connection
+            raw = self.engine.raw_connection()
+            try:
                 cursor = raw.cursor()
                 cursor.execute("BEGIN IMMEDIATE")
                 try:
@@ -86,8 +86,8 @@ class Database:
                     raise
                 finally:
                     cursor.close()
-        finally:
-            raw.close()
+            finally:
+                raw.close()
 
     @contextmanager
     def _explain_locks(self) -> Iterator[None]:

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from san_desktop.ai.base import DEFAULT_CATEGORIES, AIProvider
 from san_desktop.ai.factory import ProviderSource
 from san_desktop.artifacts.store import ArtifactStore
-from san_desktop.core.enums import JobStatus, JobType
+from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus, JobType
 from san_desktop.core.errors import TargetNotFoundError
 from san_desktop.core.settings import GitHubSettings, Settings, TilSettings
 from san_desktop.db.changes import prune_notices
@@ -29,7 +29,7 @@ from san_desktop.jobs.recovery import SweepHook
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.jobs.til import TilGenerationProcessor
 from san_desktop.queue.errors import DuplicateJobError
-from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.job_queue import SWEEP_HOOK_BATCH, JobQueue
 from san_desktop.queue.payloads import CardAnalysisPayload, dump_payload, load_payload
 from san_desktop.services.cards import save_card, save_embedding
 from san_desktop.services.scraps import orphan_hook
@@ -206,6 +206,11 @@ def stale_embedding_hook(providers: ProviderSource) -> SweepHook:
             AsyncJob.status == JobStatus.FAILED,
             AsyncJob.created_at > KnowledgeCard.updated_at,
         )
+        waiting = sa.exists().where(
+            AsyncJob.target_id == KnowledgeCard.scrap_id,
+            AsyncJob.job_type == JobType.CARD_ANALYSIS,
+            AsyncJob.status.in_(ACTIVE_JOB_STATUSES),
+        )
         stale = session.scalars(
             sa.select(KnowledgeCard.scrap_id)
             .join(Scrap, Scrap.id == KnowledgeCard.scrap_id)
@@ -213,8 +218,9 @@ def stale_embedding_hook(providers: ProviderSource) -> SweepHook:
                 Scrap.deleted_at.is_(None),
                 sa.or_(KnowledgeCard.embedding_model.is_(None), KnowledgeCard.embedding_model != model),
                 ~failed_since,
+                ~waiting,
             )
-            .limit(10_000)
+            .limit(SWEEP_HOOK_BATCH)
         ).all()
         count = 0
         for scrap_id in stale:

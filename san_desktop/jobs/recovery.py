@@ -30,8 +30,11 @@ log = logging.getLogger(__name__)
 
 INTERRUPTED_TOO_OFTEN = "Interrupted {count} times (the app stopped while running it); not retried again"
 
-# A hook gets the sweep's open write session and the queue; returns how many jobs it enqueued.
+# A hook gets an open write session and the queue, enqueues at most SWEEP_HOOK_BATCH jobs and returns how
+# many it enqueued; the sweep calls it again, in a new transaction, while it enqueues any (HOOK_ROUNDS at
+# most).
 SweepHook = Callable[[Session, JobQueue], int]
+HOOK_ROUNDS = 200
 
 
 @dataclass
@@ -75,8 +78,12 @@ def sweep(
         _find_overdue(session, settings, now, report)
     queue.announce(events)
     for hook in hooks:
-        with queue.db.write() as session:
-            report.enqueued_by_hooks += hook(session, queue)
+        for _round in range(HOOK_ROUNDS):
+            with queue.db.write() as session:
+                enqueued = hook(session, queue)
+            report.enqueued_by_hooks += enqueued
+            if not enqueued:
+                break
     log.info("Recovery sweep: %s", report.summary())
     return report
 

@@ -47,6 +47,10 @@ log = logging.getLogger(__name__)
 
 Listener = Callable[[JobEvent], None]
 
+# What a recovery sweep hook enqueues in one transaction at most: 10,000 orphans in one took 6 s, and
+# every other writer of the app (the window's capture too) waited for it.
+SWEEP_HOOK_BATCH = 500
+
 # keys in Session.info for events waiting on the caller's commit
 _PENDING_EVENTS = "san_pending_job_events"
 _PENDING_CLAIMS = "san_pending_next_claims"

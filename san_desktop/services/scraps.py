@@ -28,7 +28,7 @@ from san_desktop.db.changes import ChangeLog
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, KnowledgeCard, Scrap
 from san_desktop.queue.errors import DuplicateJobError
-from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.job_queue import SWEEP_HOOK_BATCH, JobQueue
 
 log = logging.getLogger(__name__)
 
@@ -296,7 +296,7 @@ class ScrapService:
 def orphan_hook(session: Session, queue: JobQueue) -> int:
     """Recovery rule (seed 001): scraps without a card and without an active CARD_ANALYSIS job get one;
     scraps without refined content and without an active SCRAP_REFINE job get one."""
-    enqueued = 0
+    enqueued = 0  # at most SWEEP_HOOK_BATCH in all (the sweep calls again while any were enqueued)
     for job_type, missing in (
         (JobType.CARD_ANALYSIS, ~sa.exists().where(KnowledgeCard.scrap_id == Scrap.id)),
         (JobType.SCRAP_REFINE, Scrap.refined_content.is_(None)),
@@ -313,7 +313,9 @@ def orphan_hook(session: Session, queue: JobQueue) -> int:
             AsyncJob.status == JobStatus.FAILED,
         )
         orphans = session.scalars(
-            sa.select(Scrap.id).where(Scrap.deleted_at.is_(None), missing, ~active, ~failed_for_good).limit(10_000)
+            sa.select(Scrap.id)
+            .where(Scrap.deleted_at.is_(None), missing, ~active, ~failed_for_good)
+            .limit(SWEEP_HOOK_BATCH - enqueued)
         ).all()
         for scrap_id in orphans:
             try:

@@ -63,6 +63,7 @@ class Ops(QObject):
         self.pool.setMaxThreadCount(2)
         self.pool.setObjectName("ui-ops")
         self._running: set[_OpSignals] = set()
+        self._stopped = False
 
     def run(
         self,
@@ -73,7 +74,12 @@ class Ops(QObject):
         on_bug: Callable[[BaseException], None] | None = None,
     ) -> None:
         """``on_bug`` takes any other exception instead of the crash dialog (a connection test, where
-        whatever a server does is an answer to show)."""
+        whatever a server does is an answer to show). After ``shutdown`` nothing starts: the database is
+        closed, and a late page refresh would open a new connection to it (or, once its folder is gone, make
+        an empty database there)."""
+        if self._stopped:
+            log.debug("Not started after shutdown: %s", call)
+            return
         op = _Op(call)
         signals = op.signals
         self._running.add(signals)
@@ -124,4 +130,5 @@ class Ops(QObject):
         return bool(self._running)
 
     def shutdown(self, wait_ms: int = 10_000) -> bool:
+        self._stopped = True
         return self.pool.waitForDone(wait_ms)

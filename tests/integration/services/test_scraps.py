@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from sqlalchemy.orm import Session
 
 from san_desktop.bootstrap import Backend
 from san_desktop.core.enums import JobStatus, JobType, SourceType
+from san_desktop.core.settings import JobSettings
 from san_desktop.core.text import RejectedContentError
 from san_desktop.db.models import AsyncJob, Scrap
 from san_desktop.jobs.recovery import sweep
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobEvent
+from san_desktop.services import scraps as services_scraps
 from san_desktop.services.scraps import ScrapService, orphan_hook
 from tests.support.cards import all_cards
 from tests.support.local_jobs import run_all_jobs
@@ -187,6 +192,30 @@ def test_a_refinement_that_changes_nothing_keeps_no_second_copy(
     with backend.db.sessions() as session:
         assert session.scalar(sa.select(Scrap.refined_content)) == ""
     assert len(all_cards(backend.db)) == 1
+
+
+def test_the_sweep_enqueues_many_orphans_in_short_transactions(
+    scraps: ScrapService, queue: JobQueue, backend: Backend, job_settings: JobSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(services_scraps, "SWEEP_HOOK_BATCH", 3)
+    ids = [scraps.capture(f"{TEXT} number {n}").scrap_id for n in range(5)]
+    with backend.db.write() as session:  # as if the jobs had been lost
+        session.execute(sa.delete(AsyncJob))
+    transactions = 0
+    real_write = backend.db.write
+
+    @contextmanager
+    def counting_write() -> Iterator[Session]:
+        nonlocal transactions
+        transactions += 1
+        with real_write() as session:
+            yield session
+
+    monkeypatch.setattr(backend.db, "write", counting_write)
+    report = sweep(queue, backend.require_session(), job_settings, hooks=[orphan_hook])
+    assert report.enqueued_by_hooks == 10  # every scrap: a card and a refined text
+    assert sorted(target for _type, target, _status in _jobs(queue)) == sorted(ids * 2)
+    assert transactions == 1 + 5  # the sweep's own, then 3 + 3 + 3 + 1 and a last round that finds none
 
 
 def test_orphan_hook_finds_scraps_without_card_or_refined_text(
