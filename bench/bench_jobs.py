@@ -53,10 +53,15 @@ def _wait_until_done(runner: JobRunner, queue: JobQueue, total: int, timeout: fl
                 app.quit()
 
     runner.job_changed.connect(on_changed)
-    QTimer.singleShot(int(timeout * 1000), app.quit)
+    # a timer that is stopped afterwards: a single shot left pending quit a later benchmark's event loop
+    give_up = QTimer()
+    give_up.setSingleShot(True)
+    give_up.timeout.connect(app.quit)
+    give_up.start(int(timeout * 1000))
     runner.start()
     app.exec()
     elapsed = time.perf_counter() - start
+    give_up.stop()
     runner.job_changed.disconnect(on_changed)
     if done["count"] < total:
         raise RuntimeError(f"only {done['count']} of {total} jobs completed in {timeout} s")

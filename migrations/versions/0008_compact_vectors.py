@@ -14,7 +14,7 @@ and cost every claim a page write.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import sqlalchemy as sa
 from alembic import op
@@ -60,21 +60,26 @@ def _rebuild_card_tags(*, without_rowid: bool) -> None:
         )
 
 
-def upgrade() -> None:
-    from san_desktop.db.vectors import from_blob, to_stored
-
+def _recode_vectors(size: str, recode: Callable[[bytes, int], bytes]) -> None:
+    """Rewrite the ``card_embeddings`` vectors whose length is ``size`` (SQL over ``dim``), in batches."""
     conn = op.get_bind()
     select = sa.text(
-        "SELECT card_id, dim, vector FROM card_embeddings WHERE length(vector) = dim * 4 AND card_id > :after "
+        f"SELECT card_id, dim, vector FROM card_embeddings WHERE length(vector) = {size} AND card_id > :after "
         "ORDER BY card_id LIMIT :batch"
     )
     update = sa.text("UPDATE card_embeddings SET vector = :vector WHERE card_id = :card_id")
     after = ""
     while rows := conn.execute(select, {"after": after, "batch": BATCH}).all():
-        conn.execute(update, [{"card_id": row.card_id, "vector": to_stored(from_blob(row.vector))} for row in rows])
+        conn.execute(update, [{"card_id": row.card_id, "vector": recode(row.vector, row.dim)} for row in rows])
         after = rows[-1].card_id
+
+
+def upgrade() -> None:
+    from san_desktop.db.vectors import from_blob, to_stored
+
+    _recode_vectors("dim * 4", lambda blob, _dim: to_stored(from_blob(blob)))
     op.drop_index("ix_job_attempts_session_id", table_name="job_attempts")
-    if conn.dialect.name == "sqlite":
+    if op.get_bind().dialect.name == "sqlite":
         _rebuild_card_tags(without_rowid=True)
 
 
@@ -82,15 +87,6 @@ def downgrade() -> None:
     from san_desktop.db.vectors import from_stored, to_blob
 
     op.create_index("ix_job_attempts_session_id", "job_attempts", ["session_id"])
-    conn = op.get_bind()
-    if conn.dialect.name == "sqlite":
+    if op.get_bind().dialect.name == "sqlite":
         _rebuild_card_tags(without_rowid=False)
-    select = sa.text(
-        "SELECT card_id, dim, vector FROM card_embeddings WHERE length(vector) = dim + 4 AND card_id > :after "
-        "ORDER BY card_id LIMIT :batch"
-    )
-    update = sa.text("UPDATE card_embeddings SET vector = :vector WHERE card_id = :card_id")
-    after = ""
-    while rows := conn.execute(select, {"after": after, "batch": BATCH}).all():
-        conn.execute(update, [{"card_id": r.card_id, "vector": to_blob(from_stored(r.vector, r.dim))} for r in rows])
-        after = rows[-1].card_id
+    _recode_vectors("dim + 4", lambda blob, dim: to_blob(from_stored(blob, dim)))

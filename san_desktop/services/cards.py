@@ -402,9 +402,15 @@ class CardService:
         return similar_cards(self.db, card_id, self.threshold(), limit=limit)
 
     def warm_up(self, model_id: str) -> int:
-        """Load the similar-card index of ``model_id`` into memory (start-up, off the GUI thread)."""
+        """Load the similar-card index of ``model_id`` into memory and ask it once (start-up, off the GUI
+        thread), so that the first question a user asks finds the statements compiled and the pages
+        read: without the question the first one took three times as long as later ones."""
         with self.db.engine.connect() as conn:
-            return warm_up(conn, model_id)
+            loaded = warm_up(conn, model_id)
+            some_card = conn.scalar(sa.select(CardEmbedding.card_id).where(CardEmbedding.model_id == model_id).limit(1))
+        if some_card is not None:
+            self.similar(some_card)
+        return loaded
 
 
 def similar_cards(db: Database, card_id: str, threshold: float, *, limit: int = SIMILAR_LIMIT) -> list[SimilarCard]:
