@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from PySide6.QtCore import QCoreApplication, QElapsedTimer, QTimer
 from PySide6.QtWidgets import QApplication
 
-from bench.common import Row, median, percentile, temporary_data_dir
+from bench.common import Row, median, percentile, qt_app, temporary_data_dir
 from san_desktop.app import SanApp
 from san_desktop.bootstrap import Backend, start_backend
 from san_desktop.core.enums import JobStatus, JobType
@@ -27,8 +27,8 @@ SETTINGS = JobSettings()
 
 
 def _app() -> QApplication:
-    app = QApplication.instance()
-    return app if isinstance(app, QApplication) else QApplication([])
+    app: QApplication = qt_app()
+    return app
 
 
 def _backend(directory: Path) -> Backend:

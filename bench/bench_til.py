@@ -7,9 +7,8 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
-from PySide6.QtWidgets import QApplication
 
-from bench.common import Row, percentile, temporary_data_dir
+from bench.common import Row, percentile, qt_app, temporary_data_dir
 from san_desktop.app import SanApp
 from san_desktop.bootstrap import start_backend
 from san_desktop.core.enums import JobPool, JobStatus, JobType
@@ -87,7 +86,7 @@ def bench_til_gui_lag() -> list[Row]:
     from san_desktop.ui.context import build_context, freeze_startup_objects
     from san_desktop.ui.main_window import MainWindow
 
-    qt = QApplication.instance() or QApplication([])
+    qt = qt_app()
     with temporary_data_dir() as directory:
         app = _prepare(directory)
         context = build_context(app)

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -28,6 +29,18 @@ class Row:
         if self.anchor is None or self.anchor == 0:
             return None
         return self.value / self.anchor
+
+
+def qt_app() -> Any:
+    """The one QApplication of a benchmark run. Closing a benchmark's window must not quit it: Qt's quit on
+    the last window closed ended the next benchmark's event loop at once (the TIL lag read nan)."""
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if not isinstance(app, QApplication):
+        app = QApplication([])
+    app.setQuitOnLastWindowClosed(False)
+    return app
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import timedelta
 
 from PySide6.QtCore import QCoreApplication, QThread
@@ -13,6 +14,7 @@ from san_desktop.bootstrap import Backend
 from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.settings import JobSettings
 from san_desktop.db.database import open_database
+from san_desktop.jobs import runner as runner_module
 from san_desktop.jobs.breaker import BreakerState
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.jobs.runner import BreakerChange, JobRunner
@@ -239,3 +241,23 @@ def test_a_change_stamped_before_the_last_seen_one_is_still_announced(
         assert ours.id not in announced  # our own change came as our own event, not as news
     finally:
         other_process.dispose()
+
+
+def test_a_burst_of_events_from_workers_reaches_the_gui_thread_whole_and_in_order(
+    qtbot: QtBot, runner: JobRunner, queue: JobQueue
+) -> None:
+    job = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    seen: list[int] = []
+    runner.job_changed.connect(lambda event: seen.append(event.job.attempts))
+    count = runner_module.EVENTS_PER_SLICE * 2 + 50  # more than one slice of the GUI thread's loop
+
+    def burst() -> None:  # a worker announcing faster than the GUI thread takes them
+        for n in range(count):
+            runner._on_queue_event(JobEvent(replace(job, attempts=n), JobStatus.PENDING))
+
+    worker = threading.Thread(target=burst)
+    worker.start()
+    worker.join(30)
+    assert seen == []  # nothing crossed yet: the GUI thread has not run its loop
+    qtbot.waitUntil(lambda: len(seen) == count, timeout=5_000)
+    assert seen == list(range(count))
