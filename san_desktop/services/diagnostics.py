@@ -9,10 +9,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import keyring
-import keyring.backends.fail
-import keyring.errors
-
 from san_desktop import __version__
 from san_desktop.core.errors import DatabaseTooNewError, SanError
 from san_desktop.core.paths import database_path
@@ -60,6 +56,9 @@ def _sqlite_vec_version(driver: SqliteDriver) -> str:
 
 def keyring_status() -> tuple[str, bool, str]:
     """(backend name, usable, message) — usable means secrets can be stored somewhere safe."""
+    import keyring  # here, not at start-up: 12 ms a command line call that asks for no secret need not pay
+    import keyring.backends.fail
+
     try:
         backend = keyring.get_keyring()
     except Exception as exc:

@@ -8,9 +8,6 @@ from __future__ import annotations
 import logging
 import os
 
-import keyring
-import keyring.errors
-
 from san_desktop.core.errors import KeyringUnavailableError
 from san_desktop.core.redact import register_secret
 from san_desktop.services.diagnostics import keyring_status
@@ -35,6 +32,9 @@ def _require_backend() -> None:
 
 def get_secret(name: str) -> str | None:
     """The stored secret, or None when there is none (or no keyring to hold one; that is logged)."""
+    import keyring  # (imported when a secret is asked for: start-up does not pay for it)
+    import keyring.errors
+
     try:
         _require_backend()
         value = keyring.get_password(SERVICE, name)
@@ -67,6 +67,9 @@ def github_token() -> str | None:
 
 
 def set_secret(name: str, value: str) -> None:
+    import keyring
+    import keyring.errors
+
     _require_backend()
     try:
         keyring.set_password(SERVICE, name, value)
@@ -76,6 +79,9 @@ def set_secret(name: str, value: str) -> None:
 
 
 def delete_secret(name: str) -> bool:
+    import keyring
+    import keyring.errors
+
     _require_backend()
     try:
         keyring.delete_password(SERVICE, name)
