@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
@@ -136,16 +135,37 @@ class TilService:
         return start, end
 
     def days(self, limit: int = 90) -> list[DayInfo]:
-        """Days that have cards, newest first, with their TIL's state."""
+        """Days that have cards, newest first, with their TIL's state. Walked day by day down the index of
+        capture times (the newest card before the last day found names the next day, whose cards are
+        counted in its bounds): reading every card's time took half a second at 100,000 cards."""
+        live_cards = (
+            sa.select(sa.func.count())
+            .select_from(Scrap)
+            .join(KnowledgeCard, KnowledgeCard.scrap_id == Scrap.id)
+            .where(Scrap.deleted_at.is_(None))
+        )
+        newest = (
+            sa.select(Scrap.created_at)
+            .join(KnowledgeCard, KnowledgeCard.scrap_id == Scrap.id)
+            .where(Scrap.deleted_at.is_(None))
+            .order_by(Scrap.created_at.desc())
+            .limit(1)
+        )
         zone = self.zone()
+        counts: dict[str, int] = {}
         with self.db.sessions() as session:
-            created = session.scalars(
-                sa.select(Scrap.created_at)
-                .join(KnowledgeCard, KnowledgeCard.scrap_id == Scrap.id)
-                .where(Scrap.deleted_at.is_(None))
-            ).all()
+            before: datetime | None = None
+            while len(counts) < limit:
+                moment = session.scalar(newest if before is None else newest.where(Scrap.created_at < before))
+                if moment is None:
+                    break
+                day = moment.astimezone(zone).date().isoformat()
+                start, end = self.bounds(day)
+                counts[day] = int(
+                    session.scalar(live_cards.where(Scrap.created_at >= start, Scrap.created_at < end)) or 0
+                )
+                before = start
             summaries = {row.local_date: row for row in session.scalars(sa.select(DailySummary))}
-            counts = Counter(moment.astimezone(zone).date().isoformat() for moment in created)
             days = sorted(set(counts) | set(summaries), reverse=True)[:limit]
             return [
                 DayInfo(

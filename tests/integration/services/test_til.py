@@ -8,7 +8,8 @@ import subprocess
 import sys
 import threading
 from collections.abc import Sequence
-from datetime import timedelta
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -210,6 +211,32 @@ def test_two_concurrent_generate_commands_make_one_summary_and_one_job(app: SanA
         ).stdout
     )
     assert shown["active_job_id"] in job_ids
+
+
+def test_days_are_local_days_with_their_live_cards_newest_first(app: SanApp) -> None:
+    app.save_settings(replace(app.settings, til=replace(app.settings.til, timezone="Asia/Seoul")))  # UTC+9
+    captured = {  # UTC capture time -> what it is in Seoul
+        "2026-11-28 14:59:00": "23:59 on the 28th",
+        "2026-11-28 15:01:00": "00:01 on the 29th",
+        "2026-11-29 10:00:00": "19:00 on the 29th",
+        "2026-11-25 03:00:00": "12:00 on the 25th",
+        "2026-11-27 01:00:00": "the 27th, deleted below",
+    }
+    scrap_ids = {}
+    for moment, text in captured.items():
+        scrap_ids[moment] = app.capture_text(f"A card captured at {text} about SQLite pages.").value.scrap_id
+    _executor(app).drain(JobPool.AI)
+    with app.db.write() as session:
+        for moment, scrap_id in scrap_ids.items():
+            session.execute(
+                sa.update(Scrap)
+                .where(Scrap.id == scrap_id)
+                .values(created_at=datetime.fromisoformat(moment).replace(tzinfo=UTC))
+            )
+    app.scraps.delete(scrap_ids["2026-11-27 01:00:00"])
+    days = [(info.local_date, info.cards) for info in app.til.days()]
+    assert days == [("2026-11-29", 2), ("2026-11-28", 1), ("2026-11-25", 1)]
+    assert [(info.local_date, info.cards) for info in app.til.days(limit=2)] == days[:2]
 
 
 def test_the_recall_cards_of_a_til_are_other_days_cards(app: SanApp, provider: ScriptedProvider) -> None:
