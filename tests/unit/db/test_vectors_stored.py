@@ -39,6 +39,6 @@ def test_the_index_reads_8_bit_and_float32_rows_alike() -> None:
     ids, bits, codes, scales = _encode(rows, 32)
     assert list(ids) == [b"a" * 36, b"b" * 36, b"c" * 36]
     assert codes.shape == (3, 32)
-    assert bits.shape == (3, 8)
+    assert bits.shape == (8, 3)  # word by word
     for index, vector in enumerate(vectors[:3]):
         assert float((codes[index].astype(np.float32) * scales[index]) @ vector) > 0.999
