@@ -73,7 +73,7 @@ def _bulk_cards(
 def bench_capture(existing: int = 50_000, samples: int = 500) -> list[Row]:
     with temporary_data_dir() as directory:
         backend = start_backend(directory, kind="headless", log_to_stderr=False)
-        with backend.db.write_connection() as conn:
+        with backend.db.engine.begin() as conn:  # one bulk write, no other writer
             _bulk_scraps(conn, existing, "old")
         scraps = ScrapService(backend.db, JobQueue(backend.db, JobSettings()))
         latencies = []
@@ -140,7 +140,7 @@ def bench_similar(count: int, queries: int = 50, *, realistic: bool = False) -> 
     vectors, held_out = everything[:count], everything[count:]
     with temporary_data_dir() as directory:
         backend = start_backend(directory, kind="headless", log_to_stderr=False)
-        with backend.db.write_connection() as conn:
+        with backend.db.engine.begin() as conn:  # one bulk write, no other writer
             card_ids = _bulk_cards(conn, _bulk_scraps(conn, count, "vec"), model, vectors=vectors)
         picks = rng.choice(count, size=queries + 1, replace=False)
         began = time.perf_counter()
@@ -231,7 +231,7 @@ def bench_search(count: int = 100_000, rounds: int = 5) -> list[Row]:
     texts = card_texts(count)
     with temporary_data_dir() as directory:
         backend = start_backend(directory, kind="headless", log_to_stderr=False)
-        with backend.db.write_connection() as conn:
+        with backend.db.engine.begin() as conn:  # one bulk write, no other writer
             _bulk_cards(conn, _bulk_scraps(conn, count, "search"), "m", texts=texts)
         cards = CardService(backend.db, lambda: LOCAL_SIMILARITY_THRESHOLD)
         full, ranking, scan = [], [], []

@@ -64,7 +64,7 @@ def bench_window(count: int = 50_000, runs: int = 5) -> list[Row]:
         backend = start_backend(directory, kind="headless", log_to_stderr=False)
         vectors = np.random.default_rng(5).standard_normal((count, 512)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        with backend.db.write_connection() as conn:
+        with backend.db.engine.begin() as conn:  # one bulk write, no other writer
             _bulk_cards(conn, _bulk_scraps(conn, count, "window"), "m", vectors=vectors)
         backend.close()
         env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}

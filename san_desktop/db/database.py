@@ -56,17 +56,6 @@ class Database:
             yield session
 
     @contextmanager
-    def write_connection(self) -> Iterator[sa.Connection]:
-        """Like ``write`` for code that speaks SQL to the connection directly (the job queue's hot path)."""
-        with (
-            self._turn(),
-            self._explain_locks(),
-            self.engine.connect().execution_options(sqlite_begin="IMMEDIATE") as connection,
-            connection.begin(),
-        ):
-            yield connection
-
-    @contextmanager
     def write_cursor(self) -> Iterator[Any]:
         """A DB-API cursor inside ``BEGIN IMMEDIATE`` ... ``COMMIT``, below SQLAlchemy's execution layer:
         for the job queue's hot path, which runs a handful of fixed statements per job and would spend
