@@ -21,7 +21,7 @@ from san_desktop import __version__
 from san_desktop.ai.factory import ProviderSource, embedding_model_of
 from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.bootstrap import Backend, start_backend
-from san_desktop.core.enums import CommitTarget, JobStatus, JobType
+from san_desktop.core.enums import CommitTarget, JobPool, JobStatus, JobType
 from san_desktop.core.errors import PermanentError, SanError, TransientError
 from san_desktop.core.ids import new_id
 from san_desktop.core.settings import (
@@ -31,10 +31,12 @@ from san_desktop.core.settings import (
     Settings,
     load_settings_checked,
     save_settings,
+    with_value,
 )
 from san_desktop.core.timeutil import local_zone, utcnow
 from san_desktop.db.changes import ChangeLog
 from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.monitor import BulkResult, JobFilter, JobMonitor
 from san_desktop.queue.records import JobRecord
 from san_desktop.services.scraps import SCRAP_NOTICE, CaptureResult, ScrapService
 from san_desktop.services.secrets import (
@@ -149,6 +151,7 @@ class SanApp:
         self._settings_stamp = _stamp(self.settings_path)
         self.providers = ProviderSource(settings.ai, api_key=ai_api_key)
         self.queue = JobQueue(self.db, settings.jobs, clock=clock)
+        self.jobs = JobMonitor(self.queue)
         self.scraps = ScrapService(self.db, self.queue, settings.capture.max_bytes, changelog=self.changelog)
         self.artifacts = ArtifactStore(self.data_dir)
         with self.db.sessions() as session:
@@ -231,6 +234,34 @@ class SanApp:
     def cancel_job(self, job_id: str) -> Changed[JobRecord]:
         job = self.queue.cancel(job_id)
         return Changed(job, Changes.of_job(job))
+
+    # Bulk actions change thousands of jobs: each batch is announced to the queue's listeners once it
+    # committed (the window's runner passes them on a slice at a time), so they are not repeated here.
+    Progress = Callable[[int], None]
+
+    def retry_jobs(self, job_ids: list[str], progress: Progress | None = None) -> Changed[BulkResult]:
+        return Changed(self.jobs.retry(job_ids, progress))
+
+    def retry_matching(self, where: JobFilter, progress: Progress | None = None) -> Changed[BulkResult]:
+        """Queue again every failed or cancelled job ``where`` matches."""
+        return Changed(self.jobs.retry_matching(where, progress))
+
+    def retry_failure_group(self, signature: str, progress: Progress | None = None) -> Changed[BulkResult]:
+        return Changed(self.jobs.retry_group(signature, progress))
+
+    def cancel_jobs(self, job_ids: list[str], progress: Progress | None = None) -> Changed[BulkResult]:
+        return Changed(self.jobs.cancel(job_ids, progress))
+
+    def cancel_matching(self, where: JobFilter, progress: Progress | None = None) -> Changed[BulkResult]:
+        """Cancel every waiting or running job ``where`` matches."""
+        return Changed(self.jobs.cancel_matching(where, progress))
+
+    def set_pool_paused(self, pool: JobPool, paused: bool) -> Changes:
+        """Pause or resume a pool, remembered in the settings (another program's edits are taken up first)."""
+        changes = self.reload_settings()
+        return changes | self.save_settings(
+            with_value(self._settings, "jobs", self._settings.jobs.pause_key(pool), paused)
+        )
 
     def generate_til(self, local_date: str) -> Changed[JobRecord]:
         """Generate (or resume) a day's TIL; while one runs, its job is returned instead of a second."""

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from san_desktop.cli.common import count, print_json, print_table, seconds, short_time
 from san_desktop.core.enums import JobStatus, JobType
+from san_desktop.queue.monitor import JobFilter
 
 if TYPE_CHECKING:
     from san_desktop.app import SanApp
@@ -116,7 +117,7 @@ def _tell_about_waiting_jobs(queue: JobQueue) -> None:
 
 def cmd_list(args: argparse.Namespace) -> int:
     with _queue(args) as app:
-        jobs = app.queue.list_jobs(statuses=args.status, job_types=args.types, limit=args.limit)
+        jobs = app.jobs.list_jobs(JobFilter(frozenset(args.status), frozenset(args.types)), limit=args.limit)
     if args.json:
         print_json(jobs)
         return 0

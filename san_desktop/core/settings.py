@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from san_desktop.core.enums import JobPool
 from san_desktop.core.errors import SanError, StorageFullError, is_storage_full
 
 log = logging.getLogger(__name__)
@@ -59,9 +60,20 @@ class JobSettings:
     breaker_max_cooldown_seconds: float = _number(900.0, 0.0, 7 * DAY)
     # a rate limit longer than this fails the attempt instead of waiting
     max_rate_limit_wait_seconds: float = _number(3600.0, 0.0, 7 * DAY)
+    # pools the user paused (the job monitor, `san jobs pause`): nothing new starts there until resumed
+    ai_paused: bool = False
+    github_paused: bool = False
 
     def __post_init__(self) -> None:
         _validate(self, "jobs")
+
+    def paused(self, pool: JobPool) -> bool:
+        return self.ai_paused if pool is JobPool.AI else self.github_paused
+
+    @staticmethod
+    def pause_key(pool: JobPool) -> str:
+        """The setting that holds ``pool``'s pause."""
+        return "ai_paused" if pool is JobPool.AI else "github_paused"
 
 
 AI_PROVIDERS = ("local", "openai")
@@ -126,12 +138,27 @@ class GitHubSettings:
 
 
 @dataclass(frozen=True)
+class NotificationSettings:
+    """Which news the tray (or, without one, the status bar) brings; bursts are coalesced into one message."""
+
+    cards_ready: bool = True
+    til_ready: bool = True
+    commit_done: bool = True
+    failures: bool = True
+    do_not_disturb: bool = False  # nothing at all until turned off
+
+    def __post_init__(self) -> None:
+        _validate(self, "notifications")
+
+
+@dataclass(frozen=True)
 class Settings:
     jobs: JobSettings = field(default_factory=JobSettings)
     ai: AISettings = field(default_factory=AISettings)
     capture: CaptureSettings = field(default_factory=CaptureSettings)
     til: TilSettings = field(default_factory=TilSettings)
     github: GitHubSettings = field(default_factory=GitHubSettings)
+    notifications: NotificationSettings = field(default_factory=NotificationSettings)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -150,6 +177,7 @@ SECTIONS: dict[str, type[Any]] = {
     "capture": CaptureSettings,
     "til": TilSettings,
     "github": GitHubSettings,
+    "notifications": NotificationSettings,
 }
 
 

@@ -37,15 +37,16 @@ def run_headless(
     outcome = {"code": 0}
 
     def on_idle() -> None:
-        if not until_idle or queue.has_runnable(registry.job_types()):
+        # jobs of a pool the user paused wait for its Resume; they do not keep this run going
+        if not until_idle or queue.has_runnable(runner.runnable_job_types()):
             return
-        if wait_retries and queue.waiting_summary(registry.job_types()) is not None:
+        if wait_retries and queue.waiting_summary(runner.runnable_job_types()) is not None:
             return  # the poll picks them up when they are due
         log.info("Nothing left to run; stopping")
         app.quit()
 
     def on_timeout() -> None:
-        if queue.has_runnable(registry.job_types()):
+        if queue.has_runnable(runner.runnable_job_types()):
             outcome["code"] = 124
         log.info("Timeout reached; stopping")
         app.quit()

@@ -11,14 +11,16 @@ from __future__ import annotations
 import logging
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from enum import StrEnum
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
 
-from san_desktop.core.enums import JobPool, JobStatus
+from san_desktop.core.enums import JobPool, JobStatus, JobType
 from san_desktop.core.settings import JobSettings
-from san_desktop.jobs.breaker import BreakerStatus, CircuitBreaker
+from san_desktop.jobs.breaker import BreakerState, BreakerStatus, CircuitBreaker
 from san_desktop.jobs.executor import JobExecutor
 from san_desktop.jobs.recovery import SweepReport, sweep
 from san_desktop.jobs.registry import JobProgress, ProcessorRegistry
@@ -43,6 +45,33 @@ class BreakerChange:
     status: BreakerStatus
 
 
+class PoolState(StrEnum):
+    RUNNING = "running"
+    IDLE = "idle"
+    PAUSED_BY_USER = "paused"  # Pause in the monitor or `san jobs pause`; remembered in the settings
+    PAUSED_BY_BREAKER = "paused by failures"  # the AI server kept failing: a cooldown, then a probe
+    TESTING = "testing"  # the breaker lets one probe job through
+
+
+@dataclass(frozen=True)
+class PoolStatus:
+    pool: JobPool
+    state: PoolState
+    running: int  # workers busy now
+    threads: int
+    seconds_left: float | None = None  # PAUSED_BY_BREAKER: until the probe
+    failures: int = 0  # PAUSED_BY_BREAKER: failures in a row that paused it
+
+    def describe(self) -> str:
+        if self.state is PoolState.PAUSED_BY_BREAKER:
+            return f"paused after {self.failures} failures in a row; trying again in {self.seconds_left or 0:.0f} s"
+        if self.state is PoolState.RUNNING:
+            return f"running ({self.running} of {self.threads})"
+        if self.state is PoolState.PAUSED_BY_USER:
+            return "paused (Resume to run jobs again)"
+        return {PoolState.IDLE: "idle", PoolState.TESTING: "testing the AI server with one job"}[self.state]
+
+
 class _WorkerSignals(QObject):
     """Made in the worker's ``__init__`` on the GUI thread, so receivers run on the GUI thread.
 
@@ -56,17 +85,18 @@ class _WorkerSignals(QObject):
 class _PoolWorker(QRunnable):
     """Drains runnable jobs of one pool on a pool thread."""
 
-    def __init__(self, executor: JobExecutor, pool: JobPool) -> None:
+    def __init__(self, executor: JobExecutor, pool: JobPool, should_continue: Callable[[], bool]) -> None:
         super().__init__()
         self.setAutoDelete(True)
         self.executor = executor
         self.pool = pool
+        self.should_continue = should_continue
         self.signals = _WorkerSignals()
 
     def run(self) -> None:
         count = 0
         try:
-            count = self.executor.drain(self.pool)
+            count = self.executor.drain(self.pool, self.should_continue)
         except Exception:
             log.exception("A %s worker stopped on an unexpected error; the job stays in the queue", self.pool)
         finally:
@@ -112,6 +142,7 @@ class JobRunner(QObject):
         idle(): no worker is running and none could be started (nothing to do, or a paused pool);
             repeats on every poll while it stays so.
         job_progress(object): a ``JobProgress`` when a multi-step job starts a step.
+        pools_changed(): a pool started or stopped working, was paused or resumed (``pool_status``).
     """
 
     job_changed = Signal(object)
@@ -120,6 +151,7 @@ class JobRunner(QObject):
     sweep_finished = Signal(object)
     stalled = Signal(list)
     idle = Signal()
+    pools_changed = Signal()
     # Announcements made on worker threads cross to the runner's thread through these, so that every
     # public signal is emitted on the GUI thread and reaches its receivers directly.
     _queue_events = Signal()
@@ -243,24 +275,54 @@ class JobRunner(QObject):
         """Start a worker for every free thread of each pool that has something it could run."""
         if not self._started or self._stopped:
             return
+        started = False
         for pool, threads in self.pools.items():
-            if not self.registry.job_types_of(pool):
+            if not self.registry.job_types_of(pool) or self.settings.paused(pool):
                 continue
             breaker = self.breakers.get(pool)
             if breaker is not None and breaker.seconds_until_probe():
                 continue
             while self._in_flight[pool] < threads.maxThreadCount():
-                worker = _PoolWorker(self.executor, pool)
+                worker = _PoolWorker(self.executor, pool, self._may_go_on(pool))
                 worker.signals.finished.connect(self._on_worker_finished)
                 self._in_flight[pool] += 1
                 self._worker_signals.add(worker.signals)
                 threads.start(worker)
+                started = True
+        if started:
+            self.pools_changed.emit()
         if not any(self._in_flight.values()) and not self._sweeping:
             self.idle.emit()
+
+    def _may_go_on(self, pool: JobPool) -> Callable[[], bool]:
+        """Asked by a worker before each next job: a pool paused meanwhile stops after the current one."""
+        return lambda: not self.settings.paused(pool)
 
     def breaker_status(self, pool: JobPool = JobPool.AI) -> BreakerStatus | None:
         breaker = self.breakers.get(pool)
         return breaker.status() if breaker else None
+
+    def pool_status(self, pool: JobPool) -> PoolStatus:
+        """What ``pool`` does now: a worker that found nothing to do counts as running until it reported."""
+        running, threads = self._in_flight[pool], self.pools[pool].maxThreadCount()
+        breaker = self.breaker_status(pool)
+        if breaker is not None and breaker.state is BreakerState.OPEN:
+            left = self.breakers[pool].seconds_until_probe() or 0.0
+            return PoolStatus(pool, PoolState.PAUSED_BY_BREAKER, running, threads, left, breaker.consecutive_failures)
+        if self.settings.paused(pool):
+            return PoolStatus(pool, PoolState.PAUSED_BY_USER, running, threads)
+        if breaker is not None and breaker.state is BreakerState.HALF_OPEN:
+            return PoolStatus(pool, PoolState.TESTING, running, threads)
+        return PoolStatus(pool, PoolState.RUNNING if running else PoolState.IDLE, running, threads)
+
+    def runnable_job_types(self) -> list[JobType]:
+        """The job types this runner would start now: those of pools the user has not paused."""
+        return [
+            job_type
+            for pool in self.pools
+            if not self.settings.paused(pool)
+            for job_type in self.registry.job_types_of(pool)
+        ]
 
     # --- user actions -------------------------------------------------------------------------
 
@@ -288,6 +350,7 @@ class JobRunner(QObject):
         self.pools[JobPool.GITHUB].setMaxThreadCount(settings.github_pool_size)
         self._poll_timer.setInterval(int(settings.poll_interval_seconds * 1000))
         self._sweep_timer.setInterval(int(settings.sweep_interval_seconds * 1000))
+        self.pools_changed.emit()  # a pause or resume
         if ai_changed:
             self.queue.wake(self.registry.job_types_of(JobPool.AI))
             self.try_now(JobPool.AI)
@@ -336,6 +399,7 @@ class JobRunner(QObject):
     def _on_breaker_event_arrived(self, change: BreakerChange) -> None:
         if not self._stopped:
             self.breaker_changed.emit(change)
+            self.pools_changed.emit()
 
     @Slot(object)
     def _on_progress_event_arrived(self, progress: JobProgress) -> None:
@@ -380,6 +444,8 @@ class JobRunner(QObject):
         self._worker_signals.discard(self.sender())
         if self._stopped:
             return
+        if not self._in_flight[pool]:
+            self.pools_changed.emit()
         if count > 0:
             self.dispatch()  # it stopped because it ran out of work or the breaker opened: look again
         elif not any(self._in_flight.values()) and not self._sweeping:

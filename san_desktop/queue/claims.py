@@ -24,7 +24,7 @@ JOB_COLUMNS = (
     "payload", "run_after", "owner_session", "lease_until", "created_at", "updated_at", "started_at",
     "finished_at",
 )  # fmt: skip
-_RETURNING = "RETURNING " + ", ".join(JOB_COLUMNS)
+RETURNING = "RETURNING " + ", ".join(JOB_COLUMNS)
 
 
 @contextmanager
@@ -85,7 +85,7 @@ def claim_next(
         "lease_until = ?, started_at = ?, updated_at = ?, run_after = NULL "
         "WHERE id = (SELECT id FROM async_jobs WHERE status = 'PENDING' "
         f"AND job_type IN ({placeholders}) AND (run_after IS NULL OR run_after <= ?) ORDER BY id LIMIT 1) "
-        f"AND status = 'PENDING' {_RETURNING}",
+        f"AND status = 'PENDING' {RETURNING}",
         (session_id, db_time(lease_until), db_time(now), db_time(now), *types, db_time(now)),
     ).fetchone()
     if row is None:
@@ -132,7 +132,7 @@ def finish(
     if not spend_attempt:
         columns.append("attempts = attempts - 1")
     row = cursor.execute(
-        f"UPDATE async_jobs SET {', '.join(columns)} WHERE {_OWNED} {_RETURNING}",
+        f"UPDATE async_jobs SET {', '.join(columns)} WHERE {_OWNED} {RETURNING}",
         (*params, *_owned_params(claim)),
     ).fetchone()
     close_attempt(cursor, claim.attempt_id, outcome if row else AttemptOutcome.DISCARDED, error_text, now)

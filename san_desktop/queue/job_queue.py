@@ -452,32 +452,6 @@ class JobQueue:
             )
             return [AttemptRecord.from_row(row) for row in rows]
 
-    def list_jobs(
-        self,
-        *,
-        statuses: Iterable[JobStatus] = (),
-        job_types: Iterable[JobType] = (),
-        before_id: str | None = None,
-        limit: int = 200,
-    ) -> list[JobRecord]:
-        """Newest first; page with ``before_id`` (the last id of the previous page)."""
-        query = sa.select(AsyncJob).order_by(AsyncJob.id.desc()).limit(limit)
-        if status_list := list(statuses):
-            query = query.where(AsyncJob.status.in_(status_list))
-        if type_list := list(job_types):
-            query = query.where(AsyncJob.job_type.in_(type_list))
-        if before_id is not None:
-            query = query.where(AsyncJob.id < before_id)
-        with self.db.sessions() as session:
-            return [JobRecord.from_row(row) for row in session.scalars(query)]
-
     def changed_since(self, since: datetime, limit: int = 500) -> list[JobRecord]:
         with self.db.engine.connect() as conn, claims.cursor_of(conn) as cursor:
             return claims.changed_since(cursor, since, limit)
-
-    def count(self, statuses: Iterable[JobStatus] = ()) -> int:
-        query = sa.select(sa.func.count()).select_from(AsyncJob)
-        if status_list := list(statuses):
-            query = query.where(AsyncJob.status.in_(status_list))
-        with self.db.sessions() as session:
-            return int(session.scalar(query) or 0)

@@ -58,7 +58,7 @@ class JobTableModel(LazyTableModel[JobRecord]):
         self._labels: dict[str, str] = {}
 
     def fetch_page(self, before_id: str | None, limit: int) -> list[JobRecord]:
-        jobs = self._app.queue.list_jobs(before_id=before_id, limit=limit)
+        jobs = self._app.jobs.list_jobs(before_id=before_id, limit=limit)
         self._learn_labels(jobs)
         return jobs
 

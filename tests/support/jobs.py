@@ -6,8 +6,14 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from san_desktop.core.enums import JobStatus, JobType
+from san_desktop.core.ids import new_id
 from san_desktop.core.settings import JobSettings
 from san_desktop.jobs.registry import JobContext
+from san_desktop.queue.claims import db_time
+from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.monitor import JobFilter, JobMonitor
+from san_desktop.queue.records import JobRecord
 
 
 def fast_settings(**changes: object) -> JobSettings:
@@ -22,6 +28,42 @@ def fast_settings(**changes: object) -> JobSettings:
     }
     values.update(changes)
     return JobSettings(**values)  # type: ignore[arg-type]
+
+
+def insert_jobs(
+    queue: JobQueue,
+    count: int,
+    *,
+    status: JobStatus = JobStatus.FAILED,
+    job_type: JobType = JobType.CARD_ANALYSIS,
+    error: str | Callable[[int], str] | None = "TransientError: AI server answered 500",
+    target: Callable[[int], str] = lambda n: f"scrap-{n}",
+) -> list[str]:
+    """``count`` jobs written straight into the table (as a long-running app would have left them), in
+    one transaction; their ids, oldest first."""
+    ids = [new_id() for _ in range(count)]
+    now = db_time(queue.clock())
+    finished = now if status not in (JobStatus.PENDING, JobStatus.PROCESSING) else None
+    attempts = 0 if status is JobStatus.PENDING else 3
+    rows = [
+        (
+            job_id, job_type.value, target(n), status.value, attempts,
+            error(n) if callable(error) else error, now, now, finished,
+        )
+        for n, job_id in enumerate(ids)
+    ]  # fmt: skip
+    with queue.db.write_cursor() as cursor:
+        cursor.executemany(
+            "INSERT INTO async_jobs (id, job_type, target_id, status, attempts, max_attempts, error_message, "
+            "created_at, updated_at, finished_at) VALUES (?, ?, ?, ?, ?, 3, ?, ?, ?, ?)",
+            rows,
+        )
+    return ids
+
+
+def jobs_of(queue: JobQueue, *job_types: JobType, statuses: tuple[JobStatus, ...] = ()) -> list[JobRecord]:
+    """The queue's jobs (of ``job_types`` and ``statuses`` when given), newest first."""
+    return JobMonitor(queue).list_jobs(JobFilter(frozenset(statuses), frozenset(job_types)), limit=100_000)
 
 
 @dataclass

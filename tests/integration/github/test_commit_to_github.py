@@ -16,6 +16,7 @@ from san_desktop.core.errors import SanError
 from san_desktop.core.logging_setup import setup_logging
 from san_desktop.core.settings import GitHubSettings
 from tests.support.github_server import TOKEN, FakeGitHub, fake_github_server
+from tests.support.jobs import jobs_of
 from tests.support.processes import child_env, run_python
 from tests.support.til import finished_til, run_one
 
@@ -63,7 +64,7 @@ def test_the_same_text_twice_is_refused_before_enqueue(app: SanApp, github: Fake
     _commit(app, day)
     with pytest.raises(SanError, match="was already committed to me/til"):
         app.commit_til(day)
-    assert len(app.queue.list_jobs(job_types=[JobType.TIL_GITHUB_COMMIT])) == 1
+    assert len(jobs_of(app.queue, JobType.TIL_GITHUB_COMMIT)) == 1
 
 
 def test_a_taken_path_gets_a_suffix(app: SanApp, github: FakeGitHub, day: str) -> None:
@@ -141,7 +142,7 @@ def test_the_token_is_in_no_file_log_or_error(app: SanApp, github: FakeGitHub, d
     written = b"".join(path.read_bytes() for path in sorted(app.data_dir.rglob("*")) if path.is_file())
     assert b"GitHub rejected the token" in written  # the failure is recorded...
     assert TOKEN.encode() not in written  # ...without the token, in the database, its WAL and the logs
-    for job in app.queue.list_jobs():
+    for job in jobs_of(app.queue):
         for attempt in app.queue.attempts(job.id):
             assert TOKEN not in (attempt.error_text or "")
 
@@ -176,7 +177,7 @@ def test_a_missing_repository_is_named(app: SanApp, github: FakeGitHub, day: str
 
 def test_a_cancelled_commit_does_not_block_the_next_one(app: SanApp, github: FakeGitHub, day: str) -> None:
     first = app.commit_til(day)
-    (job,) = app.queue.list_jobs(job_types=[JobType.TIL_GITHUB_COMMIT])
+    (job,) = jobs_of(app.queue, JobType.TIL_GITHUB_COMMIT)
     app.cancel_job(job.id)
     second = app.commit_til(day).value  # not "is being committed": the first will never run
     assert second.id != first.value.id

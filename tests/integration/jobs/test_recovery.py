@@ -15,6 +15,7 @@ from san_desktop.jobs.recovery import sweep
 from san_desktop.queue.errors import DuplicateJobError
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.services.app_sessions import start_session
+from tests.support.jobs import jobs_of
 
 AI_TYPES = frozenset({JobType.CARD_ANALYSIS})
 
@@ -132,4 +133,4 @@ def test_hooks_run_in_the_sweep(queue: JobQueue, backend: Backend, job_settings:
 
     report = sweep(queue, backend.require_session(), job_settings, hooks=[orphan_rule])
     assert report.enqueued_by_hooks == 1
-    assert [job.target_id for job in queue.list_jobs()] == ["orphan-scrap"]
+    assert [job.target_id for job in jobs_of(queue)] == ["orphan-scrap"]

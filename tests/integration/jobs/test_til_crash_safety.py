@@ -20,6 +20,7 @@ from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.workflow import TilStatus
 from san_desktop.db.models import TilStepOutput
 from san_desktop.services.til import TilService
+from tests.support.jobs import jobs_of
 from tests.support.openai_server import FakeOpenAI, fake_openai_server
 from tests.support.processes import child_env, run_san
 
@@ -114,7 +115,7 @@ def test_a_til_killed_inside_a_step_resumes_there(
             )
             referenced = TilService.referenced(session)
         files = {p.relative_to(app.artifacts.root).as_posix() for p in app.artifacts.root.rglob("*") if p.is_file()}
-        jobs = app.queue.list_jobs(job_types=[JobType.TIL_GENERATION])
+        jobs = jobs_of(app.queue, JobType.TIL_GENERATION)
     chat_after = sum(_til_chat(r.path, r.body) for r in server.requests)
     embeds_after = sum(_til_embedding(r.path, r.body) for r in server.requests)
     assert len(jobs) == 1

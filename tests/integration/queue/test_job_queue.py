@@ -21,7 +21,7 @@ from san_desktop.queue.errors import DuplicateJobError, JobNotFoundError, JobSta
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import Claim, JobEvent, NextClaim
 from tests.support.clock import FakeClock
-from tests.support.jobs import RecordingProcessor
+from tests.support.jobs import RecordingProcessor, jobs_of
 
 AI_TYPES = frozenset({JobType.CARD_ANALYSIS})
 
@@ -80,7 +80,7 @@ def test_enqueue_in_a_rolled_back_transaction_leaves_nothing(queue: JobQueue, ba
         queue.enqueue(JobType.TIL_GENERATION, "summary-1", session=session)
         raise RuntimeError("the caller's work failed")
     assert events == []
-    assert queue.count() == 0
+    assert len(jobs_of(queue)) == 0
 
 
 def test_duplicate_names_the_active_job_and_keeps_the_callers_transaction(queue: JobQueue, backend: Backend) -> None:
@@ -122,7 +122,7 @@ def test_duplicate_race_between_threads_leaves_one_active_job(queue: JobQueue) -
     assert unexpected == []
     assert len(created) == 1
     assert duplicates == created * 7
-    assert queue.count([JobStatus.PENDING]) == 1
+    assert len(jobs_of(queue, statuses=(JobStatus.PENDING,))) == 1
 
 
 def test_finished_jobs_never_block_a_new_enqueue(queue: JobQueue, backend: Backend) -> None:

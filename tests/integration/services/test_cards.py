@@ -26,6 +26,7 @@ from san_desktop.services.cards import (
     similar_cards,
 )
 from san_desktop.services.scraps import ScrapService
+from tests.support.jobs import jobs_of
 from tests.support.local_jobs import run_all_jobs
 
 
@@ -125,9 +126,7 @@ def test_changing_the_embedding_model_re_embeds_cards_through_jobs(
     providers = ProviderSource(AISettings())
     report = sweep(queue, backend.require_session(), job_settings, hooks=[stale_embedding_hook(providers)])  # type: ignore[arg-type]
     assert report.enqueued_by_hooks == len(TEXTS)
-    assert all(
-        '"embed_only": true' in (job.payload or "") for job in queue.list_jobs() if job.status.value == "PENDING"
-    )
+    assert all('"embed_only": true' in (job.payload or "") for job in jobs_of(queue) if job.status.value == "PENDING")
     run_all_jobs(queue, backend.require_session(), providers)
     with backend.db.sessions() as session:
         models = set(session.scalars(sa.select(KnowledgeCard.embedding_model)))

@@ -22,6 +22,7 @@ from san_desktop.queue.records import JobEvent
 from san_desktop.services import scraps as services_scraps
 from san_desktop.services.scraps import ScrapService, orphan_hook
 from tests.support.cards import all_cards
+from tests.support.jobs import jobs_of
 from tests.support.local_jobs import run_all_jobs
 
 TEXT = "SQLite WAL mode lets readers continue while a writer commits."
@@ -33,7 +34,7 @@ def scraps(backend: Backend, queue: JobQueue) -> ScrapService:
 
 
 def _jobs(queue: JobQueue) -> list[tuple[JobType, str, JobStatus]]:
-    return sorted((j.job_type, j.target_id, j.status) for j in queue.list_jobs())
+    return sorted((j.job_type, j.target_id, j.status) for j in jobs_of(queue))
 
 
 def test_a_new_scrap_comes_with_its_two_jobs(scraps: ScrapService, queue: JobQueue) -> None:
@@ -57,7 +58,7 @@ def test_the_same_text_twice_is_one_scrap(scraps: ScrapService, queue: JobQueue)
     assert again.scrap_id == first.scrap_id
     assert again.analysis_job_id == first.analysis_job_id  # the waiting analysis, not a new one
     assert len(scraps.list_scraps()) == 1
-    assert len(queue.list_jobs()) == 2
+    assert len(jobs_of(queue)) == 2
     # the same content from another source type is another scrap (unique per source type)
     assert scraps.capture_url("https://sqlite.org/wal.html").created
 
@@ -94,7 +95,7 @@ def test_concurrent_captures_of_the_same_text_leave_one_scrap(scraps: ScrapServi
         thread.join(60)
     assert errors == []
     assert len(set(results)) == 1
-    assert [j.job_type for j in queue.list_jobs()].count(JobType.CARD_ANALYSIS) == 1
+    assert [j.job_type for j in jobs_of(queue)].count(JobType.CARD_ANALYSIS) == 1
 
 
 @pytest.mark.parametrize(
@@ -105,7 +106,7 @@ def test_rejected_content_stores_nothing(scraps: ScrapService, queue: JobQueue, 
     with pytest.raises(RejectedContentError, match=reason):
         scraps.capture(content)
     assert scraps.list_scraps() == []
-    assert queue.list_jobs() == []
+    assert jobs_of(queue) == []
 
 
 def test_files(scraps: ScrapService, tmp_path: Path) -> None:
@@ -159,7 +160,7 @@ def test_deleting_a_scrap_fails_its_waiting_jobs_as_target_not_found_and_can_be_
     scraps.delete(result.scrap_id)
     assert scraps.list_scraps() == []
     run_all_jobs(queue, backend.require_session())
-    for job in queue.list_jobs():
+    for job in jobs_of(queue):
         assert job.status is JobStatus.FAILED
         assert job.attempts == 1
         assert "Target data not found (Already deleted)" in (job.error_message or "")

@@ -28,6 +28,7 @@ from san_desktop.jobs.recovery import sweep
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.services.app_sessions import start_session
 from san_desktop.services.til import NoCardsError
+from tests.support.jobs import jobs_of
 from tests.support.processes import child_env, run_san
 
 TEXTS = [
@@ -131,7 +132,7 @@ def test_generating_again_while_one_runs_returns_the_running_job(app: SanApp, pr
     first = app.generate_til(day).value
     second = app.generate_til(day).value
     assert second.id == first.id
-    assert len(app.queue.list_jobs(job_types=[JobType.TIL_GENERATION])) == 1
+    assert len(jobs_of(app.queue, JobType.TIL_GENERATION)) == 1
 
 
 def test_a_day_without_cards_is_refused(app: SanApp) -> None:
@@ -198,7 +199,7 @@ def test_two_concurrent_generate_commands_make_one_summary_and_one_job(app: SanA
         outputs.append(out)
     job_ids = {line.split("job ")[1].split()[0] for line in outputs}
     assert len(job_ids) == 1  # the second caller got the first's job
-    assert len(app.queue.list_jobs(job_types=[JobType.TIL_GENERATION])) == 1
+    assert len(jobs_of(app.queue, JobType.TIL_GENERATION)) == 1
     assert [day_info.local_date for day_info in app.til.days() if day_info.status is not None] == [day]
     shown = json.loads(
         subprocess.run(

@@ -1,0 +1,283 @@
+"""What the job monitor asks of the queue: filtered lists with live counts, bulk retry and cancel (one
+transaction per batch, never one per row), and failures grouped by their error signature.
+
+Bulk changes are announced to the queue's listeners like every other change, batch by batch, after each
+batch committed: the runner starts re-queued jobs as they come, and a window stays live.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus, JobType
+from san_desktop.db.models import AsyncJob, KnowledgeCard
+from san_desktop.queue import claims
+from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.records import JobEvent, JobRecord
+
+# jobs changed by one transaction of a bulk action: 10,000 re-queued take 20 short transactions, and the
+# app's other writers (a capture, a worker finishing a job) get their turn between them
+BULK_BATCH = 500
+RETRYABLE_STATUSES: tuple[JobStatus, ...] = (JobStatus.FAILED, JobStatus.CANCELLED)
+SIGNATURE_LIMIT = 300
+
+
+@dataclass(frozen=True)
+class JobFilter:
+    """Which jobs a list, a count or a bulk action is about; empty parts match everything."""
+
+    statuses: frozenset[JobStatus] = frozenset()
+    job_types: frozenset[JobType] = frozenset()
+    text: str = ""  # in the error, the job or target id, or the title of the target's card
+    error_contains: str = ""  # in the error alone
+    ids: frozenset[str] = frozenset()  # these jobs only (the ones a recovery sweep resumed)
+
+    def with_statuses(self, *statuses: JobStatus) -> JobFilter:
+        return replace(self, statuses=frozenset(statuses))
+
+    @property
+    def is_empty(self) -> bool:
+        return self == JobFilter()
+
+    def conditions(self) -> list[sa.ColumnElement[bool]]:
+        found: list[sa.ColumnElement[bool]] = []
+        if self.statuses:
+            found.append(AsyncJob.status.in_(sorted(self.statuses)))
+        if self.job_types:
+            found.append(AsyncJob.job_type.in_(sorted(self.job_types)))
+        if self.ids:
+            found.append(AsyncJob.id.in_(sorted(self.ids)))
+        if error := self.error_contains.strip():
+            found.append(AsyncJob.error_message.like(_like(error), escape="\\"))
+        if text := self.text.strip():
+            pattern = _like(text)
+            titled = sa.select(KnowledgeCard.scrap_id).where(KnowledgeCard.title.like(pattern, escape="\\"))
+            found.append(
+                sa.or_(
+                    AsyncJob.error_message.like(pattern, escape="\\"),
+                    AsyncJob.id == text,
+                    AsyncJob.target_id == text,
+                    AsyncJob.target_id.in_(titled),
+                )
+            )
+        return found
+
+
+def _like(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+@dataclass(frozen=True)
+class BulkResult:
+    """What a bulk action did: the jobs it changed, and how many it left as they were (and why)."""
+
+    changed: tuple[JobRecord, ...] = ()
+    skipped: int = 0  # not in a state the action applies to, or another run of the same work is queued
+
+    def __or__(self, other: BulkResult) -> BulkResult:
+        return BulkResult(self.changed + other.changed, self.skipped + other.skipped)
+
+    @property
+    def count(self) -> int:
+        return len(self.changed)
+
+
+@dataclass(frozen=True)
+class FailureGroup:
+    """Failed jobs whose errors differ only in ids, numbers and addresses."""
+
+    signature: str
+    count: int
+    first_seen: datetime
+    last_seen: datetime
+    example: str  # the newest error chain of the group
+    job_types: tuple[JobType, ...] = field(default=())
+
+
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s'\"<>)]+", re.IGNORECASE)
+_UUID = re.compile(r"\b[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\b", re.IGNORECASE)
+_HEX = re.compile(r"\b(?=[0-9a-f]*\d)[0-9a-f]{7,}\b", re.IGNORECASE)
+_PATH = re.compile(r"(?<![\w.])(?:/[^\s/'\"<>:]+){2,}")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_SPACE = re.compile(r"\s+")
+
+
+def error_signature(message: str | None) -> str:
+    """The error chain with what varies between occurrences of the same failure masked: addresses as
+    ``<url>``, ids as ``<id>``, file paths as ``<path>``, numbers as ``#`` (the exception types stay)."""
+    text = message or "(no error text)"
+    text = _URL.sub("<url>", text)
+    text = _UUID.sub("<id>", text)
+    text = _HEX.sub("<id>", text)
+    text = _PATH.sub("<path>", text)
+    text = _NUMBER.sub("#", text)
+    return _SPACE.sub(" ", text).strip()[:SIGNATURE_LIMIT]
+
+
+class JobMonitor:
+    """Reading and bulk-changing many jobs at once, on the queue's database and listeners."""
+
+    def __init__(self, queue: JobQueue) -> None:
+        self.queue = queue
+        self.db = queue.db
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def list_jobs(
+        self, where: JobFilter = JobFilter(), *, before_id: str | None = None, limit: int = 200
+    ) -> list[JobRecord]:
+        """Newest first; page with ``before_id`` (the last id of the previous page)."""
+        query = sa.select(AsyncJob).where(*where.conditions()).order_by(AsyncJob.id.desc()).limit(limit)
+        if before_id is not None:
+            query = query.where(AsyncJob.id < before_id)
+        with self.db.sessions() as session:
+            return [JobRecord.from_row(row) for row in session.scalars(query)]
+
+    def counts(self, where: JobFilter = JobFilter()) -> dict[JobStatus, int]:
+        """How many jobs of each status match ``where`` apart from its statuses (the filter's live
+        counts); every status is present."""
+        query = (
+            sa.select(AsyncJob.status, sa.func.count())
+            .where(*replace(where, statuses=frozenset()).conditions())
+            .group_by(AsyncJob.status)
+        )
+        with self.db.sessions() as session:
+            found = {JobStatus(status): int(n) for status, n in session.execute(query)}
+        return {status: found.get(status, 0) for status in JobStatus}
+
+    def matching_ids(self, where: JobFilter, statuses: Sequence[JobStatus]) -> list[str]:
+        """Ids of the jobs matching ``where`` that are in one of ``statuses``, oldest first."""
+        wanted = set(statuses) & set(where.statuses) if where.statuses else set(statuses)
+        if not wanted:
+            return []
+        query = (
+            sa.select(AsyncJob.id).where(*replace(where, statuses=frozenset(wanted)).conditions()).order_by(AsyncJob.id)
+        )
+        with self.db.sessions() as session:
+            return list(session.scalars(query))
+
+    def failure_groups(self, job_types: Iterable[JobType] = ()) -> list[FailureGroup]:
+        """FAILED jobs grouped by error signature, the largest group first. SQL groups identical
+        messages; only the distinct messages are masked here."""
+        query = sa.select(
+            AsyncJob.error_message,
+            AsyncJob.job_type,
+            sa.func.count(),
+            sa.func.min(AsyncJob.updated_at),
+            sa.func.max(AsyncJob.updated_at),
+        ).where(AsyncJob.status == JobStatus.FAILED)
+        if type_list := sorted(job_types):
+            query = query.where(AsyncJob.job_type.in_(type_list))
+        query = query.group_by(AsyncJob.error_message, AsyncJob.job_type)
+        groups: dict[str, FailureGroup] = {}
+        with self.db.sessions() as session:
+            rows = session.execute(query).all()
+        for message, job_type, count, first, last in rows:
+            signature = error_signature(message)
+            known = groups.get(signature)
+            if known is None:
+                groups[signature] = FailureGroup(
+                    signature, int(count), first, last, message or "", (JobType(job_type),)
+                )
+                continue
+            groups[signature] = FailureGroup(
+                signature,
+                known.count + int(count),
+                min(known.first_seen, first),
+                max(known.last_seen, last),
+                message or "" if last > known.last_seen else known.example,
+                tuple(sorted({*known.job_types, JobType(job_type)})),
+            )
+        return sorted(groups.values(), key=lambda group: (-group.count, group.signature))
+
+    def failed_ids_of_group(self, signature: str) -> list[str]:
+        with self.db.sessions() as session:
+            rows = session.execute(
+                sa.select(AsyncJob.id, AsyncJob.error_message)
+                .where(AsyncJob.status == JobStatus.FAILED)
+                .order_by(AsyncJob.id)
+            ).all()
+        return [job_id for job_id, message in rows if error_signature(message) == signature]
+
+    # --- bulk actions -------------------------------------------------------------------------
+
+    def retry(self, job_ids: Iterable[str], progress: Callable[[int], None] | None = None) -> BulkResult:
+        """Queue failed or cancelled jobs again (one fresh attempt each, as ``JobQueue.retry``). Of
+        several jobs doing the same work (same type and target) only the newest is queued, and none when
+        that work is queued already."""
+        return self._in_batches(list(job_ids), _retry_rows, progress)
+
+    def cancel(self, job_ids: Iterable[str], progress: Callable[[int], None] | None = None) -> BulkResult:
+        """Cancel waiting or running jobs; running attempts are asked to stop (their result is dropped)."""
+        return self._in_batches(list(job_ids), _cancel_rows, progress)
+
+    def retry_matching(self, where: JobFilter, progress: Callable[[int], None] | None = None) -> BulkResult:
+        return self.retry(self.matching_ids(where, RETRYABLE_STATUSES), progress)
+
+    def cancel_matching(self, where: JobFilter, progress: Callable[[int], None] | None = None) -> BulkResult:
+        return self.cancel(self.matching_ids(where, ACTIVE_JOB_STATUSES), progress)
+
+    def retry_group(self, signature: str, progress: Callable[[int], None] | None = None) -> BulkResult:
+        return self.retry(self.failed_ids_of_group(signature), progress)
+
+    def _in_batches(
+        self,
+        ids: list[str],
+        batch: Callable[[Any, list[str], datetime], list[JobEvent]],
+        progress: Callable[[int], None] | None,
+    ) -> BulkResult:
+        unique = list(dict.fromkeys(ids))
+        result = BulkResult()
+        for start in range(0, len(unique), BULK_BATCH):
+            chunk = unique[start : start + BULK_BATCH]
+            with self.db.write_cursor() as cursor:
+                events = batch(cursor, chunk, self.queue.clock())
+            self.queue.announce(events)
+            result = result | BulkResult(tuple(event.job for event in events), len(chunk) - len(events))
+            if progress is not None:
+                progress(start + len(chunk))
+        return result
+
+
+def _placeholders(values: Sequence[object]) -> str:
+    return ", ".join("?" for _ in values)
+
+
+_RETRYABLE = ", ".join(f"'{status.value}'" for status in RETRYABLE_STATUSES)
+_ACTIVE = ", ".join(f"'{status.value}'" for status in ACTIVE_JOB_STATUSES)
+
+
+def _retry_rows(cursor: Any, chunk: list[str], now: datetime) -> list[JobEvent]:
+    """One UPDATE for the batch: the newest retryable job per (type, target), unless that work is queued."""
+    execute = cursor.execute
+    old = dict(execute(f"SELECT id, status FROM async_jobs WHERE id IN ({_placeholders(chunk)})", chunk).fetchall())
+    rows = execute(
+        "UPDATE async_jobs SET status = 'PENDING', max_attempts = max(max_attempts, attempts + 1), "
+        "run_after = NULL, finished_at = NULL, owner_session = NULL, lease_until = NULL, updated_at = ? "
+        "WHERE id IN (SELECT max(id) FROM async_jobs "
+        f"WHERE id IN ({_placeholders(chunk)}) AND status IN ({_RETRYABLE}) GROUP BY job_type, target_id) "
+        "AND NOT EXISTS (SELECT 1 FROM async_jobs AS queued WHERE queued.job_type = async_jobs.job_type "
+        f"AND queued.target_id = async_jobs.target_id AND queued.status IN ({_ACTIVE})) "
+        f"{claims.RETURNING}",
+        (claims.db_time(now), *chunk),
+    ).fetchall()
+    return [JobEvent(record, JobStatus(old[record.id])) for record in map(claims.record_from_row, rows)]
+
+
+def _cancel_rows(cursor: Any, chunk: list[str], now: datetime) -> list[JobEvent]:
+    execute = cursor.execute
+    old = dict(execute(f"SELECT id, status FROM async_jobs WHERE id IN ({_placeholders(chunk)})", chunk).fetchall())
+    stamp = claims.db_time(now)
+    rows = execute(
+        "UPDATE async_jobs SET status = 'CANCELLED', finished_at = ?, updated_at = ?, lease_until = NULL "
+        f"WHERE id IN ({_placeholders(chunk)}) AND status IN ({_ACTIVE}) {claims.RETURNING}",
+        (stamp, stamp, *chunk),
+    ).fetchall()
+    return [JobEvent(record, JobStatus(old[record.id])) for record in map(claims.record_from_row, rows)]

@@ -1,0 +1,155 @@
+"""The job monitor's queries and bulk actions: filters with live counts, batched retry and cancel,
+failures grouped by error signature."""
+
+from __future__ import annotations
+
+import pytest
+
+from san_desktop.core.enums import JobStatus, JobType
+from san_desktop.queue import monitor as monitor_module
+from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.monitor import JobFilter, JobMonitor, error_signature
+from san_desktop.queue.records import JobEvent
+from tests.support.jobs import insert_jobs
+
+FAILED = frozenset({JobStatus.FAILED})
+
+
+@pytest.fixture
+def monitor(queue: JobQueue) -> JobMonitor:
+    return JobMonitor(queue)
+
+
+def test_filters_combine_and_counts_ignore_the_status_part(queue: JobQueue, monitor: JobMonitor) -> None:
+    failed_cards = insert_jobs(queue, 3, error="TransientError: AI server answered 500")
+    insert_jobs(queue, 2, job_type=JobType.TIL_GENERATION, error="PermanentError: no cards that day")
+    insert_jobs(queue, 4, status=JobStatus.COMPLETED, error=None, target=lambda n: f"done-{n}")
+
+    only_failed_cards = JobFilter(FAILED, frozenset({JobType.CARD_ANALYSIS}))
+    assert sorted(job.id for job in monitor.list_jobs(only_failed_cards)) == sorted(failed_cards)
+    assert monitor.counts(only_failed_cards) == {
+        JobStatus.PENDING: 0,
+        JobStatus.PROCESSING: 0,
+        JobStatus.COMPLETED: 4,
+        JobStatus.FAILED: 3,
+        JobStatus.CANCELLED: 0,
+    }
+    by_error = monitor.list_jobs(JobFilter(error_contains="no cards"))
+    assert [job.job_type for job in by_error] == [JobType.TIL_GENERATION] * 2
+    assert len(monitor.list_jobs(JobFilter(text="answered 500"))) == 3
+    assert [job.id for job in monitor.list_jobs(JobFilter(text=failed_cards[1]))] == [failed_cards[1]]
+    assert len(monitor.list_jobs(JobFilter(text="100%"))) == 0  # LIKE wildcards are literal
+
+
+def test_the_text_filter_finds_a_job_by_its_cards_title(queue: JobQueue, monitor: JobMonitor) -> None:
+    insert_jobs(queue, 1, target=lambda _n: "scrap-x")
+    with queue.db.write_cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO scraps (id, source_type, content, content_hash, created_at) "
+            "VALUES ('scrap-x', 'TEXT', 'text', 'h', '2026-01-01 00:00:00')"
+        )
+        cursor.execute(
+            "INSERT INTO knowledge_cards (id, scrap_id, title, summary, created_at, updated_at) "
+            "VALUES ('card-x', 'scrap-x', 'Write-ahead logging in SQLite', 's', "
+            "'2026-01-01 00:00:00', '2026-01-01 00:00:00')"
+        )
+    assert [job.target_id for job in monitor.list_jobs(JobFilter(text="ahead log"))] == ["scrap-x"]
+
+
+def test_bulk_retry_queues_every_match_in_batches_announcing_each(
+    queue: JobQueue, monitor: JobMonitor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(monitor_module, "BULK_BATCH", 100)
+    failed = insert_jobs(queue, 250)
+    insert_jobs(queue, 5, status=JobStatus.COMPLETED, target=lambda n: f"done-{n}")
+    announced: list[int] = []
+    original = queue.announce
+    monkeypatch.setattr(queue, "announce", lambda events: (announced.append(len(list(events))), original([]))[1])
+    progress: list[int] = []
+
+    result = monitor.retry_matching(JobFilter(FAILED), progress.append)
+
+    assert sorted(job.id for job in result.changed) == sorted(failed)
+    assert result.skipped == 0
+    assert announced == [100, 100, 50]  # one transaction and one announcement per batch
+    assert progress == [100, 200, 250]
+    assert monitor.counts()[JobStatus.PENDING] == 250
+    retried = queue.get(failed[0])
+    assert (retried.status, retried.max_attempts, retried.finished_at) == (JobStatus.PENDING, 4, None)
+
+
+def test_bulk_retry_queues_one_job_per_piece_of_work(queue: JobQueue, monitor: JobMonitor) -> None:
+    older, newer = insert_jobs(queue, 2, target=lambda _n: "same-scrap")
+    (busy,) = insert_jobs(queue, 1, target=lambda _n: "busy-scrap")
+    queue.enqueue(JobType.CARD_ANALYSIS, "busy-scrap")  # that work is queued already
+
+    result = monitor.retry([older, newer, busy])
+
+    assert [job.id for job in result.changed] == [newer]
+    assert result.skipped == 2
+    assert queue.get(older).status is JobStatus.FAILED
+    assert queue.get(busy).status is JobStatus.FAILED
+
+
+def test_bulk_cancel_cancels_waiting_jobs_and_announces_them(queue: JobQueue, monitor: JobMonitor) -> None:
+    events: list[JobEvent] = []
+    queue.add_listener(events.append)
+    waiting = [queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}").id for n in range(3)]
+    (done,) = insert_jobs(queue, 1, status=JobStatus.COMPLETED, target=lambda _n: "done")
+    events.clear()
+
+    result = monitor.cancel([*waiting, done])
+
+    assert sorted(job.id for job in result.changed) == sorted(waiting)
+    assert result.skipped == 1
+    assert {(e.old_status, e.new_status) for e in events} == {(JobStatus.PENDING, JobStatus.CANCELLED)}
+    assert queue.get(done).status is JobStatus.COMPLETED
+
+
+def test_failures_group_by_signature_and_a_group_is_retried_alone(queue: JobQueue, monitor: JobMonitor) -> None:
+    server = insert_jobs(
+        queue,
+        20,
+        error=lambda n: f"TransientError: AI server at http://127.0.0.1:{5000 + n}/v1 answered 500 after {n}.5 s",
+    )
+    other = insert_jobs(
+        queue,
+        2,
+        error=lambda n: f"TargetNotFoundError: scrap 0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5{n} is gone",
+        target=lambda n: f"gone-{n}",
+    )
+
+    groups = monitor.failure_groups()
+
+    assert [group.count for group in groups] == [20, 2]
+    assert groups[0].example.startswith("TransientError: AI server at http://127.0.0.1:")
+    assert groups[0].job_types == (JobType.CARD_ANALYSIS,)
+    result = monitor.retry_group(groups[0].signature)
+    assert sorted(job.id for job in result.changed) == sorted(server)
+    assert {queue.get(job_id).status for job_id in other} == {JobStatus.FAILED}
+    assert [group.count for group in monitor.failure_groups()] == [2]
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("ReadTimeout: timed out after 30 s", "ReadTimeout: timed out after 120.5 s"),
+        (
+            "HTTPStatusError: 502 for url 'https://api.example.com/v1/x?a=1'",
+            "HTTPStatusError: 503 for url 'http://h/y'",
+        ),
+        (
+            "JobNotFoundError: job 0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+            "JobNotFoundError: job 0190ffff-c3d4-7e5f-8a9b-000000000000",
+        ),
+        ("OSError: cannot read /home/a/x.txt", "OSError: cannot read /tmp/b/y.md"),
+    ],
+)
+def test_signatures_mask_what_varies(first: str, second: str) -> None:
+    assert error_signature(first) == error_signature(second)
+
+
+def test_signatures_keep_what_makes_failures_different() -> None:
+    assert error_signature("ReadTimeout: timed out") != error_signature("ConnectError: refused")
+    assert error_signature("PermanentError: the model answered no JSON") == "PermanentError: the model answered no JSON"
+    assert error_signature(None) == "(no error text)"
