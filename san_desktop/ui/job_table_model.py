@@ -8,9 +8,11 @@ from PySide6.QtGui import QColor
 
 from san_desktop.app import SCRAP_JOB_TYPES, SanApp
 from san_desktop.core.enums import JobStatus, JobType
+from san_desktop.jobs.registry import JobProgress
+from san_desktop.queue.monitor import JobFilter
 from san_desktop.queue.payloads import CardAnalysisPayload, load_payload
 from san_desktop.queue.records import JobRecord
-from san_desktop.ui.lazy_model import LazyTableModel
+from san_desktop.ui.lazy_model import Background, LazyTableModel
 
 STATUS_COLORS = {
     JobStatus.FAILED: QColor("#b3261e"),
@@ -34,9 +36,27 @@ def local_time(value: datetime | None) -> str:
     return value.astimezone().strftime("%Y-%m-%d %H:%M:%S") if value else ""
 
 
-def status_text(job: JobRecord, now: datetime | None = None) -> str:
-    if job.status is JobStatus.PENDING and job.run_after and job.run_after > (now or datetime.now(UTC)):
-        return f"Waiting to retry ({job.run_after.astimezone().strftime('%H:%M:%S')})"
+def _duration(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    if seconds < 90:
+        return f"{seconds} s"
+    if seconds < 90 * 60:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def status_text(job: JobRecord, now: datetime | None = None, progress: JobProgress | None = None) -> str:
+    """The status as a person reads it: a waiting retry says when it runs, a multi-step job its step."""
+    now = now or datetime.now(UTC)
+    if job.status is JobStatus.PENDING and job.run_after and job.run_after > now:
+        at = job.run_after.astimezone().strftime("%H:%M:%S")
+        return f"Waiting to retry in {_duration((job.run_after - now).total_seconds())} ({at})"
+    if job.status is JobStatus.PENDING:
+        return "Waiting"
+    if job.status is JobStatus.PROCESSING and progress is not None:
+        return f"Running: {progress.step} ({progress.index} of {progress.total})"
+    if job.status is JobStatus.PROCESSING:
+        return "Running"
     return job.status.value.capitalize()
 
 
@@ -47,28 +67,60 @@ def type_label(job: JobRecord) -> str:
 
 
 class JobTableModel(LazyTableModel[JobRecord]):
-    """Jobs newest first, fetched lazily, kept live by ``upsert`` from the change hub; the target is
-    shown by a human label (the scrap's card title or text) where there is one."""
+    """The jobs a ``JobFilter`` matches, newest first, fetched lazily, kept live by ``upsert`` from the
+    change hub (a job that does not match is not added; one shown already stays, updated, until the next
+    reload); the target is shown by a human label (the scrap's card title or text) where there is one, a
+    running multi-step job by its step."""
 
     COLUMNS = ("Type", "Target", "Status", "Attempts", "Updated", "Error")
+    STATUS_COLUMN = 2
 
-    def __init__(self, app: SanApp, page_size: int = 200) -> None:
-        super().__init__(page_size)
+    def __init__(self, app: SanApp, page_size: int = 200, background: Background | None = None) -> None:
+        super().__init__(page_size, background)
         self._app = app
         self._labels: dict[str, str] = {}
+        self._progress: dict[str, JobProgress] = {}
+        self.filter = JobFilter()
+
+    def set_filter(self, where: JobFilter) -> None:
+        self.filter = where
+        self.reload()
 
     def fetch_page(self, before_id: str | None, limit: int) -> list[JobRecord]:
-        jobs = self._app.jobs.list_jobs(before_id=before_id, limit=limit)
+        jobs = self._app.jobs.list_jobs(self.filter, before_id=before_id, limit=limit)
         self._learn_labels(jobs)
         return jobs
+
+    def set_progress(self, progress: JobProgress) -> None:
+        """A running job started a step: its status cell says which."""
+        self._progress[progress.job_id] = progress
+        position = self.position_of(progress.job_id)
+        if position is not None:
+            cell = self.index(position, self.STATUS_COLUMN)
+            self.dataChanged.emit(cell, cell)
+
+    def progress_of(self, job_id: str) -> JobProgress | None:
+        return self._progress.get(job_id)
+
+    def repaint_statuses(self) -> None:
+        """Waiting retries count down: redraw the status column (the view repaints what it shows)."""
+        if self.rowCount():
+            self.dataChanged.emit(
+                self.index(0, self.STATUS_COLUMN), self.index(self.rowCount() - 1, self.STATUS_COLUMN)
+            )
 
     def _learn_labels(self, jobs: list[JobRecord]) -> None:
         unknown = sorted({j.target_id for j in jobs if j.job_type in SCRAP_JOB_TYPES} - self._labels.keys())
         self._labels.update(self._app.scraps.labels(unknown))
 
     def upsert(self, row: JobRecord) -> None:
-        if row.job_type in SCRAP_JOB_TYPES and row.target_id not in self._labels:
-            self._learn_labels([row])  # one primary-key lookup
+        if row.status is not JobStatus.PROCESSING:
+            self._progress.pop(row.id, None)
+        if self.position_of(row.id) is None:
+            if row.job_type in SCRAP_JOB_TYPES and row.target_id not in self._labels:
+                self._learn_labels([row])  # one primary-key lookup
+            if not self.filter.matches(row, self._labels.get(row.target_id, "")):
+                return
         super().upsert(row)
 
     def target_label(self, job: JobRecord) -> str:
@@ -88,7 +140,7 @@ class JobTableModel(LazyTableModel[JobRecord]):
             return (
                 type_label(job),
                 self.target_label(job),
-                status_text(job),
+                status_text(job, progress=self._progress.get(job.id)),
                 f"{job.attempts}/{job.max_attempts}",
                 local_time(job.updated_at),
                 (job.error_message or "").split("\n", 1)[0],

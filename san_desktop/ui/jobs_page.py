@@ -2,213 +2,369 @@ from __future__ import annotations
 
 import html
 import logging
+from collections.abc import Callable
 
-from PySide6.QtCore import QItemSelection, Qt, QTimer
+from PySide6.QtCore import QItemSelection, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QHideEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMessageBox,
     QPushButton,
     QSplitter,
     QTableView,
+    QTabWidget,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
 
-from san_desktop.app import Changes
+from san_desktop.app import Changed, Changes
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobPool, JobStatus
-from san_desktop.jobs.breaker import BreakerState
-from san_desktop.jobs.runner import BreakerChange
+from san_desktop.jobs.registry import JobProgress
+from san_desktop.queue.monitor import RETRYABLE_STATUSES, BulkResult, FailureGroup, JobFilter
 from san_desktop.queue.records import AttemptRecord, JobRecord
 from san_desktop.ui.context import AppContext
-from san_desktop.ui.job_table_model import JobTableModel, local_time, status_text, type_label
-from san_desktop.ui.lazy_model import select_key, selected_row
+from san_desktop.ui.job_failures import FailureGroupsView
+from san_desktop.ui.job_filters import JobFilterBar
+from san_desktop.ui.job_pools import POOL_NAMES, PoolBar
+from san_desktop.ui.job_report import details_html, details_text
+from san_desktop.ui.job_table_model import JobTableModel, status_text
+from san_desktop.ui.lazy_model import select_key
 
 log = logging.getLogger(__name__)
 
+REFRESH_DELAY_MS = 300  # counts and failure groups follow a burst of job changes once it settles
+
+
+class _BulkProgress(QObject):
+    """Made on the GUI thread; a bulk action's worker reports through it.
+
+    Signals:
+        advanced(int): how many jobs of the action are done.
+    """
+
+    advanced = Signal(int)
+
 
 class JobsPage(QWidget):
-    """The job monitor: a live table of jobs, the selected job's error chain and attempt history,
-    Retry for failed jobs and Cancel for waiting or running ones, and the AI pool's pause with a live
-    countdown and "Try now". No signals of its own."""
+    """The job monitor: jobs filtered by status (live counts), type and text; Retry and Cancel on the
+    selection or on everything the filter matches (confirmed with the count, done in batches off the GUI
+    thread); failures grouped by error; the pools with Pause / Resume and the breaker's countdown; a
+    running multi-step job's step; the selected job's error chain and attempts, copyable for a bug report.
+    No signals of its own."""
 
     def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._context = context
         self._app = context.app
         self._runner = context.runner
-        self.model = JobTableModel(context.app)
+        self.confirm: Callable[[str], bool] = self._ask  # tests answer it themselves
+        self.model = JobTableModel(context.app, background=self._in_background)
 
-        self.breaker_label = QLabel()
-        self.try_now_button = QPushButton("Try now")
-        self.try_now_button.setToolTip("Let the paused AI jobs run now instead of waiting for the pause to end")
-        self.try_now_button.setVisible(False)
-        self._countdown = QTimer(self)
-        self._countdown.setInterval(1000)
-        self._countdown.timeout.connect(self._on_countdown_timeout)
+        self.pools = PoolBar(context.runner)
+        self.filters = JobFilterBar()
         self.refresh_button = QPushButton("Refresh")
         self.retry_button = QPushButton("Retry")
+        self.retry_button.setToolTip("Run the selected failed or cancelled jobs again (Ctrl+R)")
         self.cancel_button = QPushButton("Cancel job")
-        self.retry_button.setToolTip("Run the selected failed or cancelled job again")
-        self.cancel_button.setToolTip("Cancel the selected waiting job, or ask a running one to stop")
+        self.cancel_button.setToolTip("Cancel the selected waiting jobs, or ask running ones to stop (Delete)")
+        self.retry_matching_button = QPushButton("Retry all matching…")
+        self.retry_matching_button.setToolTip("Run again every failed or cancelled job the filter matches")
+        self.cancel_matching_button = QPushButton("Cancel all matching…")
+        self.cancel_matching_button.setToolTip("Cancel every waiting or running job the filter matches")
+        self.copy_button = QPushButton("Copy details")
+        self.copy_button.setToolTip("Copy the selected job with its whole attempt history, for a bug report")
         self.message_label = QLabel()
         self.message_label.setWordWrap(True)
 
         self.table = QTableView()
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.setAlternatingRowColors(True)
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(22)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
-        for column, width in enumerate((170, 230, 160, 70, 150)):
+        for column, width in enumerate((150, 220, 230, 70, 150)):
             self.table.setColumnWidth(column, width)
 
         self.details = QTextBrowser()
         self.details.setOpenLinks(False)
         self.details.setPlaceholderText("Select a job to see its errors and attempts.")
+        self.failures = FailureGroupsView()
 
-        toolbar = QHBoxLayout()
-        toolbar.addWidget(QLabel("<h2>Jobs</h2>"))
-        toolbar.addStretch(1)
-        toolbar.addWidget(self.breaker_label)
-        toolbar.addWidget(self.try_now_button)
-        toolbar.addWidget(self.refresh_button)
-        toolbar.addWidget(self.retry_button)
-        toolbar.addWidget(self.cancel_button)
+        header_row = QHBoxLayout()
+        header_row.addWidget(QLabel("<h2>Jobs</h2>"))
+        header_row.addSpacing(16)
+        header_row.addWidget(self.pools, 1)
+        actions = QHBoxLayout()
+        for button in (
+            self.retry_button,
+            self.cancel_button,
+            self.copy_button,
+            self.retry_matching_button,
+            self.cancel_matching_button,
+        ):
+            actions.addWidget(button)
+        actions.addStretch(1)
+        actions.addWidget(self.refresh_button)
 
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(self.table)
         splitter.addWidget(self.details)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
+        jobs_tab = QWidget()
+        jobs_layout = QVBoxLayout(jobs_tab)
+        jobs_layout.setContentsMargins(0, 4, 0, 0)
+        jobs_layout.addLayout(actions)
+        jobs_layout.addWidget(splitter, 1)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(jobs_tab, "Jobs")
+        self.tabs.addTab(self.failures, "Failures by error")
 
         layout = QVBoxLayout(self)
-        layout.addLayout(toolbar)
+        layout.addLayout(header_row)
+        layout.addWidget(self.filters)
         layout.addWidget(self.message_label)
-        layout.addWidget(splitter, 1)
+        layout.addWidget(self.tabs, 1)
+
+        # shortcuts: Delete only where the jobs are (not while typing a filter)
+        self._cancel_shortcut = QShortcut(QKeySequence.StandardKey.Delete, self.table)
+        self._cancel_shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self._retry_shortcut = QShortcut(QKeySequence("Ctrl+R"), self)
+        self._retry_shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self._find_shortcut = QShortcut(QKeySequence.StandardKey.Find, self)
+        self._find_shortcut.setContext(Qt.ShortcutContext.WindowShortcut)  # only while this page shows
+
+        self._refresh_timer = QTimer(self)
+        self._refresh_timer.setSingleShot(True)
+        self._refresh_timer.setInterval(REFRESH_DELAY_MS)
+        self._countdown = QTimer(self)
+        self._countdown.setInterval(1000)
+        self._counting = False
+        self._grouping = False
+        self._stale_counts = False
+        self._stale_groups = False
+        self._bulk_running = False
 
         self.refresh_button.clicked.connect(self._on_refresh_button_clicked)
         self.retry_button.clicked.connect(self._on_retry_button_clicked)
         self.cancel_button.clicked.connect(self._on_cancel_button_clicked)
-        self.try_now_button.clicked.connect(self._on_try_now_button_clicked)
+        self.retry_matching_button.clicked.connect(self._on_retry_matching_button_clicked)
+        self.cancel_matching_button.clicked.connect(self._on_cancel_matching_button_clicked)
+        self.copy_button.clicked.connect(self._on_copy_button_clicked)
         self.table.selectionModel().selectionChanged.connect(self._on_table_selection_changed)
+        self.filters.changed.connect(self._on_filters_changed)
+        self.failures.retry_requested.connect(self._on_failures_retry_requested)
+        self.pools.pause_requested.connect(self._on_pools_pause_requested)
+        self.tabs.currentChanged.connect(self._on_tabs_current_changed)
+        self._cancel_shortcut.activated.connect(self._on_cancel_button_clicked)
+        self._retry_shortcut.activated.connect(self._on_retry_button_clicked)
+        self._find_shortcut.activated.connect(self.filters.focus_text)
+        self._refresh_timer.timeout.connect(self._on_refresh_timer_timeout)
+        self._countdown.timeout.connect(self._on_countdown_timeout)
         context.hub.changed.connect(self._on_hub_changed)
-        self._runner.breaker_changed.connect(self._on_runner_breaker_changed)
+        self._runner.job_progress.connect(self._on_runner_job_progress)
 
         self.model.reload()
         self._update_actions()
-        self._show_breaker(None)
+        self._refresh_counts()
 
-    # --- helpers ------------------------------------------------------------------------------
+    # --- what tests and the window use --------------------------------------------------------
+
+    def selected_jobs(self) -> list[JobRecord]:
+        rows = sorted(index.row() for index in self.table.selectionModel().selectedRows())
+        return [job for job in (self.model.job_at(row) for row in rows) if job is not None]
 
     def selected_job(self) -> JobRecord | None:
-        return selected_row(self.table, self.model)
+        jobs = self.selected_jobs()
+        return jobs[0] if len(jobs) == 1 else None
 
     def select_job(self, job_id: str) -> bool:
         return select_key(self.table, self.model, job_id)
 
+    def show_filter(self, where: JobFilter, *, ids_label: str = "") -> None:
+        """Show the jobs ``where`` matches (the notification of failures, the crash banner's link)."""
+        self.tabs.setCurrentIndex(0)
+        self.filters.set_filter(where, ids_label=ids_label)
+
+    def say(self, text: str) -> None:
+        self.message_label.setText(text)
+
+    # --- helpers ------------------------------------------------------------------------------
+
+    def _in_background(
+        self, call: Callable[[], list[JobRecord]], done: Callable[[list[JobRecord]], None], failed: Callable[..., None]
+    ) -> None:
+        def refused(exc: Exception) -> None:
+            self.say(str(exc))
+            failed(exc)
+
+        self._context.ops.run(call, done, refused)
+
+    @staticmethod
+    def _ask(text: str) -> bool:
+        answer = QMessageBox.question(None, "SAN Desktop", text)
+        return answer == QMessageBox.StandardButton.Yes
+
     def _update_actions(self) -> None:
-        job = self.selected_job()
-        self.retry_button.setEnabled(job is not None and job.status in (JobStatus.FAILED, JobStatus.CANCELLED))
-        self.cancel_button.setEnabled(job is not None and job.status in ACTIVE_JOB_STATUSES)
+        jobs = self.selected_jobs()
+        idle = not self._bulk_running
+        self.retry_button.setEnabled(idle and any(job.status in RETRYABLE_STATUSES for job in jobs))
+        self.cancel_button.setEnabled(idle and any(job.status in ACTIVE_JOB_STATUSES for job in jobs))
+        self.cancel_button.setText("Cancel jobs" if len(jobs) > 1 else "Cancel job")
+        self.copy_button.setEnabled(len(jobs) == 1)
+        self.retry_matching_button.setEnabled(idle)
+        self.cancel_matching_button.setEnabled(idle)
 
     def _show_details(self) -> None:
-        job = self.selected_job()
-        if job is None:
+        jobs = self.selected_jobs()
+        if not jobs:
             self.details.clear()
             return
+        if len(jobs) > 1:
+            states: dict[str, int] = {}
+            for job in jobs:
+                states[job.status.value.lower()] = states.get(job.status.value.lower(), 0) + 1
+            parts = ", ".join(f"{count} {state}" for state, count in sorted(states.items()))
+            self.details.setHtml(f"<p><b>{len(jobs)} jobs selected</b>: {html.escape(parts)}.</p>")
+            return
+        job = jobs[0]
 
         def loaded(attempts: list[AttemptRecord]) -> None:
             current = self.selected_job()
             if current is not None and current.id == job.id:
-                self.details.setHtml(self._details_html(current, attempts))
+                label = self.model.target_label(current)
+                progress = self.model.progress_of(current.id)
+                self.details.setHtml(details_html(current, label, attempts, status_text(current, progress=progress)))
 
         self._context.ops.run(lambda: self._app.queue.attempts(job.id), loaded)
 
-    def _details_html(self, job: JobRecord, attempts: list[AttemptRecord]) -> str:
-        parts = [
-            f"<h3>{html.escape(type_label(job))} — {html.escape(status_text(job))}</h3>",
-            "<table>",
-            *(
-                f"<tr><td><b>{label}</b>&nbsp;</td><td>{html.escape(value)}</td></tr>"
-                for label, value in (
-                    ("Job", job.id),
-                    ("Target", f"{self.model.target_label(job)} ({job.target_id})"),
-                    ("Attempts", f"{job.attempts} of {job.max_attempts}"),
-                    ("Created", local_time(job.created_at)),
-                    ("Updated", local_time(job.updated_at)),
-                    ("Error kind", job.error_kind.value.lower() if job.error_kind else "—"),
-                )
-            ),
-            "</table>",
-        ]
-        if job.error_message:
-            chain = "<br>&larr; ".join(html.escape(part) for part in job.error_message.split(" <- "))
-            parts.append(f"<h4>Error</h4><p>{chain}</p>")
-        parts.append("<h4>Attempts</h4>")
-        if not attempts:
-            parts.append("<p>None yet.</p>")
-        for attempt in attempts:
-            outcome = attempt.outcome.value.lower() if attempt.outcome else "running"
-            parts.append(
-                f"<p><b>#{attempt.attempt}</b> {html.escape(local_time(attempt.started_at))} — "
-                f"{html.escape(outcome)} <small>(run {html.escape(attempt.run_id)})</small></p>"
-            )
-            if attempt.error_text:
-                parts.append(f"<pre>{html.escape(attempt.error_text.strip())}</pre>")
-        return "".join(parts)
+    def _schedule_refresh(self) -> None:
+        self._stale_counts = True
+        self._stale_groups = True
+        if not self._refresh_timer.isActive():
+            self._refresh_timer.start()
 
-    def _show_breaker(self, change: BreakerChange | None) -> None:
-        status = change.status if change else self._runner.breaker_status()
-        paused = status is not None and status.state is BreakerState.OPEN
-        if status is None or status.state is BreakerState.CLOSED:
-            self.breaker_label.setText("AI jobs: running")
-            self.breaker_label.setStyleSheet("")
-        else:
-            self.breaker_label.setText(f"AI jobs: {status.describe()}")
-            self.breaker_label.setStyleSheet("color: #b3261e;")
-        self.try_now_button.setVisible(paused)
-        if paused and not self._countdown.isActive():
-            self._countdown.start()
-        elif not paused:
-            self._countdown.stop()
-
-    def _act(self, action: str) -> None:
-        job = self.selected_job()
-        if job is None:
+    def _refresh_counts(self) -> None:
+        if self._counting:
+            self._stale_counts = True
             return
-        app = self._app
-        call = (lambda: app.retry_job(job.id)) if action == "retry" else (lambda: app.cancel_job(job.id))
-        done = f"Job {job.id} queued again." if action == "retry" else f"Job {job.id} cancelled."
-        self._context.ops.write(
-            call, lambda _job: self.message_label.setText(done), lambda exc: self.message_label.setText(str(exc))
-        )
+        self._counting, self._stale_counts = True, False
+        where = self.filters.filter
+
+        def counted(counts: dict[JobStatus, int]) -> None:
+            self._counting = False
+            self.filters.show_counts(counts)
+            if self._stale_counts:
+                self._refresh_counts()
+
+        def refused(exc: Exception) -> None:
+            self._counting = False
+            self.say(str(exc))
+
+        self._context.ops.run(lambda: self._app.jobs.counts(where), counted, refused)
+
+    def _refresh_groups(self) -> None:
+        if self._grouping:
+            self._stale_groups = True
+            return
+        self._grouping, self._stale_groups = True, False
+
+        def grouped(groups: list[FailureGroup]) -> None:
+            self._grouping = False
+            self.failures.show_groups(groups)
+            if self._stale_groups and self.tabs.currentWidget() is self.failures:
+                self._refresh_groups()
+
+        def refused(exc: Exception) -> None:
+            self._grouping = False
+            self.say(str(exc))
+
+        self._context.ops.run(self._app.jobs.failure_groups, grouped, refused)
+
+    def _bulk(self, verb: str, action: Callable[[Callable[[int], None]], Changed[BulkResult]], total: int) -> None:
+        """Run a bulk action off the GUI thread, its progress in the message line."""
+        progress = _BulkProgress(self)
+        progress.advanced.connect(lambda done: self.say(f"{verb} {done:,} of {total:,} jobs…"))
+        self._bulk_running = True
+        self._update_actions()
+        self.say(f"{verb} {total:,} jobs…")
+
+        def finished(result: BulkResult) -> None:
+            self._bulk_running = False
+            progress.deleteLater()
+            skipped = f"; {result.skipped:,} left as they were" if result.skipped else ""
+            done = "queued again" if verb == "Retrying" else "cancelled"
+            self.say(f"{result.count:,} job(s) {done}{skipped}.")
+            self._update_actions()
+            self._schedule_refresh()
+
+        def refused(exc: Exception) -> None:
+            self._bulk_running = False
+            progress.deleteLater()
+            self.say(str(exc))
+            self._update_actions()
+
+        self._context.ops.write(lambda: action(progress.advanced.emit), finished, refused)
+
+    def _retry(self, job_ids: list[str]) -> None:
+        self._bulk("Retrying", lambda progress: self._app.retry_jobs(job_ids, progress), len(job_ids))
+
+    def _cancel(self, job_ids: list[str]) -> None:
+        self._bulk("Cancelling", lambda progress: self._app.cancel_jobs(job_ids, progress), len(job_ids))
+
+    def _matching(self, statuses: tuple[JobStatus, ...], then: Callable[[list[str]], None]) -> None:
+        where = self.filters.filter
+        self._context.ops.run(lambda: self._app.jobs.matching_ids(where, statuses), then)
 
     # --- slots --------------------------------------------------------------------------------
 
     def _on_hub_changed(self, changes: Changes, _initiator: object) -> None:
-        selected = self.selected_job()
+        if changes.settings:
+            self.pools.refresh()
+        if not changes.jobs:
+            return
+        selected = {job.id for job in self.selected_jobs()}
         for job in changes.jobs:
             self.model.upsert(job)
-        if selected is not None and any(job.id == selected.id for job in changes.jobs):
+        self._schedule_refresh()
+        if selected & {job.id for job in changes.jobs}:
             self._update_actions()
             self._show_details()
 
+    def _on_runner_job_progress(self, progress: JobProgress) -> None:
+        self.model.set_progress(progress)
+        current = self.selected_job()
+        if current is not None and current.id == progress.job_id:
+            self._show_details()
+
+    def _on_refresh_timer_timeout(self) -> None:
+        if self._stale_counts:
+            self._refresh_counts()
+        if self._stale_groups and self.tabs.currentWidget() is self.failures:
+            self._refresh_groups()
+
     def _on_countdown_timeout(self) -> None:
-        self._show_breaker(None)  # the remaining seconds, recounted
+        if self.isVisible():
+            self.model.repaint_statuses()
 
-    def _on_try_now_button_clicked(self) -> None:
-        self._runner.try_now(JobPool.AI)
-        self._show_breaker(None)
+    def _on_filters_changed(self, _where: JobFilter) -> None:
+        self.model.set_filter(self.filters.filter)
+        self._update_actions()
+        self._show_details()
+        self._refresh_counts()
 
-    def _on_runner_breaker_changed(self, change: BreakerChange) -> None:
-        self._show_breaker(change)
+    def _on_tabs_current_changed(self, _index: int) -> None:
+        if self.tabs.currentWidget() is self.failures:
+            self._refresh_groups()
 
     def _on_table_selection_changed(self, _selected: QItemSelection, _deselected: QItemSelection) -> None:
         self._update_actions()
@@ -217,9 +373,72 @@ class JobsPage(QWidget):
     def _on_refresh_button_clicked(self) -> None:
         self.model.reload()
         self._update_actions()
+        self._schedule_refresh()
 
     def _on_retry_button_clicked(self) -> None:
-        self._act("retry")
+        jobs = [job for job in self.selected_jobs() if job.status in RETRYABLE_STATUSES]
+        if not jobs or self._bulk_running:
+            return
+        if len(jobs) > 1 and not self.confirm(f"Run {len(jobs):,} failed or cancelled jobs again?"):
+            return
+        self._retry([job.id for job in jobs])
 
     def _on_cancel_button_clicked(self) -> None:
-        self._act("cancel")
+        jobs = [job for job in self.selected_jobs() if job.status in ACTIVE_JOB_STATUSES]
+        if not jobs or self._bulk_running:
+            return
+        if len(jobs) > 1 and not self.confirm(f"Cancel {len(jobs):,} waiting or running jobs?"):
+            return
+        self._cancel([job.id for job in jobs])
+
+    def _on_retry_matching_button_clicked(self) -> None:
+        def found(ids: list[str]) -> None:
+            if not ids:
+                self.say("No failed or cancelled job matches the filter.")
+            elif self.confirm(f"Run {len(ids):,} failed or cancelled jobs that match the filter again?"):
+                self._retry(ids)
+
+        self._matching(RETRYABLE_STATUSES, found)
+
+    def _on_cancel_matching_button_clicked(self) -> None:
+        def found(ids: list[str]) -> None:
+            if not ids:
+                self.say("No waiting or running job matches the filter.")
+            elif self.confirm(f"Cancel {len(ids):,} waiting or running jobs that match the filter?"):
+                self._cancel(ids)
+
+        self._matching(ACTIVE_JOB_STATUSES, found)
+
+    def _on_failures_retry_requested(self, group: FailureGroup) -> None:
+        if self._bulk_running or not self.confirm(f"Run the {group.count:,} jobs that failed like this again?"):
+            return
+        signature = group.signature
+        self._bulk("Retrying", lambda progress: self._app.retry_failure_group(signature, progress), group.count)
+
+    def _on_copy_button_clicked(self) -> None:
+        job = self.selected_job()
+        if job is None:
+            return
+        label = self.model.target_label(job)
+
+        def loaded(attempts: list[AttemptRecord]) -> None:
+            QApplication.clipboard().setText(details_text(job, label, attempts))
+            self.say(f"Details of job {job.id} copied: paste them into a bug report.")
+
+        self._context.ops.run(lambda: self._app.queue.attempts(job.id), loaded)
+
+    def _on_pools_pause_requested(self, pool: JobPool, paused: bool) -> None:
+        name = POOL_NAMES[pool]
+        done = f"{name} jobs paused: running ones finish, no new ones start." if paused else f"{name} jobs resumed."
+        self._context.ops.write(
+            lambda: self._app.set_pool_paused(pool, paused), lambda _changes: self.say(done), initiator=self
+        )
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self._countdown.start()
+        self._schedule_refresh()
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        super().hideEvent(event)
+        self._countdown.stop()

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
@@ -8,6 +8,8 @@ from PySide6.QtWidgets import QTableView
 
 Index = QModelIndex | QPersistentModelIndex
 RowT = TypeVar("RowT")
+# runs a page's query off the GUI thread: (query, deliver the rows, deliver a failure)
+Background = Callable[[Callable[[], list[Any]], Callable[[list[Any]], None], Callable[[Exception], None]], None]
 
 
 class LazyTableModel(QAbstractTableModel, Generic[RowT]):
@@ -17,14 +19,18 @@ class LazyTableModel(QAbstractTableModel, Generic[RowT]):
     Rows live in a dict keyed by a sequence number: new rows get numbers above the top, older pages
     below the bottom, so both ends grow in O(1) and a row's position is ``top - seq``. Subclasses give
     ``COLUMNS``, ``fetch_page`` (rows older than an id, newest first), ``row_key`` (a time-ordered id)
-    and ``cell``.
+    and ``cell``. With ``background``, pages are queried off the GUI thread and inserted when they
+    arrive (a page that arrives after a reload is dropped).
     """
 
     COLUMNS: Sequence[str] = ()
 
-    def __init__(self, page_size: int = 200) -> None:
+    def __init__(self, page_size: int = 200, background: Background | None = None) -> None:
         super().__init__()
         self._page_size = page_size
+        self._background = background
+        self._loading = False
+        self._generation = 0  # a reload starts a new one: pages asked for before it are dropped
         self._rows: dict[int, RowT] = {}
         self._seq_of: dict[str, int] = {}
         self._top = 0  # sequence number of row 0
@@ -44,7 +50,13 @@ class LazyTableModel(QAbstractTableModel, Generic[RowT]):
 
     # --- loading ------------------------------------------------------------------------------
 
+    @property
+    def loading(self) -> bool:
+        return self._loading
+
     def reload(self) -> None:
+        self._generation += 1
+        self._loading = False
         self.beginResetModel()
         self._rows.clear()
         self._seq_of.clear()
@@ -55,13 +67,31 @@ class LazyTableModel(QAbstractTableModel, Generic[RowT]):
             self.fetchMore(QModelIndex())
 
     def canFetchMore(self, parent: Index = QModelIndex()) -> bool:  # noqa: B008 - Qt's signature
-        return not parent.isValid() and not self._exhausted
+        return not parent.isValid() and not self._exhausted and not self._loading
 
     def fetchMore(self, parent: Index = QModelIndex()) -> None:  # noqa: B008 - Qt's signature
-        if parent.isValid() or self._exhausted:
+        if parent.isValid() or self._exhausted or self._loading:
             return
         oldest = self.row_key(self._rows[self._bottom]) if self.rowCount() else None
-        fetched = self.fetch_page(oldest, self._page_size)
+        limit = self._page_size
+        if self._background is None:
+            self._take_page(self.fetch_page(oldest, limit))
+            return
+        self._loading = True
+        generation = self._generation
+
+        def arrived(rows: list[RowT]) -> None:
+            if generation == self._generation:
+                self._loading = False
+                self._take_page(rows)
+
+        def failed(_exc: Exception) -> None:
+            if generation == self._generation:
+                self._loading = False  # the next scroll asks again
+
+        self._background(lambda: self.fetch_page(oldest, limit), arrived, failed)
+
+    def _take_page(self, fetched: list[RowT]) -> None:
         if len(fetched) < self._page_size:
             self._exhausted = True
         page = [row for row in fetched if self.row_key(row) not in self._seq_of]

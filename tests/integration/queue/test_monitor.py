@@ -3,6 +3,8 @@ failures grouped by error signature."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import pytest
 
 from san_desktop.core.enums import JobStatus, JobType
@@ -63,8 +65,11 @@ def test_bulk_retry_queues_every_match_in_batches_announcing_each(
     failed = insert_jobs(queue, 250)
     insert_jobs(queue, 5, status=JobStatus.COMPLETED, target=lambda n: f"done-{n}")
     announced: list[int] = []
-    original = queue.announce
-    monkeypatch.setattr(queue, "announce", lambda events: (announced.append(len(list(events))), original([]))[1])
+
+    def announce(events: Iterable[JobEvent]) -> None:
+        announced.append(len(list(events)))
+
+    monkeypatch.setattr(queue, "announce", announce)
     progress: list[int] = []
 
     result = monitor.retry_matching(JobFilter(FAILED), progress.append)
