@@ -45,6 +45,23 @@ class JobFilter:
     def is_empty(self) -> bool:
         return self == JobFilter()
 
+    def matches(self, job: JobRecord, title: str = "") -> bool:
+        """What ``conditions`` select, for one job in hand (a live update): ``title`` is its target's
+        card title when known."""
+        if self.statuses and job.status not in self.statuses:
+            return False
+        if self.job_types and job.job_type not in self.job_types:
+            return False
+        if self.ids and job.id not in self.ids:
+            return False
+        error = (job.error_message or "").casefold()
+        if (wanted := self.error_contains.strip().casefold()) and wanted not in error:
+            return False
+        if text := self.text.strip():
+            found = text.casefold() in error or text.casefold() in title.casefold()
+            return found or text in (job.id, job.target_id)
+        return True
+
     def conditions(self) -> list[sa.ColumnElement[bool]]:
         found: list[sa.ColumnElement[bool]] = []
         if self.statuses:
