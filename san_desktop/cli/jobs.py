@@ -1,22 +1,28 @@
-"""``san jobs ...``: run, list, show, retry, cancel, sweep."""
+"""``san jobs ...``: run, list, show, retry, cancel, failures, pause, resume, sweep."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from san_desktop.cli.common import count, print_json, print_table, seconds, short_time
-from san_desktop.core.enums import JobStatus, JobType
+from san_desktop.core.enums import JOB_POOLS, JobPool, JobStatus, JobType
+from san_desktop.core.errors import SanError
+from san_desktop.core.redact import redact
 from san_desktop.queue.monitor import JobFilter
 
 if TYPE_CHECKING:
     from san_desktop.app import SanApp
     from san_desktop.queue.job_queue import JobQueue
+    from san_desktop.queue.records import JobRecord
 
 
 MAX_TIMEOUT = 30 * 86_400.0
+SIGNATURE_WIDTH = 80  # characters of a failure group's signature in the table (--json has all of it)
+POOL_NAMES = {JobPool.AI: "AI", JobPool.GITHUB: "GitHub"}
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -45,13 +51,40 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     show.add_argument("--json", action="store_true")
     show.set_defaults(handler=cmd_show)
 
-    retry = sub.add_parser("retry", help="run a failed or cancelled job again")
-    retry.add_argument("job_id", metavar="ID")
-    retry.set_defaults(handler=cmd_retry)
+    retry = sub.add_parser(
+        "retry",
+        help="run failed or cancelled jobs again: by id, or every failed job matching --failed",
+        description="Run jobs again, each with one fresh attempt: the jobs named by id (failed or cancelled "
+        "ones), or with --failed every failed job of the given types whose error contains the given text.",
+    )
+    which = retry.add_mutually_exclusive_group(required=True)
+    which.add_argument("job_ids", nargs="*", default=[], metavar="ID")
+    which.add_argument("--failed", action="store_true", help="every failed job (narrowed by --type, --error-contains)")
+    _add_types(retry, "with --failed: jobs of this type only (repeat for several)")
+    retry.add_argument("--error-contains", default="", metavar="S", help="with --failed: jobs whose error has S")
+    retry.set_defaults(handler=cmd_retry, usage_error=retry.error)
 
-    cancel = sub.add_parser("cancel", help="cancel a waiting or running job")
-    cancel.add_argument("job_id", metavar="ID")
-    cancel.set_defaults(handler=cmd_cancel)
+    cancel = sub.add_parser(
+        "cancel",
+        help="cancel jobs: by id (waiting or running), or every waiting job with --waiting",
+        description="Cancel the jobs named by id (a running one is asked to stop), or with --waiting every job "
+        "that waits to run (running ones go on), narrowed by --type.",
+    )
+    which = cancel.add_mutually_exclusive_group(required=True)
+    which.add_argument("job_ids", nargs="*", default=[], metavar="ID")
+    which.add_argument("--waiting", action="store_true", help="every waiting job (narrowed by --type)")
+    _add_types(cancel, "with --waiting: jobs of this type only (repeat for several)")
+    cancel.set_defaults(handler=cmd_cancel, usage_error=cancel.error)
+
+    failures = sub.add_parser("failures", help="failed jobs grouped by their error, the largest group first")
+    _add_types(failures, "failures of jobs of this type only (repeat for several)")
+    failures.add_argument("--json", action="store_true")
+    failures.set_defaults(handler=cmd_failures)
+
+    for action, verb in (("pause", "start no new jobs of"), ("resume", "run jobs again in")):
+        pool = sub.add_parser(action, help=f"{verb} a pool (remembered in the settings)")
+        pool.add_argument("pool", type=_pool, metavar="POOL", help="ai or github")
+        pool.set_defaults(handler=cmd_pause, paused=action == "pause")
 
     sweep_parser = sub.add_parser("sweep", help="run the recovery sweep now (takes the lock)")
     sweep_parser.add_argument("--json", action="store_true")
@@ -76,6 +109,21 @@ def _job_type(value: str) -> JobType:
         ) from None
 
 
+def _pool(value: str) -> JobPool:
+    try:
+        return JobPool(value.upper())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"unknown pool {value!r}; one of: {', '.join(p.value.lower() for p in JobPool)}"
+        ) from None
+
+
+def _add_types(parser: argparse.ArgumentParser, help_text: str) -> None:
+    parser.add_argument(
+        "--type", type=_job_type, action="append", default=[], metavar="T", dest="types", help=help_text
+    )
+
+
 def _queue(args: argparse.Namespace) -> AbstractContextManager[SanApp]:
     from san_desktop.app import open_app
 
@@ -98,13 +146,15 @@ def cmd_run(args: argparse.Namespace) -> int:
             ai_threads=app.settings.ai_threads,
         )
         if args.until_idle and code == 0:
-            _tell_about_waiting_jobs(app.queue)
+            paused = [pool for pool in JobPool if app.settings.jobs.paused(pool)]
+            _tell_about_waiting_jobs(app.queue, [t for t in JobType if JOB_POOLS[t] not in paused])
+            _tell_about_paused_pools(app, paused)
         return code
 
 
-def _tell_about_waiting_jobs(queue: JobQueue) -> None:
+def _tell_about_waiting_jobs(queue: JobQueue, job_types: list[JobType]) -> None:
     """``--until-idle`` stops when nothing can run now; jobs waiting for a retry are said, not hidden."""
-    waiting = queue.waiting_summary(list(JobType))
+    waiting = queue.waiting_summary(job_types)
     if waiting is not None:
         count_, next_run = waiting
         delay = max(0.0, (next_run - queue.clock()).total_seconds())
@@ -113,6 +163,19 @@ def _tell_about_waiting_jobs(queue: JobQueue) -> None:
             "or add --wait-retries.",
             file=sys.stderr,
         )
+
+
+def _tell_about_paused_pools(app: SanApp, pools: list[JobPool]) -> None:
+    """Nor are the jobs that wait in a pool the user paused (they do not keep ``--until-idle`` going)."""
+    for pool in pools:
+        types = frozenset(job_type for job_type in JobType if JOB_POOLS[job_type] is pool)
+        waiting = app.jobs.counts(JobFilter(job_types=types))[JobStatus.PENDING]
+        if waiting:
+            print(
+                f"{waiting} {POOL_NAMES[pool]} job(s) wait while the {POOL_NAMES[pool]} pool is paused; "
+                f"`san jobs resume {pool.value.lower()}` lets them run.",
+                file=sys.stderr,
+            )
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -173,16 +236,130 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_retry(args: argparse.Namespace) -> int:
+    if not args.failed:
+        if args.types or args.error_contains:
+            args.usage_error("--type and --error-contains go with --failed, not with job ids")
+        return _each_job(args, "retried", lambda app, job_id: app.retry_job(job_id).value, _retried)
+    where = JobFilter(
+        statuses=frozenset({JobStatus.FAILED}),
+        job_types=frozenset(args.types),
+        error_contains=args.error_contains,
+    )
     with _queue(args) as app:
-        job = app.retry_job(args.job_id).value
-    print(f"Job {job.id} queued again ({job.attempts} of {job.max_attempts} attempts used).")
+        result = app.retry_matching(where).value
+    if not result.count and not result.skipped:
+        print("No failed jobs match.")
+        return 0
+    print(f"{result.count} job(s) queued again.")
+    if result.skipped:
+        print(f"{result.skipped} skipped (another run of the same work is queued).")
     return 0
 
 
+def _retried(job: JobRecord) -> str:
+    return f"Job {job.id} queued again ({job.attempts} of {job.max_attempts} attempts used)."
+
+
 def cmd_cancel(args: argparse.Namespace) -> int:
+    if not args.waiting:
+        if args.types:
+            args.usage_error("--type goes with --waiting, not with job ids")
+        return _each_job(args, "cancelled", lambda app, job_id: app.cancel_job(job_id).value, _cancelled)
+    where = JobFilter(statuses=frozenset({JobStatus.PENDING}), job_types=frozenset(args.types))
     with _queue(args) as app:
-        job = app.cancel_job(args.job_id).value
-    print(f"Job {job.id} cancelled.")
+        result = app.cancel_matching(where).value
+    if not result.count and not result.skipped:
+        print("No waiting jobs match.")
+        return 0
+    print(f"{result.count} waiting job(s) cancelled.")
+    if result.skipped:
+        print(f"{result.skipped} skipped (no longer waiting).")
+    return 0
+
+
+def _cancelled(job: JobRecord) -> str:
+    return f"Job {job.id} cancelled."
+
+
+def _each_job(
+    args: argparse.Namespace,
+    done_as: str,
+    change: Callable[[SanApp, str], JobRecord],
+    done: Callable[[JobRecord], str],
+) -> int:
+    """``change`` each job by id, one at a time: one that cannot be changed (no such job, not in a state
+    the action applies to) is said on stderr and the others are still changed. Exit code: 0 when all
+    were changed; when none was and all for the same reason, that reason's (5: no such job); 1 otherwise."""
+    job_ids = list(dict.fromkeys(args.job_ids))
+    codes: list[int] = []
+    with _queue(args) as app:
+        for job_id in job_ids:
+            try:
+                job = change(app, job_id)
+            except SanError as exc:
+                message = redact(str(exc))
+                print(f"san: {message}" if job_id in message else f"san: job {job_id}: {message}", file=sys.stderr)
+                codes.append(exc.exit_code)
+            else:
+                print(done(job))
+    if not codes:
+        return 0
+    if len(job_ids) > 1:
+        print(f"san: {len(codes)} of {len(job_ids)} jobs could not be {done_as}.", file=sys.stderr)
+    return codes[0] if len(codes) == len(job_ids) and len(set(codes)) == 1 else 1
+
+
+def cmd_failures(args: argparse.Namespace) -> int:
+    with _queue(args) as app:
+        groups = app.jobs.failure_groups(args.types)
+    if args.json:
+        print_json(groups)
+        return 0
+    if not groups:
+        print("No failed jobs.")
+        return 0
+    print_table(
+        ["COUNT", "TYPES", "FIRST SEEN", "LAST SEEN", "SIGNATURE"],
+        [
+            [
+                str(group.count),
+                ", ".join(job_type.value for job_type in group.job_types),
+                short_time(group.first_seen),
+                short_time(group.last_seen),
+                _cut(group.signature, SIGNATURE_WIDTH),
+            ]
+            for group in groups
+        ],
+    )
+    return 0
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def cmd_pause(args: argparse.Namespace) -> int:
+    """``san jobs pause|resume POOL``: a setting, which an open window takes up at once (a ``san jobs run``
+    already running keeps the settings it started with)."""
+    pool: JobPool = args.pool
+    name = POOL_NAMES[pool]
+    with _queue(args) as app:
+        already = app.settings.jobs.paused(pool) == args.paused
+        if not already:
+            app.set_pool_paused(pool, args.paused)
+    if already:
+        print(f"{name} pool was {'paused' if args.paused else 'running'} already.")
+        return 0
+    if args.paused:
+        print(
+            f"{name} pool paused: no new {name} jobs start until `san jobs resume {pool.value.lower()}`; "
+            "jobs running now finish."
+        )
+    else:
+        print(f"{name} pool resumed: its waiting jobs run again.")
+    print(
+        "An open window follows at once; a `san jobs run` already running keeps its settings until it is started again."
+    )
     return 0
 
 

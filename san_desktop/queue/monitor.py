@@ -118,7 +118,7 @@ class FailureGroup:
     job_types: tuple[JobType, ...] = field(default=())
 
 
-_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s'\"<>)]+", re.IGNORECASE)
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s'\"<>)]*[^\s'\"<>).,:;]", re.IGNORECASE)
 _UUID = re.compile(r"\b[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\b", re.IGNORECASE)
 _HEX = re.compile(r"\b(?=[0-9a-f]*\d)[0-9a-f]{7,}\b", re.IGNORECASE)
 _PATH = re.compile(r"(?<![\w.])(?:/[^\s/'\"<>:]+){2,}")
@@ -231,15 +231,30 @@ class JobMonitor:
         that work is queued already."""
         return self._in_batches(list(job_ids), _retry_rows, progress)
 
-    def cancel(self, job_ids: Iterable[str], progress: Callable[[int], None] | None = None) -> BulkResult:
-        """Cancel waiting or running jobs; running attempts are asked to stop (their result is dropped)."""
-        return self._in_batches(list(job_ids), _cancel_rows, progress)
+    def cancel(
+        self,
+        job_ids: Iterable[str],
+        progress: Callable[[int], None] | None = None,
+        *,
+        statuses: Sequence[JobStatus] = ACTIVE_JOB_STATUSES,
+    ) -> BulkResult:
+        """Cancel the jobs that are still in one of ``statuses`` (waiting or running by default) when
+        their batch is written; running attempts are asked to stop (their result is dropped)."""
+        wanted = sorted({status.value for status in statuses} & {status.value for status in ACTIVE_JOB_STATUSES})
+
+        def cancel_rows(cursor: Any, chunk: list[str], now: datetime) -> list[JobEvent]:
+            return _cancel_rows(cursor, chunk, now, wanted)
+
+        return self._in_batches(list(job_ids), cancel_rows, progress)
 
     def retry_matching(self, where: JobFilter, progress: Callable[[int], None] | None = None) -> BulkResult:
         return self.retry(self.matching_ids(where, RETRYABLE_STATUSES), progress)
 
     def cancel_matching(self, where: JobFilter, progress: Callable[[int], None] | None = None) -> BulkResult:
-        return self.cancel(self.matching_ids(where, ACTIVE_JOB_STATUSES), progress)
+        """Cancel the waiting or running jobs ``where`` matches; a job that started meanwhile is cancelled
+        only if ``where`` takes running jobs too."""
+        statuses = tuple(where.statuses & set(ACTIVE_JOB_STATUSES)) if where.statuses else ACTIVE_JOB_STATUSES
+        return self.cancel(self.matching_ids(where, statuses), progress, statuses=statuses)
 
     def retry_group(self, signature: str, progress: Callable[[int], None] | None = None) -> BulkResult:
         return self.retry(self.failed_ids_of_group(signature), progress)
@@ -288,13 +303,13 @@ def _retry_rows(cursor: Any, chunk: list[str], now: datetime) -> list[JobEvent]:
     return [JobEvent(record, JobStatus(old[record.id])) for record in map(claims.record_from_row, rows)]
 
 
-def _cancel_rows(cursor: Any, chunk: list[str], now: datetime) -> list[JobEvent]:
+def _cancel_rows(cursor: Any, chunk: list[str], now: datetime, statuses: list[str]) -> list[JobEvent]:
     execute = cursor.execute
     old = dict(execute(f"SELECT id, status FROM async_jobs WHERE id IN ({_placeholders(chunk)})", chunk).fetchall())
     stamp = claims.db_time(now)
     rows = execute(
         "UPDATE async_jobs SET status = 'CANCELLED', finished_at = ?, updated_at = ?, lease_until = NULL "
-        f"WHERE id IN ({_placeholders(chunk)}) AND status IN ({_ACTIVE}) {claims.RETURNING}",
-        (stamp, stamp, *chunk),
+        f"WHERE id IN ({_placeholders(chunk)}) AND status IN ({_placeholders(statuses)}) {claims.RETURNING}",
+        (stamp, stamp, *chunk, *statuses),
     ).fetchall()
     return [JobEvent(record, JobStatus(old[record.id])) for record in map(claims.record_from_row, rows)]

@@ -306,15 +306,16 @@ def orphan_hook(session: Session, queue: JobQueue) -> int:
             AsyncJob.job_type == job_type,
             AsyncJob.status.in_(ACTIVE_JOB_STATUSES),
         )
-        # a scrap whose last job failed for good is left for the user to retry, not re-run forever
-        failed_for_good = sa.exists().where(
+        # a scrap whose job failed for good, or was cancelled by the user, is left for the user to retry
+        # (the job monitor), not re-run forever or against their will
+        ended_by_user_or_failure = sa.exists().where(
             AsyncJob.target_id == Scrap.id,
             AsyncJob.job_type == job_type,
-            AsyncJob.status == JobStatus.FAILED,
+            AsyncJob.status.in_((JobStatus.FAILED, JobStatus.CANCELLED)),
         )
         orphans = session.scalars(
             sa.select(Scrap.id)
-            .where(Scrap.deleted_at.is_(None), missing, ~active, ~failed_for_good)
+            .where(Scrap.deleted_at.is_(None), missing, ~active, ~ended_by_user_or_failure)
             .limit(SWEEP_HOOK_BATCH - enqueued)
         ).all()
         for scrap_id in orphans:

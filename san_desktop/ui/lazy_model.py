@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QItemSelectionModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import QTableView
 
 Index = QModelIndex | QPersistentModelIndex
@@ -206,6 +206,9 @@ def select_key(view: QTableView, model: LazyTableModel[RowT], key: str) -> bool:
     position = model.position_of(key)
     if position is None:
         return False
-    view.selectRow(position)
-    view.scrollTo(model.index(position, 0))
+    # not view.selectRow: in a multi-selection view it follows the keyboard modifiers held at the time
+    index = model.index(position, 0)
+    flags = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+    view.selectionModel().setCurrentIndex(index, flags)
+    view.scrollTo(index)
     return True

@@ -18,23 +18,30 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QMainWindow,
     QStackedWidget,
+    QVBoxLayout,
     QWidget,
 )
 
 from san_desktop import APP_NAME
 from san_desktop.app import Changes
+from san_desktop.core.enums import JobPool, JobStatus
 from san_desktop.jobs.breaker import BreakerState
+from san_desktop.jobs.recovery import SweepReport
 from san_desktop.jobs.runner import BreakerChange
+from san_desktop.queue.monitor import JobFilter
 from san_desktop.ui.about_dialog import AboutDialog
+from san_desktop.ui.banner import Banner
 from san_desktop.ui.capture import CaptureController, CaptureOutcome
 from san_desktop.ui.cards_page import CardsPage
 from san_desktop.ui.context import AppContext
 from san_desktop.ui.inbox_page import InboxPage
 from san_desktop.ui.jobs_page import JobsPage
+from san_desktop.ui.notifier import Notice, Notifier
 from san_desktop.ui.placeholder_page import PlaceholderPage
 from san_desktop.ui.resources import app_icon
 from san_desktop.ui.settings_dialog import SettingsDialog
 from san_desktop.ui.til_page import TilPage
+from san_desktop.ui.tray import Tray
 
 log = logging.getLogger(__name__)
 
@@ -93,15 +100,24 @@ class MainWindow(QMainWindow):
         self.navigation.currentRowChanged.connect(self.pages.setCurrentIndex)
         self.navigation.setCurrentRow(0)
 
+        self.banner = Banner()
         central = QWidget()
-        layout = QHBoxLayout(central)
+        outer = QVBoxLayout(central)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(0)
+        outer.addWidget(self.banner)
+        layout = QHBoxLayout()
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.navigation)
         layout.addWidget(self.pages, 1)
+        outer.addLayout(layout, 1)
         self.setCentralWidget(central)
+        self._sweeps_seen = 0
+        self._resumed: frozenset[str] = frozenset()
 
         self._build_menus()
         self._build_status_bar()
+        self._build_notifications()
         self.capture.captured.connect(self._on_capture_captured)
         self.capture.rejected.connect(self._on_capture_rejected)
         self.inbox.scrap_clipboard_requested.connect(self.capture.scrap_clipboard)
@@ -109,6 +125,9 @@ class MainWindow(QMainWindow):
         self.til.open_card.connect(self._on_inbox_open_card)
         self._runner.stalled.connect(self._on_runner_stalled)
         self._runner.breaker_changed.connect(self._on_runner_breaker_changed)
+        self._runner.sweep_finished.connect(self._on_runner_sweep_finished)
+        self._runner.pools_changed.connect(self._on_runner_pools_changed)
+        self.banner.link_activated.connect(self._on_banner_link_activated)
         context.hub.message.connect(self._on_hub_message)
         context.hub.changed.connect(self._on_hub_changed)
         if context.settings.capture.watch_clipboard:
@@ -169,6 +188,51 @@ class MainWindow(QMainWindow):
             )
         else:
             self.statusBar().showMessage("Ready.", 5_000)
+
+    def _build_notifications(self) -> None:
+        """Tray icon (where the platform has one) and coalesced notifications; without a tray the status
+        bar carries them, with the same link."""
+        self.tray = Tray(app_icon(), self)
+        if Tray.available():
+            self.tray.show()
+        self.notice_label = QLabel()
+        self.notice_label.setVisible(False)
+        self.statusBar().addWidget(self.notice_label)
+        self._last_notice: Notice | None = None
+        self.notifier = Notifier(lambda: self._app.settings.notifications, self.notify, self)
+        self._runner.job_changed.connect(self.notifier.on_job_event)
+        self.tray.show_requested.connect(self.bring_to_front)
+        self.tray.scrap_requested.connect(self.capture.scrap_clipboard)
+        self.tray.pause_all_toggled.connect(self._on_tray_pause_all_toggled)
+        self.tray.quit_requested.connect(self.close)
+        self.tray.message_clicked.connect(self.open_last_notice)
+        self.notice_label.linkActivated.connect(lambda _link: self.open_last_notice())
+        self._on_runner_pools_changed()
+
+    def notify(self, notice: Notice) -> None:
+        """Tell ``notice`` in the tray's balloon when there is a tray, and in the status bar always."""
+        self._last_notice = notice
+        if self.tray.visible:
+            self.tray.show_message(notice.title, notice.text)
+        self.notice_label.setText(f"<a href='open'>{notice.text}</a>")
+        self.notice_label.setVisible(True)
+
+    def open_last_notice(self) -> None:
+        """What a click on the notification does: the window in front, on the page the news is about
+        (failures: the monitor filtered to them)."""
+        notice = self._last_notice
+        self.notice_label.setVisible(False)
+        self.bring_to_front()
+        if notice is None:
+            return
+        self.show_page(notice.page)
+        if notice.failures:
+            self.jobs.show_filter(JobFilter(statuses=frozenset({JobStatus.FAILED})))
+
+    def bring_to_front(self) -> None:
+        self.showNormal()
+        self.raise_()
+        self.activateWindow()
 
     # --- navigation ---------------------------------------------------------------------------
 
@@ -242,6 +306,36 @@ class MainWindow(QMainWindow):
         elif change.status.state is BreakerState.CLOSED:
             self.statusBar().showMessage("AI server answers again; AI jobs resumed.", 10_000)
 
+    def _on_runner_sweep_finished(self, report: SweepReport) -> None:
+        self._sweeps_seen += 1
+        resumed = report.requeued_interrupted
+        if not resumed:
+            return
+        self._resumed = frozenset(resumed)
+        count = len(resumed)
+        jobs = f"{count} jobs" if count != 1 else "1 job"
+        were = "were" if count != 1 else "was"
+        if self._sweeps_seen == 1:
+            text = f"{jobs} interrupted when SAN Desktop last closed unexpectedly {were} resumed."
+        else:
+            text = f"{jobs} interrupted when another SAN Desktop process ended unexpectedly {were} resumed."
+        self.banner.tell(text, "Show them")
+
+    def _on_banner_link_activated(self) -> None:
+        self.show_page("jobs")
+        self.jobs.show_filter(JobFilter(ids=self._resumed), ids_label=f"{len(self._resumed)} resumed jobs")
+
+    def _on_runner_pools_changed(self) -> None:
+        settings = self._app.settings.jobs
+        self.tray.set_paused(all(settings.paused(pool) for pool in JobPool))
+
+    def _on_tray_pause_all_toggled(self, paused: bool) -> None:
+        def pause_all() -> Changes:
+            return self._app.set_pool_paused(JobPool.AI, paused) | self._app.set_pool_paused(JobPool.GITHUB, paused)
+
+        said = "All jobs paused: running ones finish, no new ones start." if paused else "All jobs resumed."
+        self._context.ops.write(pause_all, lambda _changes: self.statusBar().showMessage(said, 8_000))
+
     def _on_hub_message(self, text: str) -> None:
         self.statusBar().showMessage(text, 15_000)
 
@@ -264,6 +358,8 @@ class MainWindow(QMainWindow):
             log.info("Main window closing")
             if self.capture.watching:
                 self.capture.set_watching(False)
+            self.notifier.stop()
+            self.tray.hide()
             self._context.shutdown()
             self._app.close()
             self.shut_down.emit()

@@ -4,11 +4,13 @@ import logging
 from dataclasses import replace
 
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -20,10 +22,18 @@ from PySide6.QtWidgets import (
 from san_desktop.app import Changes, SettingsConflictError
 from san_desktop.core.errors import SanError
 from san_desktop.core.redact import error_message
-from san_desktop.core.settings import AISettings, GitHubSettings, Settings
+from san_desktop.core.settings import AISettings, GitHubSettings, NotificationSettings, Settings
 from san_desktop.ui.context import AppContext
 
 log = logging.getLogger(__name__)
+
+NOTIFICATION_LABELS = {
+    "cards_ready": "cards are ready",
+    "til_ready": "a TIL is ready",
+    "commit_done": "a TIL is committed",
+    "failures": "jobs fail",
+    "do_not_disturb": "Do not disturb",
+}
 
 
 class SettingsDialog(QDialog):
@@ -114,6 +124,17 @@ class SettingsDialog(QDialog):
         github_form.addRow("Local repository:", self.local_repository)
         github_form.addRow("Local branch:", self.local_branch)
 
+        notifications = context.settings.notifications
+        self.notify_boxes: dict[str, QCheckBox] = {}
+        notify_row = QHBoxLayout()
+        for key, label in NOTIFICATION_LABELS.items():
+            box = QCheckBox(label)
+            box.setChecked(bool(getattr(notifications, key)))
+            self.notify_boxes[key] = box
+            notify_row.addWidget(box)
+        notify_row.addStretch(1)
+        self.notify_boxes["do_not_disturb"].setToolTip("No notification at all until this is turned off")
+
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self._on_save)
         buttons.rejected.connect(self.reject)
@@ -125,6 +146,8 @@ class SettingsDialog(QDialog):
         layout.addLayout(github_form)
         layout.addWidget(self.github_test_button)
         layout.addWidget(self.github_status)
+        layout.addWidget(QLabel("<b>Notify me when</b>"))
+        layout.addLayout(notify_row)
         layout.addWidget(buttons)
         self.github_test_button.clicked.connect(self._on_github_test_button_clicked)
 
@@ -191,6 +214,9 @@ class SettingsDialog(QDialog):
             local_branch=self.local_branch.text().strip() or "til",
         )
 
+    def notification_settings(self) -> NotificationSettings:
+        return NotificationSettings(**{key: box.isChecked() for key, box in self.notify_boxes.items()})
+
     def _on_github_test_button_clicked(self) -> None:
         try:
             github = self.github_settings()
@@ -238,6 +264,7 @@ class SettingsDialog(QDialog):
             ai=ai,
             github=github,
             capture=replace(self._context.settings.capture, max_bytes=self.max_kb.value() * 1000),
+            notifications=self.notification_settings(),
         )
         overwrite = self._overwrite
 

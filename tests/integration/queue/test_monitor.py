@@ -7,7 +7,8 @@ from collections.abc import Iterable
 
 import pytest
 
-from san_desktop.core.enums import JobStatus, JobType
+from san_desktop.bootstrap import Backend
+from san_desktop.core.enums import JobPool, JobStatus, JobType
 from san_desktop.queue import monitor as monitor_module
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.monitor import JobFilter, JobMonitor, error_signature
@@ -158,3 +159,24 @@ def test_signatures_keep_what_makes_failures_different() -> None:
     assert error_signature("ReadTimeout: timed out") != error_signature("ConnectError: refused")
     assert error_signature("PermanentError: the model answered no JSON") == "PermanentError: the model answered no JSON"
     assert error_signature(None) == "(no error text)"
+
+
+def test_cancelling_waiting_jobs_leaves_one_that_started_meanwhile(
+    queue: JobQueue, monitor: JobMonitor, backend: Backend
+) -> None:
+    waiting = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    claim = queue.claim_next(
+        backend.require_session(), JobPool.AI, {JobType.CARD_ANALYSIS}
+    )  # started after it was listed
+    assert claim is not None
+
+    result = monitor.cancel([waiting.id], statuses=(JobStatus.PENDING,))
+
+    assert result.count == 0
+    assert queue.get(waiting.id).status is JobStatus.PROCESSING
+
+
+def test_a_signature_keeps_the_text_after_an_address() -> None:
+    assert error_signature("HTTPStatusError: 500 from http://127.0.0.1:5000/v1/chat: The server had an error") == (
+        "HTTPStatusError: # from <url>: The server had an error"
+    )

@@ -232,3 +232,14 @@ def test_orphan_hook_finds_scraps_without_card_or_refined_text(
         (JobType.SCRAP_REFINE, result.scrap_id, JobStatus.PENDING),
     ]
     assert sweep(queue, backend.require_session(), job_settings, hooks=[orphan_hook]).enqueued_by_hooks == 0  # type: ignore[arg-type]
+
+
+def test_orphan_hook_leaves_a_scrap_whose_job_the_user_cancelled(
+    scraps: ScrapService, queue: JobQueue, backend: Backend, job_settings: object
+) -> None:
+    result = scraps.capture(TEXT)
+    for job in jobs_of(queue):
+        queue.cancel(job.id)  # the user cancelled both in the job monitor
+    report = sweep(queue, backend.require_session(), job_settings, hooks=[orphan_hook])  # type: ignore[arg-type]
+    assert report.enqueued_by_hooks == 0
+    assert {status for _type, target, status in _jobs(queue) if target == result.scrap_id} == {JobStatus.CANCELLED}
