@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import sys
 
-from bench import bench_cards, bench_jobs, bench_startup, bench_til
+from bench import bench_cards, bench_jobs, bench_monitor, bench_startup, bench_til
 from bench.common import print_table
 
 
 def main() -> int:
-    rows = bench_jobs.run_all() + bench_cards.run_all() + bench_til.run_all() + bench_startup.run_all()
+    rows = (
+        bench_jobs.run_all()
+        + bench_cards.run_all()
+        + bench_til.run_all()
+        + bench_monitor.run_all()
+        + bench_startup.run_all()
+    )
     print_table(rows)
     return 0
 

@@ -9,7 +9,7 @@ hub in the UI can announce every change the same way.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -82,16 +82,35 @@ class Changes:
     external: bool = False  # (some of it) made by another process
 
     def __or__(self, other: Changes) -> Changes:
-        jobs = {job.id: job for job in (*self.jobs, *other.jobs)}
+        return Changes.merge((self, other))
+
+    @staticmethod
+    def merge(items: Iterable[Changes]) -> Changes:
+        """All of ``items`` in one (each job in its newest state), in one pass: merging them two by two
+        copied every job gathered so far again, and 10,000 job events froze the window for 250 ms."""
+        scraps: set[str] = set()
+        cards: set[str] = set()
+        tils: set[str] = set()
+        jobs: dict[str, JobRecord] = {}
+        flags = [False] * 4
+        for item in items:
+            scraps |= item.scraps
+            cards |= item.cards_of_scraps
+            tils |= item.tils
+            jobs.update((job.id, job) for job in item.jobs)
+            for n, flag in enumerate(
+                (item.settings, item.ai_settings_changed, item.embedding_model_changed, item.external)
+            ):
+                flags[n] = flags[n] or flag
         return Changes(
-            scraps=self.scraps | other.scraps,
-            cards_of_scraps=self.cards_of_scraps | other.cards_of_scraps,
+            scraps=frozenset(scraps),
+            cards_of_scraps=frozenset(cards),
             jobs=tuple(jobs.values()),
-            tils=self.tils | other.tils,
-            settings=self.settings or other.settings,
-            ai_settings_changed=self.ai_settings_changed or other.ai_settings_changed,
-            embedding_model_changed=self.embedding_model_changed or other.embedding_model_changed,
-            external=self.external or other.external,
+            tils=frozenset(tils),
+            settings=flags[0],
+            ai_settings_changed=flags[1],
+            embedding_model_changed=flags[2],
+            external=flags[3],
         )
 
     def __bool__(self) -> bool:

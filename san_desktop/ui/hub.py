@@ -33,7 +33,7 @@ class ChangeHub(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._pending = Changes()
+        self._pending: list[Changes] = []
         self._tick = QTimer(self)
         self._tick.setSingleShot(True)
         self._tick.setInterval(TICK_MS)
@@ -53,7 +53,7 @@ class ChangeHub(QObject):
 
     def gather(self, changes: Changes) -> None:
         """Background news (job events): announced with the rest of its tick."""
-        self._pending = self._pending | changes
+        self._pending.append(changes)
         if not self._tick.isActive():
             self._tick.start()
 
@@ -84,7 +84,7 @@ class ChangeHub(QObject):
     # --- slots --------------------------------------------------------------------------------
 
     def _on_tick_timeout(self) -> None:
-        pending, self._pending = self._pending, Changes()
+        pending, self._pending = Changes.merge(self._pending), []
         if pending:
             self.changed.emit(pending, None)
 

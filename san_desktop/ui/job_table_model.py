@@ -117,10 +117,16 @@ class JobTableModel(LazyTableModel[JobRecord]):
         if row.status is not JobStatus.PROCESSING:
             self._progress.pop(row.id, None)
         if self.position_of(row.id) is None:
-            if row.job_type in SCRAP_JOB_TYPES and row.target_id not in self._labels:
-                self._learn_labels([row])  # one primary-key lookup
+            # a job not shown: added if the filter takes it, its label looked up (one primary-key lookup)
+            # only then, or first when the filter's text may match it; a bulk retry of 10,000 jobs not
+            # shown made as many lookups on the GUI thread
+            unlabelled = row.job_type in SCRAP_JOB_TYPES and row.target_id not in self._labels
+            if unlabelled and self.filter.text:
+                self._learn_labels([row])
             if not self.filter.matches(row, self._labels.get(row.target_id, "")):
                 return
+            if unlabelled and not self.filter.text:
+                self._learn_labels([row])
         super().upsert(row)
 
     def target_label(self, job: JobRecord) -> str:
