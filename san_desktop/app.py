@@ -58,6 +58,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 # a job of these types changed: the scrap it works on (its row in the Inbox) changed too
 SCRAP_JOB_TYPES = frozenset({JobType.CARD_ANALYSIS, JobType.SCRAP_REFINE})
+# jobs whose target has a name a person knows (``SanApp.job_labels``)
+LABELLED_JOB_TYPES = SCRAP_JOB_TYPES | {JobType.TIL_GENERATION, JobType.TIL_GITHUB_COMMIT}
 
 
 class SettingsConflictError(SanError):
@@ -220,6 +222,22 @@ class SanApp:
             upgraded_from=migration.previous if migration.upgraded else None,
             backup=migration.backup,
         )
+
+    def job_labels(self, jobs: Iterable[JobRecord]) -> dict[str, str]:
+        """A human label per job target: a scrap's card title (or the start of its text), a day's TIL, a
+        commit's day and repository."""
+        targets: dict[JobType, set[str]] = {}
+        for job in jobs:
+            targets.setdefault(job.job_type, set()).add(job.target_id)
+        labels: dict[str, str] = {}
+        scraps = targets.get(JobType.CARD_ANALYSIS, set()) | targets.get(JobType.SCRAP_REFINE, set())
+        if scraps:
+            labels.update(self.scraps.labels(sorted(scraps)))
+        if summaries := targets.get(JobType.TIL_GENERATION):
+            labels.update(self.til.labels(sorted(summaries)))
+        if commits := targets.get(JobType.TIL_GITHUB_COMMIT):
+            labels.update(self.commits.labels(sorted(commits)))
+        return labels
 
     # --- writes (each returns what it changed) ------------------------------------------------
 

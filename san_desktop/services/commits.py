@@ -235,6 +235,16 @@ class CommitService:
             job = self.queue.enqueue(JobType.TIL_GITHUB_COMMIT, row.id, session=session)
             return _info(row), job
 
+    def labels(self, commit_ids: list[str]) -> dict[str, str]:
+        """A human label per commit request ("TIL of 2026-11-30 to owner/name"), for job lists."""
+        with self.db.sessions() as session:
+            rows = session.execute(
+                sa.select(TilCommit.id, DailySummary.local_date, TilCommit.repository)
+                .join(DailySummary, DailySummary.id == TilCommit.summary_id)
+                .where(TilCommit.id.in_(commit_ids))
+            ).all()
+        return {commit_id: f"TIL of {local_date} to {repository}" for commit_id, local_date, repository in rows}
+
     def list(self, local_date: str) -> list[CommitInfo]:
         with self.db.sessions() as session:
             rows = session.scalars(

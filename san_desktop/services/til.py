@@ -234,6 +234,14 @@ class TilService:
 
     # --- reading ------------------------------------------------------------------------------
 
+    def labels(self, summary_ids: list[str]) -> dict[str, str]:
+        """A human label per daily summary ("TIL of 2026-11-30"), for job lists."""
+        with self.db.sessions() as session:
+            rows = session.execute(
+                sa.select(DailySummary.id, DailySummary.local_date).where(DailySummary.id.in_(summary_ids))
+            ).all()
+        return {summary_id: f"TIL of {local_date}" for summary_id, local_date in rows}
+
     def get(self, local_date: str) -> TilView:
         local_date = parse_day(local_date)
         with self.db.sessions() as session:

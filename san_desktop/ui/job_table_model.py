@@ -6,7 +6,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
-from san_desktop.app import SCRAP_JOB_TYPES, SanApp
+from san_desktop.app import LABELLED_JOB_TYPES, SanApp
 from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.jobs.registry import JobProgress
 from san_desktop.queue.monitor import JobFilter
@@ -110,8 +110,9 @@ class JobTableModel(LazyTableModel[JobRecord]):
             )
 
     def _learn_labels(self, jobs: list[JobRecord]) -> None:
-        unknown = sorted({j.target_id for j in jobs if j.job_type in SCRAP_JOB_TYPES} - self._labels.keys())
-        self._labels.update(self._app.scraps.labels(unknown))
+        unknown = [job for job in jobs if job.job_type in LABELLED_JOB_TYPES and job.target_id not in self._labels]
+        if unknown:
+            self._labels.update(self._app.job_labels(unknown))
 
     def upsert(self, row: JobRecord) -> None:
         if row.status is not JobStatus.PROCESSING:
@@ -120,7 +121,7 @@ class JobTableModel(LazyTableModel[JobRecord]):
             # a job not shown: added if the filter takes it, its label looked up (one primary-key lookup)
             # only then, or first when the filter's text may match it; a bulk retry of 10,000 jobs not
             # shown made as many lookups on the GUI thread
-            unlabelled = row.job_type in SCRAP_JOB_TYPES and row.target_id not in self._labels
+            unlabelled = row.job_type in LABELLED_JOB_TYPES and row.target_id not in self._labels
             if unlabelled and self.filter.text:
                 self._learn_labels([row])
             if not self.filter.matches(row, self._labels.get(row.target_id, "")):

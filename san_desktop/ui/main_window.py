@@ -197,7 +197,7 @@ class MainWindow(QMainWindow):
             self.tray.show()
         self.notice_label = QLabel()
         self.notice_label.setVisible(False)
-        self.statusBar().addWidget(self.notice_label)
+        self.statusBar().insertPermanentWidget(0, self.notice_label)  # beside, not under, passing messages
         self._last_notice: Notice | None = None
         self.notifier = Notifier(lambda: self._app.settings.notifications, self.notify, self)
         self._runner.job_changed.connect(self.notifier.on_job_event)

@@ -58,6 +58,8 @@ def test_a_til_is_committed_with_base64_content_message_and_branch(app: SanApp, 
     assert put.path == f"/repos/me/til/contents/{request.path}"
     assert request.path.startswith(f"TIL/{day[:4]}/{day[5:7]}/{day[8:]}/")
     assert all(r.headers.get("X-GitHub-Api-Version") == "2022-11-28" for r in github.requests)
+    (job,) = jobs_of(app.queue, JobType.TIL_GITHUB_COMMIT)
+    assert app.job_labels([job]) == {job.target_id: f"TIL of {day} to me/til"}  # as the job monitor names it
 
 
 def test_the_same_text_twice_is_refused_before_enqueue(app: SanApp, github: FakeGitHub, day: str) -> None:

@@ -284,3 +284,12 @@ def test_a_run_that_died_inside_a_step_is_taken_up_at_that_step(
     expected_draft_calls = calls[0] + (1 if index <= 1 else 0)  # the draft again only when it died there or before
     expected_embeds = calls[1] + (1 if index <= 2 else 0)
     assert (provider.til_calls, provider.til_embeds) == (expected_draft_calls, expected_embeds)
+
+
+def test_a_til_job_is_labelled_by_its_day(app: SanApp, provider: ScriptedProvider) -> None:
+    day = _cards_of_today(app)
+    job = app.generate_til(day).value
+    scrap_job = next(j for j in jobs_of(app.queue) if j.job_type is JobType.CARD_ANALYSIS)
+    labels = app.job_labels([job, scrap_job])
+    assert labels[job.target_id] == f"TIL of {day}"
+    assert scrap_job.target_id in labels  # a scrap's card title (or text) beside it
