@@ -275,3 +275,74 @@ def test_do_not_disturb_silences_every_notification(qtbot: QtBot, tray_window: M
     tray_window.notifier.flush()  # whatever a burst gathered is told now (nothing, here)
     assert shown == []
     assert not tray_window.notice_label.isVisible()
+
+
+@pytest.mark.qt_log_ignore("does not support raise")
+def test_after_a_crash_a_banner_links_to_the_resumed_jobs(qtbot: QtBot, live_context: AppContext, app: SanApp) -> None:
+    # left running by a process that died: no session owns them any more
+    interrupted = insert_jobs(app.queue, 3, status=JobStatus.PROCESSING, error=None, job_type=JobType.TIL_GENERATION)
+    window = MainWindow(live_context)
+    qtbot.addWidget(window)
+    window.show()
+    with qtbot.waitSignal(live_context.runner.sweep_finished, timeout=10_000):
+        live_context.start(poll_ms=100)
+
+    assert window.banner.isVisible()
+    assert "3 jobs interrupted when SAN Desktop last closed unexpectedly were resumed." in window.banner.label.text()
+    window.banner.label.linkActivated.emit("show")
+
+    assert not window.banner.isVisible()
+    assert window.current_page_key() == "jobs"
+    assert window.jobs.filters.filter.ids == frozenset(interrupted)
+    assert window.jobs.filters.ids_chip.isVisible()
+    qtbot.waitUntil(lambda: sorted(job.id for job in window.jobs.model.loaded_rows()) == sorted(interrupted))
+    window.jobs.filters.ids_chip.click()  # back to every job
+    assert window.jobs.filters.filter.ids == frozenset()
+
+
+def test_copy_details_carries_every_attempt_without_secrets(
+    qtbot: QtBot, page: JobsPage, runner: JobRunner, registry: ProcessorRegistry, queue: JobQueue
+) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    def leaky(_context: JobContext) -> None:
+        raise ValueError("the server said no to Authorization: Bearer sk-secret1234567890")
+
+    registry.register(JobType.CARD_ANALYSIS, RecordingProcessor(leaky))
+    with qtbot.waitSignal(runner.sweep_finished, timeout=10_000):
+        runner.start()
+    job = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    qtbot.waitUntil(lambda: queue.get(job.id).status is JobStatus.FAILED, timeout=10_000)
+    qtbot.waitUntil(lambda: page.select_job(job.id), timeout=5_000)
+
+    page.copy_button.click()
+    qtbot.waitUntil(lambda: "copied" in page.message_label.text(), timeout=5_000)
+    copied = QApplication.clipboard().text()
+    assert f"Job:        {job.id}" in copied
+    assert "Attempts (1):" in copied
+    assert "#1 FAILED" in copied
+    assert "Traceback" in copied  # the whole history, not the one-line error
+    assert "sk-secret" not in copied
+    assert "[redacted]" in copied
+
+
+@pytest.mark.qt_log_ignore("propagateSizeHints")
+def test_keyboard_delete_cancels_and_ctrl_f_finds(qtbot: QtBot, page: JobsPage, queue: JobQueue) -> None:
+    from PySide6.QtCore import Qt
+
+    page.show()
+    qtbot.waitExposed(page)
+    kept = queue.enqueue(JobType.GITHUB_STAR_RECOMMENDATION, "account-2")  # no processor: they wait
+    job = queue.enqueue(JobType.GITHUB_STAR_RECOMMENDATION, "account-1")
+    page.refresh_button.click()
+    qtbot.waitUntil(lambda: page.select_job(job.id), timeout=5_000)
+    page.table.setFocus()
+    qtbot.keyClick(page.table, Qt.Key.Key_Delete)
+    qtbot.waitUntil(lambda: queue.get(job.id).status is JobStatus.CANCELLED, timeout=5_000)
+
+    assert page.select_job(kept.id)
+    qtbot.keyClick(page.table, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    assert page.filters.text.hasFocus()
+    qtbot.keyClick(page.filters.text, Qt.Key.Key_Delete)  # editing the filter never cancels a job
+    assert page.retry_matching_button.isEnabled()  # disabled while an action runs: none was started
+    assert queue.get(kept.id).status is JobStatus.PENDING
