@@ -7,6 +7,7 @@ import socket
 from collections.abc import Iterator
 
 import pytest
+from PySide6.QtWidgets import QDialogButtonBox
 from pytestqt.qtbot import QtBot
 
 from san_desktop.core.settings import SETTINGS_FILE
@@ -110,3 +111,22 @@ def test_github_test_says_what_works_and_the_token_goes_to_the_keyring_only(
     saved = (context.app.data_dir / SETTINGS_FILE).read_text(encoding="utf-8")
     assert GITHUB_TOKEN_VALUE not in saved
     assert json.loads(saved)["github"]["repository"] == "me/til"
+
+
+def test_notification_switches_are_saved(qtbot: QtBot, context: AppContext) -> None:
+    dialog = SettingsDialog(context)
+    qtbot.addWidget(dialog)
+    assert all(dialog.notify_boxes[key].isChecked() for key in ("cards_ready", "til_ready", "failures"))
+    dialog.notify_boxes["cards_ready"].setChecked(False)
+    dialog.notify_boxes["do_not_disturb"].setChecked(True)
+    with qtbot.waitSignal(dialog.accepted, timeout=5_000):
+        dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Save).click()  # type: ignore[union-attr]
+    saved = json.loads((context.app.data_dir / SETTINGS_FILE).read_text())["notifications"]
+    assert saved == {
+        "cards_ready": False,
+        "til_ready": True,
+        "commit_done": True,
+        "failures": True,
+        "do_not_disturb": True,
+    }
+    assert context.app.settings.notifications.do_not_disturb
