@@ -48,6 +48,11 @@ class JobExecutor:
         with self._lock:
             return set(self._running)
 
+    def running_count(self, pool: JobPool) -> int:
+        """Jobs of ``pool`` running now (a worker looking for work runs none)."""
+        with self._lock:
+            return sum(1 for context in self._running.values() if context.claim.pool is pool)
+
     def request_cancel(self, job_id: str) -> bool:
         with self._lock:
             context = self._running.get(job_id)

@@ -142,7 +142,8 @@ class JobRunner(QObject):
         idle(): no worker is running and none could be started (nothing to do, or a paused pool);
             repeats on every poll while it stays so.
         job_progress(object): a ``JobProgress`` when a multi-step job starts a step.
-        pools_changed(): a pool started or stopped working, was paused or resumed (``pool_status``).
+        pools_changed(): a pool was paused or resumed, by the user or the breaker (``pool_status``; whether
+            it runs jobs changes too often for a signal: read it when needed).
     """
 
     job_changed = Signal(object)
@@ -275,7 +276,6 @@ class JobRunner(QObject):
         """Start a worker for every free thread of each pool that has something it could run."""
         if not self._started or self._stopped:
             return
-        started = False
         for pool, threads in self.pools.items():
             if not self.registry.job_types_of(pool) or self.settings.paused(pool):
                 continue
@@ -288,9 +288,6 @@ class JobRunner(QObject):
                 self._in_flight[pool] += 1
                 self._worker_signals.add(worker.signals)
                 threads.start(worker)
-                started = True
-        if started:
-            self.pools_changed.emit()
         if not any(self._in_flight.values()) and not self._sweeping:
             self.idle.emit()
 
@@ -303,8 +300,8 @@ class JobRunner(QObject):
         return breaker.status() if breaker else None
 
     def pool_status(self, pool: JobPool) -> PoolStatus:
-        """What ``pool`` does now: a worker that found nothing to do counts as running until it reported."""
-        running, threads = self._in_flight[pool], self.pools[pool].maxThreadCount()
+        """What ``pool`` does now (read from memory: cheap enough for a one-second refresh)."""
+        running, threads = self.executor.running_count(pool), self.pools[pool].maxThreadCount()
         breaker = self.breaker_status(pool)
         if breaker is not None and breaker.state is BreakerState.OPEN:
             left = self.breakers[pool].seconds_until_probe() or 0.0
@@ -444,8 +441,6 @@ class JobRunner(QObject):
         self._worker_signals.discard(self.sender())
         if self._stopped:
             return
-        if not self._in_flight[pool]:
-            self.pools_changed.emit()
         if count > 0:
             self.dispatch()  # it stopped because it ran out of work or the breaker opened: look again
         elif not any(self._in_flight.values()) and not self._sweeping:

@@ -4,6 +4,7 @@ the settings) and "Try now" when failures paused the AI pool, its countdown live
 from __future__ import annotations
 
 from PySide6.QtCore import QTimer, Signal
+from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
 from san_desktop.core.enums import JobPool
@@ -42,9 +43,9 @@ class PoolBar(QWidget):
                 layout.addWidget(self.try_now_button)
             layout.addSpacing(12)
         layout.addStretch(1)
-        self._countdown = QTimer(self)
-        self._countdown.setInterval(1000)
-        self._countdown.timeout.connect(self.refresh)
+        self._ticker = QTimer(self)  # running / idle and the breaker's countdown, while shown
+        self._ticker.setInterval(1000)
+        self._ticker.timeout.connect(self.refresh)
         self.try_now_button.clicked.connect(self._on_try_now_button_clicked)
         runner.pools_changed.connect(self.refresh)
         self.refresh()
@@ -53,7 +54,6 @@ class PoolBar(QWidget):
         return self._runner.pool_status(pool)
 
     def refresh(self) -> None:
-        counting = False
         for pool, name in POOL_NAMES.items():
             status = self._runner.pool_status(pool)
             label = self.labels[pool]
@@ -68,11 +68,15 @@ class PoolBar(QWidget):
             )
             if pool is JobPool.AI:
                 self.try_now_button.setVisible(status.state is PoolState.PAUSED_BY_BREAKER)
-            counting = counting or status.state is PoolState.PAUSED_BY_BREAKER
-        if counting and not self._countdown.isActive():
-            self._countdown.start()
-        elif not counting:
-            self._countdown.stop()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.refresh()
+        self._ticker.start()
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        super().hideEvent(event)
+        self._ticker.stop()
 
     # --- slots --------------------------------------------------------------------------------
 

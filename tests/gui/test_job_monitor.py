@@ -128,6 +128,7 @@ def test_a_group_of_failures_is_retried_from_its_group_row(qtbot: QtBot, page: J
     qtbot.waitUntil(lambda: [g.count for g in page.failures.groups] == [3], timeout=5_000)
 
 
+@pytest.mark.qt_log_ignore("propagateSizeHints")
 def test_a_pool_paused_by_failures_counts_down_and_try_now_lets_it_run(
     qtbot: QtBot, page: JobsPage, runner: JobRunner, registry: ProcessorRegistry, queue: JobQueue
 ) -> None:
@@ -138,6 +139,7 @@ def test_a_pool_paused_by_failures_counts_down_and_try_now_lets_it_run(
             raise TimeoutError("the AI server did not answer in time")
 
     registry.register(JobType.CARD_ANALYSIS, RecordingProcessor(server))
+    page.show()  # the pool bar follows the pools while it is shown
     with qtbot.waitSignal(runner.sweep_finished, timeout=10_000):
         runner.start()
     jobs = [queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}", max_attempts=100).id for n in range(3)]
@@ -165,6 +167,9 @@ def test_pause_and_resume_change_what_runs_and_are_remembered(
     registry.register(JobType.CARD_ANALYSIS, processor)
     with qtbot.waitSignal(runner.sweep_finished, timeout=10_000):
         runner.start()
+    with qtbot.waitSignal(runner.idle, timeout=5_000):  # a poll round: workers look, find nothing
+        pass
+    assert runner.pool_status(JobPool.AI).state is PoolState.IDLE  # looking for work is not running one
 
     page.pools.pause_buttons[JobPool.AI].click()
     qtbot.waitUntil(lambda: runner.pool_status(JobPool.AI).state is PoolState.PAUSED_BY_USER, timeout=5_000)
