@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
+from PySide6.QtCore import QEventLoop, QTimer
 
-from bench.common import Row, median, percentile, qt_app, temporary_data_dir
+from bench.common import LagMeter, Row, median, qt_app, temporary_data_dir
 from san_desktop.app import SanApp, open_app
 from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.ids import new_id
@@ -119,12 +119,7 @@ def bench_bulk_retry(directory: Path) -> list[Row]:
         QTimer.singleShot(1000, settle.quit)  # the filtered page and counts arrive
         settle.exec()
 
-        lags: list[float] = []
-        clock = QElapsedTimer()
-        interval = 5
-        ticker = QTimer()
-        ticker.setInterval(interval)
-        ticker.timeout.connect(lambda: lags.append(max(0.0, clock.restart() - interval)))
+        lag = LagMeter()
         said: list[str] = []
         original_say = page.say
 
@@ -135,8 +130,7 @@ def bench_bulk_retry(directory: Path) -> list[Row]:
                 QTimer.singleShot(300, loop.quit)  # the rows and counts follow meanwhile
 
         page.say = say  # type: ignore[method-assign]
-        clock.start()
-        ticker.start()
+        lag.start()
         start = time.perf_counter()
         page.retry_matching_button.click()
         give_up = QTimer()
@@ -146,21 +140,14 @@ def bench_bulk_retry(directory: Path) -> list[Row]:
         loop.exec()
         give_up.stop()
         elapsed = (time.perf_counter() - start) * 1000 - 300
-        ticker.stop()
+        lag.stop()
         requeued = app.jobs.counts()[JobStatus.PENDING]
         window.close()
         qt.processEvents()
     note = f"{requeued:,} re-queued; {said[-1] if said else 'no answer'}"
     return [
         Row(f"bulk retry of {FAILED // 1000}k failed jobs from the open monitor", elapsed, "ms", note),
-        Row(
-            "GUI event-loop lag during that bulk retry, worst",
-            max(lags) if lags else float("nan"),
-            "ms",
-            f"p99 {percentile(lags, 99):.1f} ms; monitor open, filtered to failures",
-            anchor=50,
-            anchor_name="target (<)",
-        ),
+        lag.row("GUI event-loop lag during that bulk retry, worst", "monitor open, filtered to failures"),
     ]
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
+from PySide6.QtCore import QEventLoop, QTimer
 
-from bench.common import Row, percentile, qt_app, temporary_data_dir
+from bench.common import LagMeter, Row, qt_app, temporary_data_dir
 from san_desktop.app import SanApp
 from san_desktop.bootstrap import start_backend
 from san_desktop.core.enums import JobPool, JobStatus, JobType
@@ -95,12 +95,7 @@ def bench_til_gui_lag() -> list[Row]:
         window.show()
         context.start()
         freeze_startup_objects()  # as san-desktop does once its window is up
-        lags: list[float] = []
-        clock = QElapsedTimer()
-        interval = 5
-        ticker = QTimer()
-        ticker.setInterval(interval)
-        ticker.timeout.connect(lambda: lags.append(max(0.0, clock.restart() - interval)))
+        lag = LagMeter()
         done: list[JobProgress] = []
         context.runner.job_progress.connect(done.append)
         completed: set[str] = set()
@@ -114,8 +109,7 @@ def bench_til_gui_lag() -> list[Row]:
 
         context.runner.job_changed.connect(on_changed)
         job = app.generate_til(app.til.today()).value
-        clock.start()
-        ticker.start()
+        lag.start()
         give_up = QTimer()
         give_up.setSingleShot(True)
         give_up.timeout.connect(loop.quit)
@@ -124,19 +118,10 @@ def bench_til_gui_lag() -> list[Row]:
             QTimer.singleShot(200, loop.quit)
         loop.exec()
         give_up.stop()
-        ticker.stop()
+        lag.stop()
         window.close()
         qt.processEvents()
-    return [
-        Row(
-            "GUI event-loop lag while a 200-card TIL is made, worst",
-            max(lags) if lags else float("nan"),
-            "ms",
-            f"p99 {percentile(lags, 99):.1f} ms; TIL page open",
-            anchor=50,
-            anchor_name="target (<)",
-        )
-    ]
+    return [lag.row("GUI event-loop lag while a 200-card TIL is made, worst", "TIL page open")]
 
 
 def run_all() -> list[Row]:

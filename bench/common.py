@@ -43,6 +43,41 @@ def qt_app() -> Any:
     return app
 
 
+class LagMeter:
+    """The GUI event loop's lag: a timer that should fire every ``interval`` ms notes how late it was."""
+
+    def __init__(self, interval: int = 5) -> None:
+        from PySide6.QtCore import QElapsedTimer, QTimer
+
+        self.interval = interval
+        self.lags: list[float] = []
+        self._clock = QElapsedTimer()
+        self._ticker = QTimer()
+        self._ticker.setInterval(interval)
+        self._ticker.timeout.connect(self._on_ticker_timeout)
+
+    def start(self) -> None:
+        self._clock.start()
+        self._ticker.start()
+
+    def stop(self) -> None:
+        self._ticker.stop()
+
+    def _on_ticker_timeout(self) -> None:
+        self.lags.append(max(0.0, self._clock.restart() - self.interval))
+
+    def row(self, name: str, note: str) -> Row:
+        """The worst lag against the 50 ms a person notices, with the p99 in the note."""
+        return Row(
+            name,
+            max(self.lags) if self.lags else float("nan"),
+            "ms",
+            f"p99 {percentile(self.lags, 99):.1f} ms; {note}",
+            anchor=50,
+            anchor_name="target (<)",
+        )
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     if not ordered:

@@ -17,6 +17,7 @@ from san_desktop.queue.monitor import JobFilter
 if TYPE_CHECKING:
     from san_desktop.app import SanApp
     from san_desktop.queue.job_queue import JobQueue
+    from san_desktop.queue.monitor import BulkResult
     from san_desktop.queue.records import JobRecord
 
 
@@ -247,13 +248,7 @@ def cmd_retry(args: argparse.Namespace) -> int:
     )
     with _queue(args) as app:
         result = app.retry_matching(where).value
-    if not result.count and not result.skipped:
-        print("No failed jobs match.")
-        return 0
-    print(f"{result.count} job(s) queued again.")
-    if result.skipped:
-        print(f"{result.skipped} skipped (another run of the same work is queued).")
-    return 0
+    return _said(result, "No failed jobs match.", "job(s) queued again", "another run of the same work is queued")
 
 
 def _retried(job: JobRecord) -> str:
@@ -268,12 +263,17 @@ def cmd_cancel(args: argparse.Namespace) -> int:
     where = JobFilter(statuses=frozenset({JobStatus.PENDING}), job_types=frozenset(args.types))
     with _queue(args) as app:
         result = app.cancel_matching(where).value
+    return _said(result, "No waiting jobs match.", "waiting job(s) cancelled", "no longer waiting")
+
+
+def _said(result: BulkResult, nothing: str, done: str, why_skipped: str) -> int:
+    """What a bulk action did, in a line or two."""
     if not result.count and not result.skipped:
-        print("No waiting jobs match.")
+        print(nothing)
         return 0
-    print(f"{result.count} waiting job(s) cancelled.")
+    print(f"{result.count} {done}.")
     if result.skipped:
-        print(f"{result.skipped} skipped (no longer waiting).")
+        print(f"{result.skipped} skipped ({why_skipped}).")
     return 0
 
 

@@ -57,7 +57,7 @@ class PoolState(StrEnum):
 class PoolStatus:
     pool: JobPool
     state: PoolState
-    running: int  # workers busy now
+    running: int  # jobs running now
     threads: int
     seconds_left: float | None = None  # PAUSED_BY_BREAKER: until the probe
     failures: int = 0  # PAUSED_BY_BREAKER: failures in a row that paused it
