@@ -51,6 +51,7 @@ from san_desktop.services.secrets import (
 if TYPE_CHECKING:  # cards, TIL and commits (numpy and more) load when first used, not for `san scrap add`
     from san_desktop.services.cards import CardService
     from san_desktop.services.commits import CommitInfo, CommitService
+    from san_desktop.services.quizzes import QuizService, QuizView
     from san_desktop.services.til import TilService
 
 log = logging.getLogger(__name__)
@@ -78,6 +79,7 @@ class Changes:
     cards_of_scraps: frozenset[str] = frozenset()  # scraps whose card was made or re-made
     jobs: tuple[JobRecord, ...] = ()  # newest state of each changed job
     tils: frozenset[str] = frozenset()  # days whose TIL text changed (an edit saved)
+    quizzes: bool = False  # quizzes answered, edited, suspended or deleted (made ones come as their job)
     settings: bool = False
     ai_settings_changed: bool = False  # the AI server or models: paused AI work may run again
     embedding_model_changed: bool = False
@@ -94,14 +96,14 @@ class Changes:
         cards: set[str] = set()
         tils: set[str] = set()
         jobs: dict[str, JobRecord] = {}
-        flags = [False] * 4
+        flags = [False] * 5
         for item in items:
             scraps |= item.scraps
             cards |= item.cards_of_scraps
             tils |= item.tils
             jobs.update((job.id, job) for job in item.jobs)
             for n, flag in enumerate(
-                (item.settings, item.ai_settings_changed, item.embedding_model_changed, item.external)
+                (item.settings, item.ai_settings_changed, item.embedding_model_changed, item.external, item.quizzes)
             ):
                 flags[n] = flags[n] or flag
         return Changes(
@@ -113,10 +115,11 @@ class Changes:
             ai_settings_changed=flags[1],
             embedding_model_changed=flags[2],
             external=flags[3],
+            quizzes=flags[4],
         )
 
     def __bool__(self) -> bool:
-        return bool(self.scraps or self.cards_of_scraps or self.jobs or self.settings or self.tils)
+        return bool(self.scraps or self.cards_of_scraps or self.jobs or self.settings or self.tils or self.quizzes)
 
     @staticmethod
     def of_job(job: JobRecord, *, external: bool = False) -> Changes:
@@ -197,6 +200,12 @@ class SanApp:
         return TilService(
             self.db, self.queue, self.artifacts, lambda: local_zone(self._settings.til.timezone), self.clock
         )
+
+    @cached_property
+    def quizzes(self) -> QuizService:
+        from san_desktop.services.quizzes import QuizService
+
+        return QuizService(self.db, self.queue, lambda: self._settings.quiz.desired_retention, self.clock)
 
     @property
     def settings_path(self) -> Path:
@@ -304,6 +313,30 @@ class SanApp:
         """Generate (or resume) a day's TIL; while one runs, its job is returned instead of a second."""
         job = self.til.generate(local_date)
         return Changed(job, Changes.of_job(job))
+
+    def generate_quizzes(self, local_date: str) -> Changed[JobRecord]:
+        """Make (the missing) quizzes of a day's cards; while a generation of the day runs, its job."""
+        from san_desktop.services.til import parse_day
+
+        day = parse_day(local_date)
+        job = self.quizzes.generate(day, day_has_cards=self.til.has_cards(day))
+        return Changed(job, Changes.of_job(job))
+
+    def answer_quiz(self, quiz_id: str, rating: int, duration_ms: int | None = None) -> Changed[QuizView]:
+        return Changed(self.quizzes.answer(quiz_id, rating, duration_ms), Changes(quizzes=True))
+
+    def suspend_quiz(self, quiz_id: str, suspended: bool = True) -> Changed[QuizView]:
+        return Changed(self.quizzes.suspend(quiz_id, suspended), Changes(quizzes=True))
+
+    def edit_quiz(
+        self, quiz_id: str, *, question: str, answer: str, accepted: list[str], explanation: str
+    ) -> Changed[QuizView]:
+        view = self.quizzes.edit(quiz_id, question=question, answer=answer, accepted=accepted, explanation=explanation)
+        return Changed(view, Changes(quizzes=True))
+
+    def delete_quiz(self, quiz_id: str) -> Changes:
+        self.quizzes.delete(quiz_id)
+        return Changes(quizzes=True)
 
     def save_til_edit(self, local_date: str, text: str) -> Changed[int]:
         """Save the learner's edit as a new version (the generated one stays)."""

@@ -11,6 +11,8 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from san_desktop.core.enums import QuizType
+
 DEFAULT_CATEGORIES: tuple[str, ...] = (
     "Frontend",
     "Backend",
@@ -58,6 +60,18 @@ class TilCard:
 
 
 @dataclass(frozen=True)
+class QuizDraft:
+    """A recall quiz as a provider makes it (checked against its card before it is kept)."""
+
+    card_id: str
+    quiz_type: QuizType
+    question: str  # the statement of an OX quiz
+    answer: str  # "O" or "X" for OX
+    accepted: tuple[str, ...] = ()  # other spellings a short answer may take
+    explanation: str = ""
+
+
+@dataclass(frozen=True)
 class TilDraft:
     title: str
     markdown: str  # starts with "# TIL", one "## topic" section per group
@@ -99,7 +113,7 @@ def assemble_til(day: str, title: str, sections: Sequence[tuple[str, str]]) -> s
 
 
 class AIProvider(Protocol):
-    """What the jobs need from an AI model. Quizzes and star ranking join with their issues."""
+    """What the jobs need from an AI model. Star ranking joins with its issue."""
 
     @property
     def name(self) -> str: ...
@@ -124,6 +138,11 @@ class AIProvider(Protocol):
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """One L2-normalised float32 row per text."""
+        ...
+
+    def make_quizzes(self, cards: Sequence[TilCard], quiz_types: Sequence[QuizType]) -> list[QuizDraft]:
+        """Quizzes of ``quiz_types`` about ``cards`` (a day's), each tied to its card by ``card_id``; the
+        caller keeps only those whose answer it finds in the card."""
         ...
 
 

@@ -19,6 +19,7 @@ from san_desktop.ai.base import (
     FALLBACK_CATEGORY,
     MAX_TAGS,
     CardDraft,
+    QuizDraft,
     TilCard,
     TilDraft,
     Vectors,
@@ -29,6 +30,7 @@ from san_desktop.ai.base import (
     split_sentences,
 )
 from san_desktop.ai.lexicon import CATEGORY_KEYWORDS, ENGLISH_STOPWORDS, KOREAN_STOPWORDS, KOREAN_SUFFIXES
+from san_desktop.core.enums import QuizType
 
 LOCAL_EMBEDDING_MODEL = "local-hashed-ngram-v1"  # also ai.factory.LOCAL_EMBEDDING_MODEL (a test keeps them equal)
 LOCAL_DIMENSIONS = 512
@@ -82,22 +84,22 @@ def keyword_scores(text: str) -> tuple[Counter[str], dict[str, str]]:
     for key, surface in tokens(prose):
         counts[key] += 1
         # names keep their capitals (SQLite, PySide6, WAL); ordinary words are shown in lower case
-        if key not in surfaces or _is_name(surface):
-            surfaces[key] = surface if _is_name(surface) else key
+        if key not in surfaces or is_name(surface):
+            surfaces[key] = surface if is_name(surface) else key
     known = frozenset().union(*CATEGORY_KEYWORDS.values())
     scores: Counter[str] = Counter()
     for key, count in counts.items():
         score = 1.0 + math.log(count)
         if key in head:
             score += 0.5
-        if _is_name(surfaces[key]) or key in known:
+        if is_name(surfaces[key]) or key in known:
             score *= 1.6  # technical names and terms make the best tags
         score *= min(1.4, 0.8 + len(key) / 10)
         scores[key] = score  # type: ignore[assignment]
     return scores, surfaces
 
 
-def _is_name(word: str) -> bool:
+def is_name(word: str) -> bool:
     """SQLite, PySide6, WAL, iOS: capitals after the first letter, or digits inside a word."""
     return any(ch.isupper() for ch in word[1:]) or (any(ch.isdigit() for ch in word) and word[0].isalpha())
 
@@ -181,6 +183,11 @@ class LocalProvider:
         sections = [(topic, "\n\n".join(card_entry(card) for card in members)) for topic, members in groups]
         title = ", ".join(topic for topic, _members in groups[:3]) or "nothing captured"
         return TilDraft(title=title[:200], markdown=assemble_til(day, title, sections))
+
+    def make_quizzes(self, cards: Sequence[TilCard], quiz_types: Sequence[QuizType]) -> list[QuizDraft]:
+        from san_desktop.ai.quizzes import local_quizzes  # (it builds on this module)
+
+        return local_quizzes(cards, quiz_types)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         matrix = np.zeros((len(texts), LOCAL_DIMENSIONS), dtype=np.float32)

@@ -22,6 +22,7 @@ import numpy as np
 from san_desktop.ai.base import (
     MAX_TAGS,
     CardDraft,
+    QuizDraft,
     TilCard,
     TilDraft,
     Vectors,
@@ -29,6 +30,7 @@ from san_desktop.ai.base import (
     finalize_draft,
     group_by_topic,
 )
+from san_desktop.core.enums import QuizType
 from san_desktop.core.errors import PermanentError, TransientError
 
 log = logging.getLogger(__name__)
@@ -125,6 +127,61 @@ _TIL_TITLE_INSTRUCTIONS = (
     "Give a short title (at most 8 words, the learner's language) for a 'Today I Learned' note with these "
     'topics and cards. Reply with JSON only: {"title": "..."}.'
 )
+
+
+QUIZ_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "quizzes": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "card": {"type": "integer"},
+                    "type": {"type": "string", "enum": [quiz_type.value for quiz_type in QuizType]},
+                    "question": {"type": "string"},
+                    "answer": {"type": "string"},
+                    "accepted": {"type": "array", "items": {"type": "string"}},
+                    "explanation": {"type": "string"},
+                },
+                "required": ["card", "type", "question", "answer", "accepted", "explanation"],
+                "additionalProperties": False,
+            },
+        }
+    },
+    "required": ["quizzes"],
+    "additionalProperties": False,
+}
+_QUIZ_INSTRUCTIONS = (
+    "You make recall quizzes from a learner's knowledge cards, in each card's own language. For every card "
+    "make one quiz of each of these types: {types}. OX: a statement about the card that is true or false; "
+    'answer "O" (true) or "X" (false); a false statement changes one key term of a true one. SHORT_ANSWER: '
+    "a question whose answer is a short term written in the card itself (copy it exactly as the card "
+    "spells it), with other accepted spellings. Every quiz has a one-sentence explanation. Refer to a card "
+    'by its number. Reply with JSON only: {{"quizzes": [{{"card": 1, "type": "OX", "question": "...", '
+    '"answer": "O", "accepted": [], "explanation": "..."}}]}}.'
+)
+
+
+def _quiz_draft(item: Any, cards: Sequence[TilCard], quiz_types: Sequence[QuizType]) -> QuizDraft | None:
+    if not isinstance(item, dict):
+        return None
+    number, kind = item.get("card"), item.get("type")
+    if not isinstance(number, int) or not 1 <= number <= len(cards) or kind not in [t.value for t in quiz_types]:
+        return None
+    question, answer = str(item.get("question") or "").strip(), str(item.get("answer") or "").strip()
+    if not question or not answer:
+        return None
+    given = item.get("accepted")
+    accepted: list[Any] = given if isinstance(given, list) else []
+    return QuizDraft(
+        cards[number - 1].card_id,
+        QuizType(kind),
+        question,
+        answer.upper() if kind == QuizType.OX.value else answer,
+        tuple(str(option).strip() for option in accepted if str(option).strip()),
+        str(item.get("explanation") or "").strip(),
+    )
 
 
 def _section_text(data: dict[str, Any]) -> str:
@@ -233,6 +290,28 @@ class OpenAICompatibleProvider:
         joined = "\n\n---\n\n".join(parts)
         data = self._structured(_TIL_MERGE_INSTRUCTIONS.format(topic=topic), joined, "til_section", SECTION_SCHEMA)
         return _section_text(data)
+
+    def make_quizzes(self, cards: Sequence[TilCard], quiz_types: Sequence[QuizType]) -> list[QuizDraft]:
+        """One call per batch of ``til_cards_per_call`` cards. Items that name no card of the batch or
+        have no text are dropped here; the caller checks the rest against their cards."""
+        drafts: list[QuizDraft] = []
+        types = ", ".join(quiz_type.value for quiz_type in quiz_types)
+        size = max(1, self.settings.til_cards_per_call)
+        for start in range(0, len(cards), size):
+            batch = cards[start : start + size]
+            listing = "\n\n".join(
+                f"Card {number}: {card.title}\nSummary: {card.summary}\nTags: {', '.join(card.tags)}"
+                for number, card in enumerate(batch, start=1)
+            )
+            data = self._structured(_QUIZ_INSTRUCTIONS.format(types=types), listing, "recall_quizzes", QUIZ_SCHEMA)
+            items = data.get("quizzes")
+            if not isinstance(items, list):
+                raise AIOutputError("The AI answer had no list of quizzes")
+            for item in items:
+                draft = _quiz_draft(item, batch, quiz_types)
+                if draft is not None:
+                    drafts.append(draft)
+        return drafts
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         response = self._post("embeddings", {"model": self.settings.embedding_model, "input": list(texts)})

@@ -94,3 +94,17 @@ class CommitStatus(StrEnum):
 class CommitTarget(StrEnum):
     GITHUB = "GITHUB"
     LOCAL = "LOCAL"
+
+
+class QuizType(StrEnum):
+    OX = "OX"  # a statement, true (O) or false (X)
+    SHORT_ANSWER = "SHORT_ANSWER"  # a question (a cloze on a key term offline) and its answer
+
+
+class QuizState(StrEnum):
+    """Where a quiz stands in its spaced repetition: never answered, then FSRS's own three states."""
+
+    NEW = "NEW"
+    LEARNING = "LEARNING"
+    REVIEW = "REVIEW"
+    RELEARNING = "RELEARNING"

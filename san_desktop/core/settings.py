@@ -27,6 +27,7 @@ def _number(default: float, low: float, high: float) -> Any:
 
 
 DAY = 86_400.0
+_CLOCK = re.compile(r"(?:[01]\d|2[0-3]):[0-5]\d")
 _REPOSITORY = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
 
 
@@ -138,6 +139,19 @@ class GitHubSettings:
 
 
 @dataclass(frozen=True)
+class QuizSettings:
+    """Recall quizzes: how well to remember (FSRS's desired retention), whether a finished TIL asks for its
+    day's quizzes, and when the daily "quizzes due" reminder comes ("" for none)."""
+
+    desired_retention: float = _number(0.9, 0.7, 0.99)
+    generate_after_til: bool = True
+    reminder_time: str = field(default="09:00", metadata={"clock": True})  # HH:MM, local time
+
+    def __post_init__(self) -> None:
+        _validate(self, "quiz")
+
+
+@dataclass(frozen=True)
 class NotificationSettings:
     """Which news the tray (or, without one, the status bar) brings; bursts are coalesced into one message."""
 
@@ -159,6 +173,7 @@ class Settings:
     til: TilSettings = field(default_factory=TilSettings)
     github: GitHubSettings = field(default_factory=GitHubSettings)
     notifications: NotificationSettings = field(default_factory=NotificationSettings)
+    quiz: QuizSettings = field(default_factory=QuizSettings)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -178,6 +193,7 @@ SECTIONS: dict[str, type[Any]] = {
     "til": TilSettings,
     "github": GitHubSettings,
     "notifications": NotificationSettings,
+    "quiz": QuizSettings,
 }
 
 
@@ -206,6 +222,8 @@ def check_value(section: str, key: str, value: Any, item: Field[Any] | None = No
             ZoneInfo(value)
         except (ZoneInfoNotFoundError, ValueError):
             raise ValueError(f"{name} must be a time zone name such as Asia/Seoul (or empty), not {value!r}") from None
+    if item.metadata.get("clock") and value and not _CLOCK.fullmatch(value):
+        raise ValueError(f"{name} must be a time of day as HH:MM (or empty for none), not {value!r}")
     if item.metadata.get("repository") and value and not _REPOSITORY.fullmatch(value):
         raise ValueError(f"{name} must be owner/name, not {value!r}")
     if item.metadata.get("url"):

@@ -18,6 +18,8 @@ from san_desktop.core.enums import (
     JobPool,
     JobStatus,
     JobType,
+    QuizState,
+    QuizType,
     SourceType,
     TilVersionKind,
 )
@@ -303,3 +305,59 @@ class TilCommit(Base):
     error_message: Mapped[str | None] = mapped_column(sa.String(1000))
     created_at: Mapped[datetime] = _created_column()
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class RecallQuizGeneration(Base):
+    """A request for a day's quizzes of some types (``recall_quiz_generations``; its job's target)."""
+
+    __tablename__ = "recall_quiz_generations"
+    __table_args__ = (sa.UniqueConstraint("local_date", "quiz_types"),)
+
+    id: Mapped[str] = _id_column()
+    local_date: Mapped[str] = mapped_column(sa.String(10))
+    quiz_types: Mapped[str] = mapped_column(sa.String(40))  # "OX,SHORT_ANSWER", sorted
+    made: Mapped[int] = mapped_column(default=0)  # quizzes the last run added
+    dropped: Mapped[int] = mapped_column(default=0)  # drafts the last run dropped: their answer was not in the card
+    created_at: Mapped[datetime] = _created_column()
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class RecallQuiz(Base):
+    """One quiz about one card, with its FSRS scheduling state; one per card and quiz type."""
+
+    __tablename__ = "recall_quizzes"
+    __table_args__ = (
+        sa.UniqueConstraint("card_id", "quiz_type"),
+        sa.Index("ix_recall_quizzes_suspended_due_at", "suspended", "due_at"),
+    )
+
+    id: Mapped[str] = _id_column()
+    card_id: Mapped[str] = mapped_column(ID, sa.ForeignKey("knowledge_cards.id", ondelete="CASCADE"))
+    generation_id: Mapped[str | None] = mapped_column(
+        ID, sa.ForeignKey("recall_quiz_generations.id", ondelete="SET NULL")
+    )
+    quiz_type: Mapped[QuizType] = mapped_column(enum_column_type(QuizType, "quiz_type"))
+    question: Mapped[str] = mapped_column(sa.Text)  # the statement of an OX quiz
+    answer: Mapped[str] = mapped_column(sa.Text)  # "O" or "X" for OX
+    accepted: Mapped[str] = mapped_column(sa.Text, default="[]")  # JSON list of other accepted answers
+    explanation: Mapped[str] = mapped_column(sa.Text, default="")
+    state: Mapped[QuizState] = mapped_column(enum_column_type(QuizState, "state"), default=QuizState.NEW)
+    fsrs_card: Mapped[str] = mapped_column(sa.Text)  # py-fsrs Card as JSON
+    due_at: Mapped[datetime]
+    suspended: Mapped[bool] = mapped_column(default=False)
+    created_at: Mapped[datetime] = _created_column()
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class RecallQuizReview(Base):
+    """Every answer: nothing is rescheduled without one of these."""
+
+    __tablename__ = "recall_quiz_reviews"
+
+    id: Mapped[str] = _id_column()
+    quiz_id: Mapped[str] = mapped_column(ID, sa.ForeignKey("recall_quizzes.id", ondelete="CASCADE"), index=True)
+    rating: Mapped[int]  # 1 Again, 2 Hard, 3 Good, 4 Easy
+    reviewed_at: Mapped[datetime]
+    duration_ms: Mapped[int | None]
+    state_before: Mapped[QuizState] = mapped_column(enum_column_type(QuizState, "state_before"))
+    due_after: Mapped[datetime]

@@ -20,11 +20,12 @@ from san_desktop.ai.factory import ProviderSource
 from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus, JobType
 from san_desktop.core.errors import TargetNotFoundError
-from san_desktop.core.settings import GitHubSettings, Settings, TilSettings
+from san_desktop.core.settings import GitHubSettings, QuizSettings, Settings, TilSettings
 from san_desktop.db.changes import prune_notices
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, KnowledgeCard, Scrap
 from san_desktop.jobs.commit import TilCommitProcessor
+from san_desktop.jobs.quiz import QuizGenerationProcessor
 from san_desktop.jobs.recovery import SweepHook
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.jobs.til import TilGenerationProcessor
@@ -152,7 +153,11 @@ class RegistrySource(Protocol):
 def registry_for(source: RegistrySource) -> ProcessorRegistry:
     """The product's processors, reading the application's provider, settings and token at each run."""
     return build_registry(
-        source.providers, lambda: source.settings.til, lambda: source.settings.github, source.github_token
+        source.providers,
+        lambda: source.settings.til,
+        lambda: source.settings.github,
+        source.github_token,
+        lambda: source.settings.quiz,
     )
 
 
@@ -161,6 +166,7 @@ def build_registry(
     til_settings: Callable[[], TilSettings] = TilSettings,
     github_settings: Callable[[], GitHubSettings] = GitHubSettings,
     github_token: Callable[[], str | None] = _no_token,
+    quiz_settings: Callable[[], QuizSettings] = QuizSettings,
 ) -> ProcessorRegistry:
     """The product's processors; settings are read at each run (time zone, recall limit, commit target),
     the GitHub token only when a commit needs it."""
@@ -168,7 +174,8 @@ def build_registry(
     registry.register(JobType.TIL_GITHUB_COMMIT, TilCommitProcessor(github_settings, github_token))
     registry.register(JobType.CARD_ANALYSIS, CardAnalysisProcessor(providers))
     registry.register(JobType.SCRAP_REFINE, ScrapRefineProcessor(providers))
-    registry.register(JobType.TIL_GENERATION, TilGenerationProcessor(providers, til_settings))
+    registry.register(JobType.TIL_GENERATION, TilGenerationProcessor(providers, til_settings, quiz_settings))
+    registry.register(JobType.RECALL_QUIZ_GENERATION, QuizGenerationProcessor(providers, til_settings))
     registry.sweep_hooks.append(orphan_hook)
     registry.sweep_hooks.append(stale_embedding_hook(providers))
     registry.sweep_hooks.append(orphan_artifacts_hook)

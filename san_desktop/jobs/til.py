@@ -25,7 +25,7 @@ from san_desktop.core.enums import TilVersionKind
 from san_desktop.core.errors import TargetNotFoundError
 from san_desktop.core.failpoints import pause_here
 from san_desktop.core.redact import error_message
-from san_desktop.core.settings import TilSettings
+from san_desktop.core.settings import QuizSettings, TilSettings
 from san_desktop.core.timeutil import local_zone, utcnow
 from san_desktop.core.workflow import TIL_ACTIVE, TIL_STEPS, Step, TilStatus, check_transition, resume_step
 from san_desktop.db.models import DailySummary, TilStepOutput, TilVersion
@@ -33,6 +33,7 @@ from san_desktop.db.vectors import from_blob, to_blob
 from san_desktop.jobs.registry import JobContext
 from san_desktop.queue.errors import JobInterruptedError, JobSupersededError
 from san_desktop.services.cards import nearest_cards
+from san_desktop.services.quizzes import QuizService
 from san_desktop.services.til import TilService
 
 log = logging.getLogger(__name__)
@@ -49,9 +50,15 @@ def set_status(summary: DailySummary, new: TilStatus) -> None:
 
 
 class TilGenerationProcessor:
-    def __init__(self, providers: ProviderSource, settings: Callable[[], TilSettings]) -> None:
+    def __init__(
+        self,
+        providers: ProviderSource,
+        settings: Callable[[], TilSettings],
+        quiz_settings: Callable[[], QuizSettings] = QuizSettings,
+    ) -> None:
         self.providers = providers
         self.settings = settings  # read per run: the learner's time zone may have changed
+        self.quiz_settings = quiz_settings  # whether a finished TIL asks for its day's quizzes
 
     def til(self, context: JobContext) -> TilService:
         zone = local_zone(self.settings().timezone)
@@ -244,6 +251,8 @@ class _Run:
             summary.current_version = version
             summary.title = self.title[:200]
             summary.input_revision = revision
+            if self.owner.quiz_settings().generate_after_til:  # with the TIL, or not at all
+                QuizService(self.context.db, self.context.queue, lambda: 0.9).enqueue(session, self.local_date)
         log.info("TIL of %s published as version %d", self.local_date, version)
 
     def _summary(self, session: Session) -> DailySummary:

@@ -134,6 +134,10 @@ class TilService:
         end = datetime.combine(day + timedelta(days=1), time.min, tzinfo=zone)
         return start, end
 
+    def has_cards(self, local_date: str) -> bool:
+        with self.db.sessions() as session:
+            return bool(self._day_cards(session, local_date))
+
     def days(self, limit: int = 90) -> list[DayInfo]:
         """Days that have cards, newest first, with their TIL's state. Walked day by day down the index of
         capture times (the newest card before the last day found names the next day, whose cards are

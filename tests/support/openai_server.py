@@ -45,6 +45,8 @@ class FakeOpenAI:
             "category": "Databases",
         }
     )
+    # the answer to a quiz request ("recall_quizzes"): quizzes as the model would give them
+    quizzes: list[dict[str, Any]] = field(default_factory=list)
     url: str = ""
 
 
@@ -110,6 +112,8 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 content = json.dumps({"section": "- " + body["messages"][1]["content"].splitlines()[0]})
             elif schema_name == "til_title":
                 content = json.dumps({"title": "What the day taught"})
+            elif schema_name == "recall_quizzes":
+                content = json.dumps({"quizzes": fake.quizzes})
             finish, refusal = "stop", None
             if (
                 "refined" in json.dumps(body.get("response_format") or {})

@@ -59,6 +59,8 @@ def test_every_enum_column_has_a_check_listing_exactly_its_values(db: Database) 
         enums.TilVersionKind,
         enums.CommitStatus,
         enums.CommitTarget,
+        enums.QuizType,
+        enums.QuizState,
         TilStatus,
     }
     assert {frozenset(member.value for member in e) for e in stored_enums} <= {
