@@ -60,7 +60,11 @@ T = TypeVar("T")
 # a job of these types changed: the scrap it works on (its row in the Inbox) changed too
 SCRAP_JOB_TYPES = frozenset({JobType.CARD_ANALYSIS, JobType.SCRAP_REFINE})
 # jobs whose target has a name a person knows (``SanApp.job_labels``)
-LABELLED_JOB_TYPES = SCRAP_JOB_TYPES | {JobType.TIL_GENERATION, JobType.TIL_GITHUB_COMMIT}
+LABELLED_JOB_TYPES = SCRAP_JOB_TYPES | {
+    JobType.TIL_GENERATION,
+    JobType.TIL_GITHUB_COMMIT,
+    JobType.RECALL_QUIZ_GENERATION,
+}
 
 
 class SettingsConflictError(SanError):
@@ -234,7 +238,7 @@ class SanApp:
 
     def job_labels(self, jobs: Iterable[JobRecord]) -> dict[str, str]:
         """A human label per job target: a scrap's card title (or the start of its text), a day's TIL, a
-        commit's day and repository."""
+        commit's day and repository, a day's quizzes."""
         targets: dict[JobType, set[str]] = {}
         for job in jobs:
             targets.setdefault(job.job_type, set()).add(job.target_id)
@@ -246,6 +250,8 @@ class SanApp:
             labels.update(self.til.labels(sorted(summaries)))
         if commits := targets.get(JobType.TIL_GITHUB_COMMIT):
             labels.update(self.commits.labels(sorted(commits)))
+        if generations := targets.get(JobType.RECALL_QUIZ_GENERATION):
+            labels.update(self.quizzes.labels(sorted(generations)))
         return labels
 
     # --- writes (each returns what it changed) ------------------------------------------------

@@ -220,6 +220,16 @@ class QuizService:
                 raise SanError(f"No quiz generation {generation_id}")
             return row.local_date, [QuizType(value) for value in row.quiz_types.split(",") if value]
 
+    def labels(self, generation_ids: Sequence[str]) -> dict[str, str]:
+        """A human label per generation ("Quizzes of 2026-11-30"), for job lists."""
+        with self.db.sessions() as session:
+            rows = session.execute(
+                sa.select(RecallQuizGeneration.id, RecallQuizGeneration.local_date).where(
+                    RecallQuizGeneration.id.in_(generation_ids)
+                )
+            ).all()
+        return {generation_id: f"Quizzes of {local_date}" for generation_id, local_date in rows}
+
     def day(self, local_date: str) -> QuizDay | None:
         with self.db.sessions() as session:
             rows = session.scalars(

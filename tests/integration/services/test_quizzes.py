@@ -71,7 +71,9 @@ def test_the_embedded_provider_quizzes_every_card_with_answers_found_in_it(app: 
     again = app.quizzes.day(day)
     assert again is not None
     assert again.made == 0
-    assert len(jobs_of(app.queue, JobType.RECALL_QUIZ_GENERATION)) == 2
+    generations = jobs_of(app.queue, JobType.RECALL_QUIZ_GENERATION)
+    assert len(generations) == 2
+    assert app.job_labels(generations) == {generations[0].target_id: f"Quizzes of {day}"}  # as the monitor names it
 
 
 def test_a_day_without_cards_gets_no_quizzes(app: SanApp) -> None:
