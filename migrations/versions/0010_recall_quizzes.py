@@ -68,7 +68,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_recall_quizzes")),
         sa.UniqueConstraint("card_id", "quiz_type", name=op.f("uq_recall_quizzes_card_id_quiz_type")),
     )
-    op.create_index("ix_recall_quizzes_suspended_due_at", "recall_quizzes", ["suspended", "due_at"])
+    op.create_index("ix_recall_quizzes_suspended_due_at_state", "recall_quizzes", ["suspended", "due_at", "state"])
     op.create_table(
         "recall_quiz_reviews",
         sa.Column("id", sa.String(length=36), nullable=False),
@@ -92,6 +92,6 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_index("ix_recall_quiz_reviews_quiz_id", table_name="recall_quiz_reviews")
     op.drop_table("recall_quiz_reviews")
-    op.drop_index("ix_recall_quizzes_suspended_due_at", table_name="recall_quizzes")
+    op.drop_index("ix_recall_quizzes_suspended_due_at_state", table_name="recall_quizzes")
     op.drop_table("recall_quizzes")
     op.drop_table("recall_quiz_generations")

@@ -80,11 +80,17 @@ def _key_terms(card: TilCard) -> list[str]:
     return unique
 
 
-def _sentence_with(card: TilCard, term: str) -> str | None:
-    for sentence in split_sentences(card.summary):
-        if term.casefold() in sentence.casefold() and len(tokens(sentence)) >= 3:
-            return sentence
-    return None
+def _sentence_with(card: TilCard, term: str, avoid: str | None = None) -> str | None:
+    """The first sentence of the summary with ``term`` in it (one other than ``avoid`` if there is one)."""
+    found = [
+        sentence
+        for sentence in split_sentences(card.summary)
+        if term.casefold() in sentence.casefold() and len(tokens(sentence)) >= 3
+    ]
+    others = [sentence for sentence in found if sentence != avoid]
+    if others:
+        return others[0]
+    return found[0] if found else None
 
 
 def _replace(sentence: str, term: str, by: str) -> tuple[str, str]:
@@ -95,16 +101,16 @@ def _replace(sentence: str, term: str, by: str) -> tuple[str, str]:
     return pattern.sub(by, sentence), surface
 
 
-def _cloze(card: TilCard, terms: list[str]) -> QuizDraft | None:
+def _cloze(card: TilCard, terms: list[str]) -> tuple[QuizDraft, str] | None:
+    """A cloze on the best key term, and the sentence it blanks."""
     for term in terms:
         sentence = _sentence_with(card, term)
         if sentence is None:
             continue
         question, surface = _replace(sentence, term, BLANK)
         accepted = tuple({term, surface} - {surface})
-        return QuizDraft(
-            card.card_id, QuizType.SHORT_ANSWER, question, surface, accepted, f"From “{card.title}”: {sentence}"
-        )
+        explanation = f"From “{card.title}”: {sentence}"
+        return QuizDraft(card.card_id, QuizType.SHORT_ANSWER, question, surface, accepted, explanation), sentence
     return None
 
 
@@ -117,28 +123,33 @@ def _technical(term: str) -> bool:
     return is_name(term) or term.casefold() in KNOWN_TERMS
 
 
-def _swap_candidates(card: TilCard, term: str, others: Sequence[TilCard]) -> list[str]:
+def _swap_candidates(card: TilCard, term: str, terms_of: dict[str, tuple[TilCard, list[str]]]) -> list[str]:
     """Technical terms of other cards (of the same category first), in the script of ``term``, that this
     card never says: a statement with one of them instead of ``term`` is plausible but false."""
     text = card_text(card).casefold()
-    same = [other for other in others if other.card_id != card.card_id and other.category == card.category]
-    rest = [other for other in others if other.card_id != card.card_id and other.category != card.category]
+    others = [entry for card_id, entry in terms_of.items() if card_id != card.card_id]
+    ordered = [e for e in others if e[0].category == card.category] + [
+        e for e in others if e[0].category != card.category
+    ]
     found: list[str] = []
-    for other in (*same, *rest):
-        for candidate in _key_terms(other):
+    for _other, terms in ordered:
+        for candidate in terms:
             fits = _technical(candidate) and _hangul(candidate) == _hangul(term)
             if fits and candidate.casefold() not in text and candidate not in found:
                 found.append(candidate)
     return found
 
 
-def _statement(card: TilCard, terms: list[str], others: Sequence[TilCard]) -> QuizDraft | None:
-    """True or false (chosen by the card's id, so a re-run makes the same quiz)."""
+def _statement(
+    card: TilCard, terms: list[str], terms_of: dict[str, tuple[TilCard, list[str]]], avoid: str | None
+) -> QuizDraft | None:
+    """True or false (chosen by the card's id, so a re-run makes the same quiz), from another sentence than
+    the cloze's (``avoid``) where the card has one: a true statement would give the cloze's answer away."""
     for term in terms:
-        sentence = _sentence_with(card, term)
+        sentence = _sentence_with(card, term, avoid)
         if sentence is None:
             continue
-        swaps = _swap_candidates(card, term, others) if _technical(term) else []
+        swaps = _swap_candidates(card, term, terms_of) if _technical(term) else []
         if zlib.crc32(card.card_id.encode()) % 2 and swaps:
             false, _surface = _replace(sentence, term, swaps[zlib.crc32(term.encode()) % len(swaps)])
             explanation = f"False. The card “{card.title}” says: {sentence}"
@@ -149,11 +160,14 @@ def _statement(card: TilCard, terms: list[str], others: Sequence[TilCard]) -> Qu
 
 def local_quizzes(cards: Sequence[TilCard], quiz_types: Sequence[QuizType]) -> list[QuizDraft]:
     """Offline quizzes for ``cards`` (a day's): for each card, one of each type it has a key term for."""
+    terms_of = {card.card_id: (card, _key_terms(card)) for card in cards}  # once each: swaps look at all
     drafts: list[QuizDraft] = []
-    for card in cards:
-        terms = _key_terms(card)
-        if QuizType.SHORT_ANSWER in quiz_types and (cloze := _cloze(card, terms)) is not None:
-            drafts.append(cloze)
-        if QuizType.OX in quiz_types and (statement := _statement(card, terms, cards)) is not None:
-            drafts.append(statement)
+    for card, terms in terms_of.values():
+        cloze = _cloze(card, terms) if QuizType.SHORT_ANSWER in quiz_types else None
+        if cloze is not None:
+            drafts.append(cloze[0])
+        if QuizType.OX in quiz_types:
+            used = cloze[1] if cloze is not None else None
+            if (statement := _statement(card, terms, terms_of, used)) is not None:
+                drafts.append(statement)
     return drafts

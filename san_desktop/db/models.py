@@ -328,7 +328,8 @@ class RecallQuiz(Base):
     __tablename__ = "recall_quizzes"
     __table_args__ = (
         sa.UniqueConstraint("card_id", "quiz_type"),
-        sa.Index("ix_recall_quizzes_suspended_due_at", "suspended", "due_at"),
+        # the review queue walks it in due order; due counts read it alone
+        sa.Index("ix_recall_quizzes_suspended_due_at_state", "suspended", "due_at", "state"),
     )
 
     id: Mapped[str] = _id_column()

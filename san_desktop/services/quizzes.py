@@ -4,7 +4,9 @@ transaction as the new schedule: nothing is rescheduled without its log. All tim
 
 from __future__ import annotations
 
+import itertools
 import json
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -87,9 +89,14 @@ def scheduler(desired_retention: float) -> Scheduler:
     return Scheduler(desired_retention=desired_retention, enable_fuzzing=False)
 
 
+_fsrs_ids = itertools.count(time.time_ns() // 1000)
+
+
 def new_schedule(now: datetime) -> tuple[str, datetime]:
-    """A fresh quiz's FSRS card (JSON) and due time: due at once, as new."""
-    card = Card(due=now)
+    """A fresh quiz's FSRS card (JSON) and due time: due at once, as new. The card gets its id here: left
+    to py-fsrs, each new card waits a millisecond to make its id unique (400 quizzes held the write lock
+    for 0.44 s)."""
+    card = Card(card_id=next(_fsrs_ids), due=now)
     return card.to_json(), now
 
 
@@ -248,16 +255,30 @@ class QuizService:
     # --- the review queue ---------------------------------------------------------------------
 
     def due_counts(self, now: datetime | None = None) -> DueCounts:
+        """Counted from the (suspended, due_at, state) index alone, less the due quizzes of the cards of
+        deleted scraps (which are few; looked up by card): joining every due quiz to its card and scrap
+        took 220 ms at 50,000 quizzes."""
         now = now or self.clock()
-        query = (
-            sa.select(RecallQuiz.state, sa.func.count())
-            .join(KnowledgeCard, KnowledgeCard.id == RecallQuiz.card_id)
-            .join(Scrap, Scrap.id == KnowledgeCard.scrap_id)
-            .where(Scrap.deleted_at.is_(None), RecallQuiz.suspended.is_(False), RecallQuiz.due_at <= now)
-            .group_by(RecallQuiz.state)
-        )
+        due = (RecallQuiz.suspended.is_(False), RecallQuiz.due_at <= now)
+        everything = sa.select(RecallQuiz.state, sa.func.count()).where(*due).group_by(RecallQuiz.state)
         with self.db.sessions() as session:
-            found = {QuizState(state): int(count) for state, count in session.execute(query)}
+            found = {QuizState(state): int(count) for state, count in session.execute(everything)}
+            hidden_cards = list(
+                session.scalars(
+                    sa.select(KnowledgeCard.id)
+                    .join(Scrap, Scrap.id == KnowledgeCard.scrap_id)
+                    .where(Scrap.deleted_at.is_not(None))
+                )
+            )
+            for start in range(0, len(hidden_cards), 500):
+                # by card id alone, the rest checked here: given the due condition too, SQLite walked the
+                # due index instead (44 ms for 250 deleted cards, not 1)
+                hidden = sa.select(RecallQuiz.state, RecallQuiz.suspended, RecallQuiz.due_at).where(
+                    RecallQuiz.card_id.in_(hidden_cards[start : start + 500])
+                )
+                for state, suspended, due_at in session.execute(hidden):
+                    if not suspended and due_at <= now:
+                        found[QuizState(state)] -= 1
         return DueCounts(
             new=found.get(QuizState.NEW, 0),
             learning=found.get(QuizState.LEARNING, 0) + found.get(QuizState.RELEARNING, 0),
@@ -265,16 +286,18 @@ class QuizService:
         )
 
     def due(self, limit: int = 100, now: datetime | None = None) -> list[QuizView]:
-        """Quizzes due now: learning and review ones by due time first, then new ones oldest first."""
+        """Quizzes due now: learning and review ones by due time first, then new ones oldest first. Two
+        queries that walk the due index in order and stop at ``limit`` (one ordered by state sorted every
+        due quiz first: 170 ms at 50,000)."""
         now = now or self.clock()
-        query = (
-            _live()
-            .where(RecallQuiz.suspended.is_(False), RecallQuiz.due_at <= now)
-            .order_by(sa.case((RecallQuiz.state == QuizState.NEW, 1), else_=0), RecallQuiz.due_at, RecallQuiz.id)
-            .limit(limit)
-        )
+        due = (RecallQuiz.suspended.is_(False), RecallQuiz.due_at <= now)
+        seen = _live().where(*due, RecallQuiz.state != QuizState.NEW).order_by(RecallQuiz.due_at, RecallQuiz.id)
+        new = _live().where(*due, RecallQuiz.state == QuizState.NEW).order_by(RecallQuiz.due_at, RecallQuiz.id)
         with self.db.sessions() as session:
-            return [_view(quiz, title) for quiz, title in session.execute(query)]
+            found = [_view(quiz, title) for quiz, title in session.execute(seen.limit(limit))]
+            if len(found) < limit:
+                found += [_view(quiz, title) for quiz, title in session.execute(new.limit(limit - len(found)))]
+        return found
 
     def get(self, quiz_id: str) -> QuizView:
         with self.db.sessions() as session:
@@ -296,10 +319,10 @@ class QuizService:
         """What each rating (1-4) would schedule: the next due time minus now."""
         now = now or self.clock()
         with self.db.sessions() as session:
-            quiz = session.get(RecallQuiz, quiz_id)
-            if quiz is None:
+            found = session.execute(_live().where(RecallQuiz.id == quiz_id)).first()
+            if found is None:
                 raise QuizNotFoundError(quiz_id)
-            card = Card.from_json(quiz.fsrs_card)
+            card = Card.from_json(found[0].fsrs_card)
         planner = scheduler(self.retention())
         return {
             rating: planner.review_card(card, Rating(rating), review_datetime=now)[0].due - now
@@ -318,6 +341,8 @@ class QuizService:
             if found is None:
                 raise QuizNotFoundError(quiz_id)
             quiz, title = found
+            if quiz.suspended:
+                raise SanError("This quiz is suspended: unsuspend it to review it.")
             before = QuizState(quiz.state)
             card, _log = scheduler(self.retention()).review_card(
                 Card.from_json(quiz.fsrs_card), Rating(rating), review_datetime=now, review_duration=duration_ms

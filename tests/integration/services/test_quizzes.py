@@ -217,6 +217,9 @@ def test_suspend_edit_and_delete(app: SanApp) -> None:
     later = _start(app) + timedelta(days=400)
     app.suspend_quiz(quiz.id)
     assert quiz.id not in {due.id for due in app.quizzes.due(now=later)}
+    assert app.quizzes.due_counts(now=later).new == 1
+    with pytest.raises(SanError, match="suspended"):
+        app.quizzes.answer(quiz.id, GOOD)
     app.suspend_quiz(quiz.id, False)
     edited = app.edit_quiz(quiz.id, question="Q?", answer="A", accepted=["a1", " "], explanation="E").value
     assert (edited.question, edited.answer, edited.accepted, edited.explanation) == ("Q?", "A", ("a1",), "E")
