@@ -67,7 +67,8 @@ def verify(draft: QuizDraft, card: TilCard) -> bool:
 
 
 def _key_terms(card: TilCard) -> list[str]:
-    """Terms of the card that its summary says, best first: its tags, then its summary's keywords."""
+    """Terms of the card that its summary says, best first: technical ones (names, known terms) before
+    the rest, tags before the summary's keywords (a blank on "another" asks nothing worth knowing)."""
     summary = card.summary.casefold()
     found = [tag for tag in card.tags if tag and tag.casefold() in summary]
     scores, surfaces = keyword_scores(card.summary)
@@ -77,7 +78,7 @@ def _key_terms(card: TilCard) -> list[str]:
     for term in found:
         if term.casefold() not in {known.casefold() for known in unique} and len(term) >= 2:
             unique.append(term)
-    return unique
+    return sorted(unique, key=lambda term: not _technical(term))  # stable: the order above within each
 
 
 def _sentence_with(card: TilCard, term: str, avoid: str | None = None) -> str | None:

@@ -38,6 +38,8 @@ from san_desktop.ui.inbox_page import InboxPage
 from san_desktop.ui.jobs_page import JobsPage
 from san_desktop.ui.notifier import Notice, Notifier
 from san_desktop.ui.placeholder_page import PlaceholderPage
+from san_desktop.ui.quiz_reminder import QuizReminder
+from san_desktop.ui.quizzes_page import QuizzesPage
 from san_desktop.ui.resources import app_icon
 from san_desktop.ui.settings_dialog import SettingsDialog
 from san_desktop.ui.til_page import TilPage
@@ -83,7 +85,14 @@ class MainWindow(QMainWindow):
         self.cards = CardsPage(context)
         self.jobs = JobsPage(context)
         self.til = TilPage(context)
-        built: dict[str, QWidget] = {"inbox": self.inbox, "cards": self.cards, "til": self.til, "jobs": self.jobs}
+        self.quizzes = QuizzesPage(context)
+        built: dict[str, QWidget] = {
+            "inbox": self.inbox,
+            "cards": self.cards,
+            "til": self.til,
+            "quizzes": self.quizzes,
+            "jobs": self.jobs,
+        }
 
         self.navigation = QListWidget()
         self.navigation.setObjectName("navigation")
@@ -123,6 +132,7 @@ class MainWindow(QMainWindow):
         self.inbox.scrap_clipboard_requested.connect(self.capture.scrap_clipboard)
         self.inbox.open_card.connect(self._on_inbox_open_card)
         self.til.open_card.connect(self._on_inbox_open_card)
+        self.quizzes.open_card.connect(self._on_inbox_open_card)
         self._runner.stalled.connect(self._on_runner_stalled)
         self._runner.breaker_changed.connect(self._on_runner_breaker_changed)
         self._runner.sweep_finished.connect(self._on_runner_sweep_finished)
@@ -208,6 +218,8 @@ class MainWindow(QMainWindow):
         self.tray.message_clicked.connect(self.open_last_notice)
         self.notice_label.linkActivated.connect(lambda _link: self.open_last_notice())
         self._on_runner_pools_changed()
+        self.quiz_reminder = QuizReminder(self._app, self._context.ops, self._remind, self)
+        self.quiz_reminder.start()
 
     def notify(self, notice: Notice) -> None:
         """Tell ``notice`` in the tray's balloon when there is a tray, and in the status bar always."""
@@ -216,6 +228,11 @@ class MainWindow(QMainWindow):
             self.tray.show_message(notice.title, notice.text)
         self.notice_label.setText(f"<a href='open'>{notice.text}</a>")
         self.notice_label.setVisible(True)
+
+    def _remind(self, notice: Notice) -> None:
+        """The daily "quizzes due", unless they are being reviewed in front of the learner right now."""
+        if not (self.isActiveWindow() and self.current_page_key() == "quizzes"):
+            self.notify(notice)
 
     def open_last_notice(self) -> None:
         """What a click on the notification does: the window in front, on the page the news is about
@@ -359,6 +376,7 @@ class MainWindow(QMainWindow):
             if self.capture.watching:
                 self.capture.set_watching(False)
             self.notifier.stop()
+            self.quiz_reminder.stop()
             self.tray.hide()
             self._context.shutdown()
             self._app.close()

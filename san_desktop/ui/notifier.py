@@ -30,7 +30,7 @@ class NoticeKind(StrEnum):
 class Notice:
     title: str
     text: str
-    page: str  # the page a click opens: "cards", "til" or "jobs" (then filtered to failures)
+    page: str  # the page a click opens: "cards", "til", "quizzes" or "jobs" (then filtered to failures)
     failures: bool  # the click should show the failed jobs
 
 

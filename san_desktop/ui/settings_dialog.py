@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 from san_desktop.app import Changes, SettingsConflictError
 from san_desktop.core.errors import SanError
 from san_desktop.core.redact import error_message
-from san_desktop.core.settings import AISettings, GitHubSettings, NotificationSettings, Settings
+from san_desktop.core.settings import AISettings, GitHubSettings, NotificationSettings, QuizSettings, Settings
 from san_desktop.ui.context import AppContext
 
 log = logging.getLogger(__name__)
@@ -135,6 +135,28 @@ class SettingsDialog(QDialog):
         notify_row.addStretch(1)
         self.notify_boxes["do_not_disturb"].setToolTip("No notification at all until this is turned off")
 
+        quiz = context.settings.quiz
+        self.retention = QDoubleSpinBox()
+        self.retention.setRange(0.70, 0.99)
+        self.retention.setSingleStep(0.01)
+        self.retention.setDecimals(2)
+        self.retention.setValue(quiz.desired_retention)
+        self.retention.setToolTip(
+            "The share of quizzes you should still know when they come back: higher means more reviews"
+        )
+        self.quiz_after_til = QCheckBox("Make quizzes when a TIL is finished")
+        self.quiz_after_til.setChecked(quiz.generate_after_til)
+        self.reminder_time = QLineEdit(quiz.reminder_time)
+        self.reminder_time.setPlaceholderText("HH:MM, or empty for no reminder")
+        self.reminder_time.setToolTip('A daily "quizzes due" notification at this local time')
+        self.quiz_status = QLabel()
+        self.quiz_status.setWordWrap(True)
+        quiz_form = QFormLayout()
+        quiz_form.addRow("Desired retention:", self.retention)
+        quiz_form.addRow("", self.quiz_after_til)
+        quiz_form.addRow("Daily reminder at:", self.reminder_time)
+        quiz_form.addRow("", self.quiz_status)
+
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self._on_save)
         buttons.rejected.connect(self.reject)
@@ -148,6 +170,9 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.github_status)
         layout.addWidget(QLabel("<b>Notify me when</b>"))
         layout.addLayout(notify_row)
+        layout.addSpacing(8)
+        layout.addWidget(QLabel("<b>Quizzes</b>"))
+        layout.addLayout(quiz_form)
         layout.addWidget(buttons)
         self.github_test_button.clicked.connect(self._on_github_test_button_clicked)
 
@@ -217,6 +242,14 @@ class SettingsDialog(QDialog):
     def notification_settings(self) -> NotificationSettings:
         return NotificationSettings(**{key: box.isChecked() for key, box in self.notify_boxes.items()})
 
+    def quiz_settings(self) -> QuizSettings:
+        """Raises ValueError saying what is wrong (a reminder time that is not HH:MM)."""
+        return QuizSettings(
+            desired_retention=round(self.retention.value(), 2),
+            generate_after_til=self.quiz_after_til.isChecked(),
+            reminder_time=self.reminder_time.text().strip(),
+        )
+
     def _on_github_test_button_clicked(self) -> None:
         try:
             github = self.github_settings()
@@ -257,6 +290,11 @@ class SettingsDialog(QDialog):
         except ValueError as exc:
             self.github_status.setText(str(exc))
             return
+        try:
+            quiz = self.quiz_settings()
+        except ValueError as exc:
+            self.quiz_status.setText(str(exc))
+            return
         key = self.api_key.text().strip()
         token = self.github_token.text().strip()
         settings: Settings = replace(
@@ -265,6 +303,7 @@ class SettingsDialog(QDialog):
             github=github,
             capture=replace(self._context.settings.capture, max_bytes=self.max_kb.value() * 1000),
             notifications=self.notification_settings(),
+            quiz=quiz,
         )
         overwrite = self._overwrite
 

@@ -19,6 +19,7 @@ from san_desktop.ui.inbox_page import InboxPage
 from san_desktop.ui.jobs_page import JobsPage
 from san_desktop.ui.main_window import PAGES, MainWindow
 from san_desktop.ui.placeholder_page import PlaceholderPage
+from san_desktop.ui.quizzes_page import QuizzesPage
 from san_desktop.ui.til_page import TilPage
 
 
@@ -51,8 +52,9 @@ def test_unbuilt_pages_say_so_plainly(qtbot: QtBot, backend: Backend, runner: Jo
     assert isinstance(window.page("inbox"), InboxPage)
     assert isinstance(window.page("cards"), CardsPage)
     assert isinstance(window.page("til"), TilPage)
+    assert isinstance(window.page("quizzes"), QuizzesPage)
     for key, _label, _promise in PAGES:
-        if key in ("jobs", "inbox", "cards", "til"):
+        if key in ("jobs", "inbox", "cards", "til", "quizzes"):
             continue
         page = window.page(key)
         assert isinstance(page, PlaceholderPage)
