@@ -52,6 +52,7 @@ if TYPE_CHECKING:  # cards, TIL and commits (numpy and more) load when first use
     from san_desktop.services.cards import CardService
     from san_desktop.services.commits import CommitInfo, CommitService
     from san_desktop.services.quizzes import QuizService, QuizView
+    from san_desktop.services.stars import StarService
     from san_desktop.services.til import TilService
 
 log = logging.getLogger(__name__)
@@ -84,6 +85,7 @@ class Changes:
     jobs: tuple[JobRecord, ...] = ()  # newest state of each changed job
     tils: frozenset[str] = frozenset()  # days whose TIL text changed (an edit saved)
     quizzes: bool = False  # quizzes answered, edited, suspended or deleted (made ones come as their job)
+    stars: bool = False  # a starred repository hidden or shown again (new rankings come as their job)
     settings: bool = False
     ai_settings_changed: bool = False  # the AI server or models: paused AI work may run again
     embedding_model_changed: bool = False
@@ -100,14 +102,21 @@ class Changes:
         cards: set[str] = set()
         tils: set[str] = set()
         jobs: dict[str, JobRecord] = {}
-        flags = [False] * 5
+        flags = [False] * 6
         for item in items:
             scraps |= item.scraps
             cards |= item.cards_of_scraps
             tils |= item.tils
             jobs.update((job.id, job) for job in item.jobs)
             for n, flag in enumerate(
-                (item.settings, item.ai_settings_changed, item.embedding_model_changed, item.external, item.quizzes)
+                (
+                    item.settings,
+                    item.ai_settings_changed,
+                    item.embedding_model_changed,
+                    item.external,
+                    item.quizzes,
+                    item.stars,
+                )
             ):
                 flags[n] = flags[n] or flag
         return Changes(
@@ -120,10 +129,13 @@ class Changes:
             embedding_model_changed=flags[2],
             external=flags[3],
             quizzes=flags[4],
+            stars=flags[5],
         )
 
     def __bool__(self) -> bool:
-        return bool(self.scraps or self.cards_of_scraps or self.jobs or self.settings or self.tils or self.quizzes)
+        return bool(
+            self.scraps or self.cards_of_scraps or self.jobs or self.settings or self.tils or self.quizzes or self.stars
+        )
 
     @staticmethod
     def of_job(job: JobRecord, *, external: bool = False) -> Changes:
@@ -210,6 +222,12 @@ class SanApp:
         from san_desktop.services.quizzes import QuizService
 
         return QuizService(self.db, self.queue, lambda: self._settings.quiz.desired_retention, self.clock)
+
+    @cached_property
+    def stars(self) -> StarService:
+        from san_desktop.services.stars import StarService
+
+        return StarService(self.db, self.queue, self.clock)
 
     @property
     def settings_path(self) -> Path:
@@ -343,6 +361,18 @@ class SanApp:
     def delete_quiz(self, quiz_id: str) -> Changes:
         self.quizzes.delete(quiz_id)
         return Changes(quizzes=True)
+
+    def refresh_stars(self, *, full: bool = False) -> Changed[JobRecord]:
+        """Sync the starred repositories of the configured GitHub account, then rank them (jobs)."""
+        if not github_token():
+            raise SanError("No GitHub token: set one in Settings (or `san github token set`) to see your stars.")
+        job = self.stars.request_sync(self._settings.github.api_url, full=full)
+        return Changed(job, Changes.of_job(job))
+
+    def set_not_interested(self, repository_id: str, not_interested: bool = True) -> Changes:
+        """Hide a repository from this and future recommendations (or show it again)."""
+        self.stars.set_not_interested(repository_id, not_interested)
+        return Changes(stars=True)
 
     def save_til_edit(self, local_date: str, text: str) -> Changed[int]:
         """Save the learner's edit as a new version (the generated one stays)."""

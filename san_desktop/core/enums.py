@@ -16,6 +16,7 @@ class JobType(StrEnum):
     TIL_GITHUB_COMMIT = "TIL_GITHUB_COMMIT"
     RECALL_QUIZ_GENERATION = "RECALL_QUIZ_GENERATION"
     GITHUB_STAR_RECOMMENDATION = "GITHUB_STAR_RECOMMENDATION"
+    GITHUB_STAR_SYNC = "GITHUB_STAR_SYNC"  # the starred repositories fetched (then ranked by the one above)
 
 
 class JobStatus(StrEnum):
@@ -72,6 +73,7 @@ JOB_POOLS: dict[JobType, JobPool] = {
     JobType.TIL_GITHUB_COMMIT: JobPool.GITHUB,
     JobType.RECALL_QUIZ_GENERATION: JobPool.AI,
     JobType.GITHUB_STAR_RECOMMENDATION: JobPool.AI,
+    JobType.GITHUB_STAR_SYNC: JobPool.GITHUB,
 }
 
 

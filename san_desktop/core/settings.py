@@ -152,6 +152,16 @@ class QuizSettings:
 
 
 @dataclass(frozen=True)
+class StarSettings:
+    """Starred-repository recommendations: what "learning now" means, in days of cards."""
+
+    window_days: int = _number(30, 1, 3650)
+
+    def __post_init__(self) -> None:
+        _validate(self, "stars")
+
+
+@dataclass(frozen=True)
 class NotificationSettings:
     """Which news the tray (or, without one, the status bar) brings; bursts are coalesced into one message."""
 
@@ -174,6 +184,7 @@ class Settings:
     github: GitHubSettings = field(default_factory=GitHubSettings)
     notifications: NotificationSettings = field(default_factory=NotificationSettings)
     quiz: QuizSettings = field(default_factory=QuizSettings)
+    stars: StarSettings = field(default_factory=StarSettings)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -194,6 +205,7 @@ SECTIONS: dict[str, type[Any]] = {
     "github": GitHubSettings,
     "notifications": NotificationSettings,
     "quiz": QuizSettings,
+    "stars": StarSettings,
 }
 
 

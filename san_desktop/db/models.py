@@ -362,3 +362,57 @@ class RecallQuizReview(Base):
     duration_ms: Mapped[int | None]
     state_before: Mapped[QuizState] = mapped_column(enum_column_type(QuizState, "state_before"))
     due_after: Mapped[datetime]
+
+
+class StarredRepository(Base):
+    """A repository the learner starred on GitHub (``gone`` once a full sync no longer finds it), with its
+    embedding cached per model for the ranking."""
+
+    __tablename__ = "starred_repositories"
+
+    id: Mapped[str] = _id_column()
+    full_name: Mapped[str] = mapped_column(sa.String(200), unique=True)  # owner/name
+    description: Mapped[str] = mapped_column(sa.Text, default="")
+    language: Mapped[str | None] = mapped_column(sa.String(100))
+    topics: Mapped[str] = mapped_column(sa.Text, default="[]")  # JSON list
+    stars: Mapped[int] = mapped_column(default=0)
+    html_url: Mapped[str] = mapped_column(sa.String(500))
+    starred_at: Mapped[datetime]
+    pushed_at: Mapped[datetime | None]
+    archived: Mapped[bool] = mapped_column(default=False)
+    fork: Mapped[bool] = mapped_column(default=False)
+    gone: Mapped[bool] = mapped_column(default=False)
+    not_interested: Mapped[bool] = mapped_column(default=False)
+    embedding: Mapped[bytes | None] = mapped_column(sa.LargeBinary)  # db.vectors.to_stored
+    embedding_model: Mapped[str | None] = mapped_column(sa.String(200))
+    created_at: Mapped[datetime] = _created_column()
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class HttpCache(Base):
+    """The ETag of a fetched page and what it held, so the next request can be conditional (a 304 costs
+    GitHub no rate limit) and still know the page's items."""
+
+    __tablename__ = "http_cache"
+
+    url: Mapped[str] = mapped_column(sa.String(1000), primary_key=True)
+    etag: Mapped[str] = mapped_column(sa.String(200))
+    items: Mapped[str] = mapped_column(sa.Text, default="[]")  # JSON: what the page listed (repository names)
+    fetched_at: Mapped[datetime]
+
+
+class StarRecommendation(Base):
+    """One ranked repository of one ranking run; the latest run is what the Stars page shows."""
+
+    __tablename__ = "star_recommendations"
+    __table_args__ = (sa.Index("ix_star_recommendations_run_id_rank", "run_id", "rank"),)
+
+    id: Mapped[str] = _id_column()
+    run_id: Mapped[str] = mapped_column(ID)
+    repository_id: Mapped[str] = mapped_column(
+        ID, sa.ForeignKey("starred_repositories.id", ondelete="CASCADE"), index=True
+    )
+    rank: Mapped[int]
+    score: Mapped[float] = mapped_column(sa.Float)
+    reason: Mapped[str] = mapped_column(sa.Text)
+    created_at: Mapped[datetime] = _created_column()

@@ -42,6 +42,17 @@ class RemoteFile:
 
 
 @dataclass(frozen=True)
+class StarPage:
+    """One page of the starred repositories (``GET /user/starred``, with ``starred_at``)."""
+
+    url: str  # as asked (the next page's comes from the Link header, never built here)
+    not_modified: bool  # 304 to If-None-Match: the page is as it was (and cost no rate limit)
+    items: list[dict[str, Any]]  # {"starred_at": ..., "repo": {...}} each
+    next_url: str | None
+    etag: str | None
+
+
+@dataclass(frozen=True)
 class CommitResult:
     commit_sha: str
     html_url: str  # the commit on GitHub
@@ -118,6 +129,34 @@ class GitHubClient:
         if status >= 500:
             return TransientError(detail)
         return PermanentError(detail)
+
+    def starred_page(self, url: str | None = None, etag: str | None = None) -> StarPage:
+        """A page of the token's starred repositories, newest star first; the first page when ``url`` is
+        None. With ``etag``, asked conditionally."""
+        first = url is None
+        headers = {"Accept": "application/vnd.github.star+json"}
+        if etag:
+            headers["If-None-Match"] = etag
+        asked = url or "user/starred"
+        params = {"per_page": 100} if first else None
+        try:
+            response = self._client.get(asked, params=params, headers=headers)
+        except httpx.TimeoutException as exc:
+            raise TransientError("GitHub did not answer in time (list the starred repositories)") from exc
+        except httpx.TransportError as exc:
+            raise TransientError(
+                f"Cannot reach {self.api_url} (list the starred repositories): {type(exc).__name__}"
+            ) from exc
+        page_url = str(response.request.url)
+        if response.status_code == 304:
+            return StarPage(page_url, True, [], None, etag)
+        if not response.is_success:
+            raise self._error(response, "list the starred repositories")
+        items = response.json()
+        if not isinstance(items, list):
+            raise TransientError("GitHub's list of starred repositories was not a list")
+        next_link = response.links.get("next", {}).get("url")
+        return StarPage(page_url, False, items, next_link, response.headers.get("etag"))
 
     def user(self) -> str:
         """The login the token belongs to."""

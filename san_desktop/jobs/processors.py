@@ -20,7 +20,7 @@ from san_desktop.ai.factory import ProviderSource
 from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus, JobType
 from san_desktop.core.errors import TargetNotFoundError
-from san_desktop.core.settings import GitHubSettings, QuizSettings, Settings, TilSettings
+from san_desktop.core.settings import GitHubSettings, QuizSettings, Settings, StarSettings, TilSettings
 from san_desktop.db.changes import prune_notices
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, KnowledgeCard, Scrap
@@ -28,6 +28,7 @@ from san_desktop.jobs.commit import TilCommitProcessor
 from san_desktop.jobs.quiz import QuizGenerationProcessor
 from san_desktop.jobs.recovery import SweepHook
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
+from san_desktop.jobs.stars import StarRankProcessor, StarSyncProcessor
 from san_desktop.jobs.til import TilGenerationProcessor
 from san_desktop.queue.errors import DuplicateJobError
 from san_desktop.queue.job_queue import SWEEP_HOOK_BATCH, JobQueue
@@ -158,6 +159,7 @@ def registry_for(source: RegistrySource) -> ProcessorRegistry:
         lambda: source.settings.github,
         source.github_token,
         lambda: source.settings.quiz,
+        lambda: source.settings.stars,
     )
 
 
@@ -167,6 +169,7 @@ def build_registry(
     github_settings: Callable[[], GitHubSettings] = GitHubSettings,
     github_token: Callable[[], str | None] = _no_token,
     quiz_settings: Callable[[], QuizSettings] = QuizSettings,
+    star_settings: Callable[[], StarSettings] = StarSettings,
 ) -> ProcessorRegistry:
     """The product's processors; settings are read at each run (time zone, recall limit, commit target),
     the GitHub token only when a commit needs it."""
@@ -176,6 +179,8 @@ def build_registry(
     registry.register(JobType.SCRAP_REFINE, ScrapRefineProcessor(providers))
     registry.register(JobType.TIL_GENERATION, TilGenerationProcessor(providers, til_settings, quiz_settings))
     registry.register(JobType.RECALL_QUIZ_GENERATION, QuizGenerationProcessor(providers, til_settings))
+    registry.register(JobType.GITHUB_STAR_SYNC, StarSyncProcessor(github_settings, github_token))
+    registry.register(JobType.GITHUB_STAR_RECOMMENDATION, StarRankProcessor(providers, star_settings))
     registry.sweep_hooks.append(orphan_hook)
     registry.sweep_hooks.append(stale_embedding_hook(providers))
     registry.sweep_hooks.append(orphan_artifacts_hook)

@@ -17,6 +17,15 @@ class CardAnalysisPayload:
     embed_only: bool = False
 
 
+@dataclass(frozen=True)
+class StarSyncPayload:
+    """GITHUB_STAR_SYNC: ``full`` walks every page (and marks unstarred repositories gone); ``rank``
+    asks for a ranking run once the sync is done."""
+
+    full: bool = False
+    rank: bool = True
+
+
 def dump_payload(payload: object) -> str:
     return json.dumps(asdict(payload), sort_keys=True)  # type: ignore[call-overload]
 

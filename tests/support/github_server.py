@@ -41,10 +41,24 @@ class FakeGitHub:
     hold_put: bool = False  # store the next write, then hold its answer until ``release``
     put_held: threading.Event = field(default_factory=threading.Event)
     release: threading.Event = field(default_factory=threading.Event)
+    # starred repositories, newest star first: {"starred_at": ISO time, "repo": {full_name, ...}}
+    starred: list[dict[str, Any]] = field(default_factory=list)
+    next_starred: list[str] = field(default_factory=list)  # behaviours for the coming star pages: 401, ratelimit
     url: str = ""
 
     def writes(self) -> list[Request]:
         return [r for r in self.requests if r.method == "PUT"]
+
+    def star(self, full_name: str, description: str = "", topics: tuple[str, ...] = (), **repo: Any) -> None:
+        """Star a repository now (it comes first, as GitHub lists the newest star first)."""
+        when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + len(self.starred)))
+        entry = {"full_name": full_name, "description": description, "topics": list(topics), **repo}
+        entry.setdefault("html_url", f"https://github.com/{full_name}")
+        self.starred.insert(0, {"starred_at": when, "repo": entry})
+
+
+def _star_etag(items: list[dict[str, Any]]) -> str:
+    return '"' + hashlib.sha1(json.dumps(items, sort_keys=True).encode()).hexdigest() + '"'
 
 
 def _blob_sha(content: bytes) -> str:
@@ -78,6 +92,8 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             repo_prefix = f"/repos/{fake.repository}"
             if path == "/user":
                 return self._send(200, {"login": "tester"})
+            if path == "/user/starred":
+                return self._starred(query)
             if not path.startswith(repo_prefix):
                 return self._send(404, {"message": "Not Found"})
             rest = path[len(repo_prefix) :]
@@ -103,6 +119,31 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
                     )
                 return self._put(file_path, body or {})
             return self._send(404, {"message": "Not Found"})
+
+        def _starred(self, query: dict[str, str]) -> None:
+            behaviour = fake.next_starred.pop(0) if fake.next_starred else "ok"
+            if behaviour == "401":
+                return self._send(401, {"message": "Bad credentials"})
+            if behaviour == "ratelimit":
+                headers = {"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(int(time.time()) + 120)}
+                return self._send(403, {"message": "API rate limit exceeded"}, headers)
+            per_page, page = int(query.get("per_page", "30")), int(query.get("page", "1"))
+            items = fake.starred[(page - 1) * per_page : page * per_page]
+            if self.headers.get("Accept") != "application/vnd.github.star+json":
+                items = [item["repo"] for item in items]  # without starred_at, as GitHub does
+            etag = _star_etag(items)
+            if self.headers.get("If-None-Match") == etag:
+                self.send_response(304)
+                self.send_header("ETag", etag)
+                self.end_headers()
+                return None
+            pages = max(1, -(-len(fake.starred) // per_page))
+            links = []
+            if page < pages:
+                links.append(f'<{fake.url}/user/starred?per_page={per_page}&page={page + 1}>; rel="next"')
+                links.append(f'<{fake.url}/user/starred?per_page={per_page}&page={pages}>; rel="last"')
+            headers = {"ETag": etag, **({"Link": ", ".join(links)} if links else {})}
+            return self._send(200, items, headers)
 
         def _put(self, file_path: str, body: dict[str, Any]) -> None:
             behaviour = fake.next_put.pop(0) if fake.next_put else "ok"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from san_desktop.app import SanApp
-from san_desktop.core.enums import JobPool, JobType
+from san_desktop.core.enums import JOB_POOLS, JobPool, JobType
 from san_desktop.jobs.executor import JobExecutor
 from san_desktop.jobs.processors import registry_for
 from san_desktop.queue.records import JobRecord
@@ -34,7 +34,7 @@ def finished_til(app: SanApp, texts: Sequence[str] = TEXTS) -> str:
 def run_one(app: SanApp, job_type: JobType) -> JobRecord:
     """Claim and run the next job of ``job_type`` (waiting retries made due first); its new state."""
     app.queue.wake({job_type})
-    pool = JobPool.GITHUB if job_type is JobType.TIL_GITHUB_COMMIT else JobPool.AI
+    pool = JOB_POOLS[job_type]
     claim = app.queue.claim_next(app.backend.require_session(), pool, {job_type})
     assert claim is not None
     executor(app).run(claim)

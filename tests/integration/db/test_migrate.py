@@ -169,3 +169,44 @@ def test_revision_0008_compacts_vectors_and_card_tags_and_keeps_search_in_step(t
         assert conn.execute("SELECT rtrim(tags) FROM card_search").fetchall() == [("WAL Vacuum",)]
         conn.execute("DELETE FROM card_tags WHERE tag_id = 't1'")
         assert conn.execute("SELECT rtrim(tags) FROM card_search").fetchall() == [("Vacuum",)]
+
+
+def test_revision_0011_widens_the_job_types_and_keeps_jobs_attempts_and_their_link(tmp_path: Path) -> None:
+    path = tmp_path / "san.db"
+    migrate_to(path, "0010")
+    with raw_connection(path) as conn:
+        conn.execute(
+            "INSERT INTO app_sessions (id, pid, hostname, kind, app_version, started_at) "
+            "VALUES ('a1', 1, 'h', 'gui', '0', '2026-01-01 00:00:00')"
+        )
+        conn.execute(
+            "INSERT INTO async_jobs (id, job_type, target_id, status, attempts, max_attempts, owner_session, "
+            "created_at, updated_at) VALUES ('j1', 'CARD_ANALYSIS', 's1', 'PENDING', 1, 3, 'a1', "
+            "'2026-01-01 00:00:00', '2026-01-01 00:00:00')"
+        )
+        conn.execute(
+            "INSERT INTO job_attempts (id, job_id, attempt, run_id, session_id, pool, started_at) "
+            "VALUES ('t1', 'j1', 1, 'r1', 'a1', 'AI', '2026-01-01 00:00:00')"
+        )
+        with pytest.raises(Exception, match="CHECK constraint failed"):
+            conn.execute(
+                "INSERT INTO async_jobs (id, job_type, target_id, status, attempts, max_attempts, created_at, "
+                "updated_at) VALUES ('j2', 'GITHUB_STAR_SYNC', 'x', 'PENDING', 0, 3, '2026', '2026')"
+            )
+
+    migrate(path, choose_driver())
+
+    with raw_connection(path) as conn:
+        conn.execute("PRAGMA foreign_keys=ON")
+        assert conn.execute("SELECT id, owner_session FROM async_jobs").fetchall() == [("j1", "a1")]
+        assert conn.execute("SELECT id, job_id FROM job_attempts").fetchall() == [("t1", "j1")]
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        attempts = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'job_attempts'").fetchone()[0]
+        assert "REFERENCES async_jobs (id)" in attempts
+        assert "_old" not in " ".join(row[0] for row in conn.execute("SELECT name FROM sqlite_master"))
+        conn.execute(
+            "INSERT INTO async_jobs (id, job_type, target_id, status, attempts, max_attempts, created_at, "
+            "updated_at) VALUES ('j2', 'GITHUB_STAR_SYNC', 'x', 'PENDING', 0, 3, '2026', '2026')"
+        )
+        conn.execute("DELETE FROM async_jobs WHERE id = 'j1'")  # the link still cascades
+        assert conn.execute("SELECT count(*) FROM job_attempts").fetchone() == (0,)

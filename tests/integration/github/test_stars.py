@@ -1,0 +1,171 @@
+"""Starred repositories against a GitHub-shaped server on 127.0.0.1: cheap syncs (Link pages, ETags, stop
+at the first known star), the errors GitHub can give, and the ranking against the learner's cards."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+
+import pytest
+
+from san_desktop.app import SanApp
+from san_desktop.core.enums import AttemptOutcome, JobPool, JobStatus, JobType
+from san_desktop.core.settings import GitHubSettings
+from tests.support.github_server import TOKEN, FakeGitHub, Request, fake_github_server
+from tests.support.jobs import jobs_of
+from tests.support.til import executor, run_one
+
+TOPICS = {
+    "sqlite": (
+        "SQLite database engine: WAL mode, write-ahead log, checkpoints and SQL queries",
+        ("sqlite", "database"),
+    ),
+    "react": ("React hooks and components for building user interfaces with state and effects", ("react", "hooks")),
+    "kubernetes": ("Kubernetes operator for pods, deployments and cluster networking", ("kubernetes", "devops")),
+    "rust": ("Rust borrow checker, ownership and lifetimes explained with examples", ("rust", "compiler")),
+    "photo": ("Film photography darkroom notes about exposure and developing negatives", ("photography", "film")),
+}
+
+
+@pytest.fixture
+def github(app: SanApp) -> Iterator[FakeGitHub]:
+    with fake_github_server() as fake:
+        app.save_settings(replace(app.settings, github=GitHubSettings(api_url=fake.url)))
+        app.set_github_token(TOKEN)
+        yield fake
+
+
+def _star_many(github: FakeGitHub, count: int) -> None:
+    for n in range(count):
+        github.star(f"owner{n}/repo{n}", f"Repository number {n}", ("misc",), language="Python", stargazers_count=n)
+
+
+def _sync(app: SanApp, *, full: bool = False) -> JobStatus:
+    app.stars.request_sync(app.settings.github.api_url, full=full, rank=False)
+    return run_one(app, JobType.GITHUB_STAR_SYNC).status
+
+
+def _star_gets(github: FakeGitHub, since: int) -> list[Request]:
+    return [r for r in github.requests[since:] if r.path == "/user/starred"]
+
+
+def test_syncs_follow_links_ask_conditionally_and_stop_at_what_is_known(app: SanApp, github: FakeGitHub) -> None:
+    _star_many(github, 250)
+    assert _sync(app) is JobStatus.COMPLETED
+    first = _star_gets(github, 0)
+    assert app.stars.status().repositories == 250
+    assert len(first) == 3  # three pages of 100, each found through the Link header
+    assert all(r.headers.get("Accept") == "application/vnd.github.star+json" for r in first)
+
+    before = len(github.requests)
+    assert _sync(app) is JobStatus.COMPLETED
+    second = _star_gets(github, before)
+    assert len(second) == 1  # the first page did not change: nothing newer exists
+    assert all(r.headers.get("If-None-Match") for r in second)
+
+    github.star("sqlite/new-one", "A new star")
+    before = len(github.requests)
+    assert _sync(app) is JobStatus.COMPLETED
+    assert app.stars.status().repositories == 251
+    assert len(_star_gets(github, before)) == 1  # its page held a known star: no further page asked
+
+    github.starred = [item for item in github.starred if item["repo"]["full_name"] != "owner7/repo7"]  # unstarred
+    before = len(github.requests)
+    assert _sync(app, full=True) is JobStatus.COMPLETED
+    full = _star_gets(github, before)
+    assert len(full) == 3
+    assert all(r.headers.get("If-None-Match") for r in full)
+    assert app.stars.status().repositories == 250  # owner7/repo7 is gone
+
+
+def test_a_rejected_token_ends_the_sync_saying_so(app: SanApp, github: FakeGitHub) -> None:
+    github.next_starred = ["401"]
+    _star_many(github, 3)
+    assert _sync(app) is JobStatus.FAILED
+    (job,) = jobs_of(app.queue, JobType.GITHUB_STAR_SYNC)
+    assert "rejected the token" in (job.error_message or "")
+    assert TOKEN not in (job.error_message or "")
+
+
+def test_a_spent_rate_limit_waits_for_its_reset_without_spending_an_attempt(app: SanApp, github: FakeGitHub) -> None:
+    github.next_starred = ["ratelimit"]
+    _star_many(github, 3)
+    assert _sync(app) is JobStatus.PENDING
+    (job,) = jobs_of(app.queue, JobType.GITHUB_STAR_SYNC)
+    assert job.attempts == 0
+    assert job.run_after is not None
+    assert (job.run_after - app.clock()).total_seconds() > 60  # the reset, two minutes away
+    (attempt,) = app.queue.attempts(job.id)
+    assert attempt.outcome is AttemptOutcome.RATE_LIMITED
+
+
+def _learn_sqlite_and_react(app: SanApp) -> None:
+    for text in (
+        "SQLite WAL mode lets readers continue while a writer commits to the database.",
+        "SQLite checkpoints copy pages from the write-ahead log back into the database file.",
+        "React hooks: useEffect runs after render and its cleanup runs before the next effect.",
+        "React components keep state with useState and re-render when it changes.",
+    ):
+        app.capture_text(text)
+    executor(app).drain(JobPool.AI)
+
+
+def _star_topics(github: FakeGitHub) -> None:
+    for topic, (description, topics) in TOPICS.items():
+        for n in range(3):
+            github.star(f"{topic}-org/{topic}-tool-{n}", f"{description} ({n})", topics, language="Go")
+
+
+def test_the_top_recommendations_match_what_is_being_learned(app: SanApp, github: FakeGitHub) -> None:
+    _learn_sqlite_and_react(app)
+    _star_topics(github)
+    app.refresh_stars()
+    run_one(app, JobType.GITHUB_STAR_SYNC)
+    assert run_one(app, JobType.GITHUB_STAR_RECOMMENDATION).status is JobStatus.COMPLETED
+
+    ranked = app.stars.latest(limit=15)
+    assert len(ranked) == 15
+    cards, _revision = app.til.collect(app.til.today())
+    for recommendation in ranked[:5]:
+        topic = recommendation.full_name.split("-")[0]
+        assert topic in ("sqlite", "react"), recommendation.full_name
+        # the reason names the matching cards, and the best of them is about the same topic
+        named = [card.title for card in cards if f"“{card.title}”" in recommendation.reason]
+        assert named, recommendation.reason
+        assert {"sqlite": "SQLite", "react": "React"}[topic] in named[0] + recommendation.reason.split("”")[0]
+
+
+def test_not_interested_hides_a_repository_from_this_and_later_runs(app: SanApp, github: FakeGitHub) -> None:
+    _learn_sqlite_and_react(app)
+    _star_topics(github)
+    app.refresh_stars()
+    run_one(app, JobType.GITHUB_STAR_SYNC)
+    run_one(app, JobType.GITHUB_STAR_RECOMMENDATION)
+    top = app.stars.latest(limit=1)[0]
+
+    app.set_not_interested(top.repository_id)
+    assert top.repository_id not in {r.repository_id for r in app.stars.latest()}
+    app.refresh_stars()
+    run_one(app, JobType.GITHUB_STAR_SYNC)
+    run_one(app, JobType.GITHUB_STAR_RECOMMENDATION)
+    assert top.repository_id not in {r.repository_id for r in app.stars.latest()}
+    assert len(jobs_of(app.queue, JobType.GITHUB_STAR_RECOMMENDATION)) == 2
+
+
+def test_archived_repositories_rank_last(app: SanApp, github: FakeGitHub) -> None:
+    _learn_sqlite_and_react(app)
+    github.star("sqlite-org/old-sqlite-tool", TOPICS["sqlite"][0], ("sqlite",), archived=True)
+    _star_topics(github)
+    app.refresh_stars()
+    run_one(app, JobType.GITHUB_STAR_SYNC)
+    run_one(app, JobType.GITHUB_STAR_RECOMMENDATION)
+    ranked = app.stars.latest(limit=100)
+    assert ranked[-1].full_name == "sqlite-org/old-sqlite-tool"
+    assert ranked[-1].reason.endswith("(archived)")
+
+
+def test_without_a_token_refresh_says_where_to_set_one(app: SanApp) -> None:
+    from san_desktop.core.errors import SanError
+
+    with pytest.raises(SanError, match="No GitHub token"):
+        app.refresh_stars()
