@@ -65,6 +65,8 @@ LABELLED_JOB_TYPES = SCRAP_JOB_TYPES | {
     JobType.TIL_GENERATION,
     JobType.TIL_GITHUB_COMMIT,
     JobType.RECALL_QUIZ_GENERATION,
+    JobType.GITHUB_STAR_SYNC,
+    JobType.GITHUB_STAR_RECOMMENDATION,
 }
 
 
@@ -256,7 +258,7 @@ class SanApp:
 
     def job_labels(self, jobs: Iterable[JobRecord]) -> dict[str, str]:
         """A human label per job target: a scrap's card title (or the start of its text), a day's TIL, a
-        commit's day and repository, a day's quizzes."""
+        commit's day and repository, a day's quizzes, the GitHub stars."""
         targets: dict[JobType, set[str]] = {}
         for job in jobs:
             targets.setdefault(job.job_type, set()).add(job.target_id)
@@ -270,6 +272,8 @@ class SanApp:
             labels.update(self.commits.labels(sorted(commits)))
         if generations := targets.get(JobType.RECALL_QUIZ_GENERATION):
             labels.update(self.quizzes.labels(sorted(generations)))
+        stars = targets.get(JobType.GITHUB_STAR_SYNC, set()) | targets.get(JobType.GITHUB_STAR_RECOMMENDATION, set())
+        labels.update((account, "Your GitHub stars") for account in stars)
         return labels
 
     # --- writes (each returns what it changed) ------------------------------------------------

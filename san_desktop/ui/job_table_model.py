@@ -29,6 +29,7 @@ JOB_TYPE_LABELS = {
     JobType.TIL_GITHUB_COMMIT: "TIL commit to GitHub",
     JobType.RECALL_QUIZ_GENERATION: "Recall quiz",
     JobType.GITHUB_STAR_RECOMMENDATION: "Star recommendations",
+    JobType.GITHUB_STAR_SYNC: "Star sync",
 }
 
 

@@ -64,3 +64,9 @@ def test_empty_model_takes_a_first_job(qtbot: QtBot, queue: JobQueue, app: SanAp
     model.upsert(events[0].job)
     assert model.rowCount() == 1
     assert model.job_at(0).id == job.id  # type: ignore[union-attr]
+
+
+def test_every_job_type_has_a_label_in_the_monitor() -> None:
+    from san_desktop.ui.job_table_model import JOB_TYPE_LABELS
+
+    assert set(JOB_TYPE_LABELS) == set(JobType)

@@ -149,7 +149,9 @@ def test_not_interested_hides_a_repository_from_this_and_later_runs(app: SanApp,
     run_one(app, JobType.GITHUB_STAR_SYNC)
     run_one(app, JobType.GITHUB_STAR_RECOMMENDATION)
     assert top.repository_id not in {r.repository_id for r in app.stars.latest()}
-    assert len(jobs_of(app.queue, JobType.GITHUB_STAR_RECOMMENDATION)) == 2
+    rankings = jobs_of(app.queue, JobType.GITHUB_STAR_RECOMMENDATION)
+    assert len(rankings) == 2
+    assert set(app.job_labels(rankings).values()) == {"Your GitHub stars"}  # as the job monitor names them
 
 
 def test_archived_repositories_rank_last(app: SanApp, github: FakeGitHub) -> None:
