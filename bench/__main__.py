@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from bench import bench_cards, bench_jobs, bench_monitor, bench_quizzes, bench_startup, bench_til
+from bench import bench_cards, bench_jobs, bench_monitor, bench_quizzes, bench_stars, bench_startup, bench_til
 from bench.common import print_table
 
 
@@ -15,6 +15,7 @@ def main() -> int:
         + bench_til.run_all()
         + bench_quizzes.run_all()
         + bench_monitor.run_all()
+        + bench_stars.run_all()
         + bench_startup.run_all()
     )
     print_table(rows)

@@ -40,6 +40,7 @@ EMBED_BATCH = 64
 RANK_CHUNK = 1000  # repositories scored against the cards at a time
 KEPT_PER_RUN = 200
 FALLBACK_CARDS = 500  # no card in the window: the newest ones stand in
+RUNS_KEPT = 3  # earlier ranking runs kept beside the newest
 ARCHIVED = "archived"
 
 
@@ -232,6 +233,7 @@ class StarService:
                     sa.select(StarredRepository)
                     .where(
                         StarredRepository.gone.is_(False),
+                        StarredRepository.not_interested.is_(False),
                         sa.or_(StarredRepository.embedding_model.is_(None), StarredRepository.embedding_model != model),
                     )
                     .limit(EMBED_BATCH)
@@ -240,13 +242,12 @@ class StarService:
             if not texts:
                 return done
             vectors = provider.embed([text for _id, text in texts])
+            rows = [
+                {"id": repo_id, "embedding": to_stored(vector), "embedding_model": model}
+                for (repo_id, _text), vector in zip(texts, vectors, strict=True)
+            ]
             with self.db.write() as session:
-                for (repo_id, _text), vector in zip(texts, vectors, strict=True):
-                    session.execute(
-                        sa.update(StarredRepository)
-                        .where(StarredRepository.id == repo_id)
-                        .values(embedding=to_stored(vector), embedding_model=model)
-                    )
+                session.execute(sa.update(StarredRepository), rows)  # one statement per batch, by primary key
             done += len(texts)
 
     def _cards(self, model: str, window_days: int) -> tuple[list[str], np.ndarray]:
@@ -267,7 +268,8 @@ class StarService:
 
     def rank(self, provider: AIProvider, window_days: int) -> list[tuple[str, float, str]]:
         """(repository id, score, reason) best first, archived ones last: each repository scored by its
-        two nearest cards of the last ``window_days`` (its best match, and a second one half as much)."""
+        two nearest cards of the last ``window_days`` (its best match, and a second one half as much). A
+        best match under the provider's similarity line is called loose, not close."""
         self.embed_repositories(provider)
         model = provider.embedding_model
         titles, cards = self._cards(model, window_days)
@@ -282,6 +284,7 @@ class StarService:
         if not repos or not titles:
             return []
         dim = cards.shape[1]
+        close = 1.0 - provider.similarity_threshold  # cosine similarity at which cards count as similar
         matrix = np.stack([from_stored(row.embedding, dim) for row in repos])
         scored: list[tuple[bool, float, str, str]] = []
         for start in range(0, len(repos), RANK_CHUNK):
@@ -294,7 +297,8 @@ class StarService:
                 score = values[0] + (0.5 * values[1] if len(values) > 1 else 0.0)
                 row = repos[start + offset]
                 names = " and ".join(f"“{titles[column]}”" for column in ordered)
-                reason = f"Close to your card{'s' if len(ordered) > 1 else ''} {names}"
+                near = "Close to" if values[0] >= close else "Loosely related to"
+                reason = f"{near} your card{'s' if len(ordered) > 1 else ''} {names}"
                 if row.archived:
                     reason += " (archived)"
                 scored.append((bool(row.archived), -score, row.id, reason))
@@ -302,6 +306,15 @@ class StarService:
         return [(repo_id, -negative, reason) for _archived, negative, repo_id, reason in scored[:KEPT_PER_RUN]]
 
     def store_run(self, session: Session, run_id: str, ranked: Sequence[tuple[str, float, str]]) -> None:
+        """Keep a run's results, and of the earlier runs only the last ``RUNS_KEPT`` (a run that found
+        nothing to rank clears them all: what is shown must be the latest run, even when empty)."""
+        kept = session.scalars(
+            sa.select(StarRecommendation.run_id).distinct().order_by(StarRecommendation.run_id.desc()).limit(RUNS_KEPT)
+        ).all()
+        older = sa.delete(StarRecommendation)
+        if ranked and kept:
+            older = older.where(StarRecommendation.run_id.not_in(kept))
+        session.execute(older)
         for rank, (repo_id, score, reason) in enumerate(ranked, start=1):
             session.add(StarRecommendation(run_id=run_id, repository_id=repo_id, rank=rank, score=score, reason=reason))
 

@@ -171,3 +171,20 @@ def test_without_a_token_refresh_says_where_to_set_one(app: SanApp) -> None:
 
     with pytest.raises(SanError, match="No GitHub token"):
         app.refresh_stars()
+
+
+def test_a_run_with_nothing_to_rank_against_shows_nothing_rather_than_an_old_run(
+    app: SanApp, github: FakeGitHub
+) -> None:
+    _learn_sqlite_and_react(app)
+    _star_topics(github)
+    app.refresh_stars()
+    run_one(app, JobType.GITHUB_STAR_SYNC)
+    run_one(app, JobType.GITHUB_STAR_RECOMMENDATION)
+    assert app.stars.latest()
+    for scrap in app.scraps.list_scraps():
+        app.delete_scrap(scrap.id)  # no card left to rank against
+    app.refresh_stars()
+    run_one(app, JobType.GITHUB_STAR_SYNC)
+    assert run_one(app, JobType.GITHUB_STAR_RECOMMENDATION).status is JobStatus.COMPLETED
+    assert app.stars.latest() == []
