@@ -148,6 +148,8 @@ class StarService:
                 on_page(report.pages)
             if page.not_modified:
                 report.not_modified += 1
+                with self.db.write() as session:  # asked and found as it was: synced now all the same
+                    session.execute(sa.update(HttpCache).where(HttpCache.url == key).values(fetched_at=self.clock()))
                 seen.update(remembered.get("names", []))
                 next_url = remembered.get("next")
                 if not full:

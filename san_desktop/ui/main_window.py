@@ -42,6 +42,7 @@ from san_desktop.ui.quiz_reminder import QuizReminder
 from san_desktop.ui.quizzes_page import QuizzesPage
 from san_desktop.ui.resources import app_icon
 from san_desktop.ui.settings_dialog import SettingsDialog
+from san_desktop.ui.stars_page import StarsPage
 from san_desktop.ui.til_page import TilPage
 from san_desktop.ui.tray import Tray
 
@@ -86,11 +87,13 @@ class MainWindow(QMainWindow):
         self.jobs = JobsPage(context)
         self.til = TilPage(context)
         self.quizzes = QuizzesPage(context)
+        self.stars = StarsPage(context)
         built: dict[str, QWidget] = {
             "inbox": self.inbox,
             "cards": self.cards,
             "til": self.til,
             "quizzes": self.quizzes,
+            "stars": self.stars,
             "jobs": self.jobs,
         }
 
@@ -133,6 +136,7 @@ class MainWindow(QMainWindow):
         self.inbox.open_card.connect(self._on_inbox_open_card)
         self.til.open_card.connect(self._on_inbox_open_card)
         self.quizzes.open_card.connect(self._on_inbox_open_card)
+        self.stars.settings_requested.connect(self._on_settings_action_triggered)
         self._runner.stalled.connect(self._on_runner_stalled)
         self._runner.breaker_changed.connect(self._on_runner_breaker_changed)
         self._runner.sweep_finished.connect(self._on_runner_sweep_finished)

@@ -57,8 +57,12 @@ def test_syncs_follow_links_ask_conditionally_and_stop_at_what_is_known(app: San
     assert len(first) == 3  # three pages of 100, each found through the Link header
     assert all(r.headers.get("Accept") == "application/vnd.github.star+json" for r in first)
 
-    before = len(github.requests)
+    before, synced = len(github.requests), app.stars.status().last_sync
+    assert synced is not None
     assert _sync(app) is JobStatus.COMPLETED
+    resynced = app.stars.status().last_sync
+    assert resynced is not None
+    assert resynced > synced  # a 304 is a sync too
     second = _star_gets(github, before)
     assert len(second) == 1  # the first page did not change: nothing newer exists
     assert all(r.headers.get("If-None-Match") for r in second)
