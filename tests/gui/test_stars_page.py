@@ -35,32 +35,11 @@ from san_desktop.ui.stars_state import (
 )
 from tests.support.github_server import TOKEN, FakeGitHub, fake_github_server
 from tests.support.jobs import jobs_of
+from tests.support.stars import STAR_CARDS, STAR_TOPICS, star_topics
 from tests.support.til import executor, run_one
 
 # Showing a top-level widget on the offscreen platform makes Qt warn about size hints it cannot pass on.
 pytestmark = pytest.mark.qt_log_ignore("propagateSizeHints")
-
-CARDS = (
-    "SQLite WAL mode lets readers continue while a writer commits to the database.",
-    "SQLite checkpoints copy pages from the write-ahead log back into the database file.",
-    "React hooks: useEffect runs after render and its cleanup runs before the next effect.",
-    "React components keep state with useState and re-render when it changes.",
-)
-TOPICS = {  # topic: (description, topics, language)
-    "sqlite": (
-        "SQLite database engine: WAL mode, write-ahead log, checkpoints and SQL queries",
-        ("sqlite", "database"),
-        "C",
-    ),
-    "react": (
-        "React hooks and components for building user interfaces with state and effects",
-        ("react", "hooks"),
-        "TypeScript",
-    ),
-    "kubernetes": ("Kubernetes operator for pods, deployments and cluster networking", ("kubernetes",), "Go"),
-    "rust": ("Rust borrow checker, ownership and lifetimes explained with examples", ("rust",), "Rust"),
-    "photo": ("Film photography darkroom notes about exposure and developing negatives", ("film",), "Python"),
-}
 
 
 @pytest.fixture(autouse=True)
@@ -79,18 +58,13 @@ def github(app: SanApp) -> Iterator[FakeGitHub]:
 
 
 def _learn_sqlite_and_react(app: SanApp) -> None:
-    for text in CARDS:
+    for text in STAR_CARDS:
         app.capture_text(text)
     executor(app).drain(JobPool.AI)
 
 
 def _star_topics(github: FakeGitHub) -> None:
-    """Fifteen stars: three per topic, each topic in its own language."""
-    for topic, (description, topics, language) in TOPICS.items():
-        for n in range(3):
-            github.star(
-                f"{topic}-org/{topic}-tool-{n}", f"{description} ({n})", topics, language=language, stargazers_count=n
-            )
+    star_topics(github)
 
 
 def _ranked(app: SanApp) -> None:
@@ -254,7 +228,7 @@ def test_open_on_github_opens_https_addresses_and_refuses_others(
 ) -> None:
     _learn_sqlite_and_react(app)
     _star_topics(github)
-    github.star("sqlite-org/mirror", TOPICS["sqlite"][0], ("sqlite",), html_url="http://mirror.example/sqlite")
+    github.star("sqlite-org/mirror", STAR_TOPICS["sqlite"][0], ("sqlite",), html_url="http://mirror.example/sqlite")
     _ranked(app)
     opened: list[QUrl] = []
     page = _shown_page(qtbot, context, opened)

@@ -14,29 +14,8 @@ import pytest
 
 from tests.support.github_server import TOKEN, FakeGitHub, fake_github_server
 from tests.support.processes import run_san
+from tests.support.stars import PER_TOPIC, STAR_CARDS, STAR_TOPICS, star_topics
 
-CARDS = (
-    "SQLite WAL mode lets readers continue while a writer commits to the database.",
-    "SQLite checkpoints copy pages from the write-ahead log back into the database file.",
-    "React hooks: useEffect runs after render and its cleanup runs before the next effect.",
-    "React components keep state with useState and re-render when it changes.",
-)
-TOPICS = {  # topic: (description, topics, language)
-    "sqlite": (
-        "SQLite database engine: WAL mode, write-ahead log, checkpoints and SQL queries",
-        ("sqlite", "database"),
-        "C",
-    ),
-    "react": (
-        "React hooks and components for building user interfaces with state and effects",
-        ("react", "hooks"),
-        "TypeScript",
-    ),
-    "kubernetes": ("Kubernetes operator for pods, deployments and cluster networking", ("kubernetes", "devops"), "Go"),
-    "rust": ("Rust borrow checker, ownership and lifetimes explained with examples", ("rust", "compiler"), "Rust"),
-    "photo": ("Film photography darkroom notes about exposure and developing negatives", ("photography",), None),
-}
-PER_TOPIC = 3
 NO_RUN_HINT = "`san stars sync`, then `san jobs run --until-idle`"
 
 
@@ -52,7 +31,7 @@ def github(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGitH
 
 
 def _learn_sqlite_and_react() -> None:
-    for text in CARDS:
+    for text in STAR_CARDS:
         added = run_san("scrap", "add", "--text", text)
         assert added.returncode == 0, added.stderr
     _run_jobs()
@@ -64,15 +43,7 @@ def _run_jobs() -> None:
 
 
 def _star_topics(github: FakeGitHub) -> None:
-    for topic, (description, topics, language) in TOPICS.items():
-        for n in range(PER_TOPIC):
-            github.star(
-                f"{topic}-org/{topic}-tool-{n}",
-                f"{description} ({n})",
-                topics,
-                language=language,
-                stargazers_count=1000 * n + 7,
-            )
+    star_topics(github)
 
 
 def _recommend(*args: str) -> list[dict[str, Any]]:
@@ -107,14 +78,14 @@ def test_sync_then_jobs_run_ranks_the_stars_against_the_cards(github: FakeGitHub
     )
 
     ranked = _recommend("--limit", "100")
-    assert len(ranked) == len(TOPICS) * PER_TOPIC
+    assert len(ranked) == len(STAR_TOPICS) * PER_TOPIC
     assert [item["rank"] for item in ranked] == list(range(1, len(ranked) + 1))
     scores = [item["score"] for item in ranked]
     assert scores == sorted(scores, reverse=True)
     for item in ranked[:5]:  # what is being learned comes first, each with the cards it matches
         assert _topic(item) in ("sqlite", "react"), item["full_name"]
         assert item["reason"].startswith("Close to your card")
-        assert any(f"“{text[:20]}" in item["reason"] for text in CARDS), item["reason"]
+        assert any(f"“{text[:20]}" in item["reason"] for text in STAR_CARDS), item["reason"]
     first = ranked[0]
     assert set(first) >= {"full_name", "description", "language", "topics", "stars", "html_url", "reason", "rank"}
     assert first["html_url"] == f"https://github.com/{first['full_name']}"
@@ -155,7 +126,7 @@ def test_a_second_sync_asks_conditionally_and_a_new_star_is_ranked(github: FakeG
     _run_jobs()
     before = len(github.requests)
 
-    github.star("sqlite-org/sqlite-newest", TOPICS["sqlite"][0] + " (new)", ("sqlite",), language="C")
+    github.star("sqlite-org/sqlite-newest", STAR_TOPICS["sqlite"][0] + " (new)", ("sqlite",), language="C")
     full = run_san("stars", "sync", "--full")
     assert full.returncode == 0, full.stderr
     assert full.stdout.startswith("Full sync of your stars on ")
@@ -167,7 +138,7 @@ def test_a_second_sync_asks_conditionally_and_a_new_star_is_ranked(github: FakeG
     assert asked
     assert all(r.headers.get("If-None-Match") for r in asked)  # each page's ETag sent back
     names = [item["full_name"] for item in _recommend("--limit", "100")]
-    assert len(names) == len(TOPICS) * PER_TOPIC + 1
+    assert len(names) == len(STAR_TOPICS) * PER_TOPIC + 1
     assert names.index("sqlite-org/sqlite-newest") < 6
 
 
@@ -205,5 +176,5 @@ def test_recommend_before_any_ranking_says_how_to_make_one(github: FakeGitHub) -
     _run_jobs()
     unranked = run_san("stars", "recommend")
     assert unranked.returncode == 0, unranked.stderr
-    assert f"No recommendations yet from your {len(TOPICS) * PER_TOPIC} starred repositories" in unranked.stdout
+    assert f"No recommendations yet from your {len(STAR_TOPICS) * PER_TOPIC} starred repositories" in unranked.stdout
     assert NO_RUN_HINT in unranked.stdout

@@ -13,18 +13,8 @@ from san_desktop.core.enums import AttemptOutcome, JobPool, JobStatus, JobType
 from san_desktop.core.settings import GitHubSettings
 from tests.support.github_server import TOKEN, FakeGitHub, Request, fake_github_server
 from tests.support.jobs import jobs_of
+from tests.support.stars import STAR_CARDS, STAR_TOPICS, star_topics
 from tests.support.til import executor, run_one
-
-TOPICS = {
-    "sqlite": (
-        "SQLite database engine: WAL mode, write-ahead log, checkpoints and SQL queries",
-        ("sqlite", "database"),
-    ),
-    "react": ("React hooks and components for building user interfaces with state and effects", ("react", "hooks")),
-    "kubernetes": ("Kubernetes operator for pods, deployments and cluster networking", ("kubernetes", "devops")),
-    "rust": ("Rust borrow checker, ownership and lifetimes explained with examples", ("rust", "compiler")),
-    "photo": ("Film photography darkroom notes about exposure and developing negatives", ("photography", "film")),
-}
 
 
 @pytest.fixture
@@ -104,20 +94,13 @@ def test_a_spent_rate_limit_waits_for_its_reset_without_spending_an_attempt(app:
 
 
 def _learn_sqlite_and_react(app: SanApp) -> None:
-    for text in (
-        "SQLite WAL mode lets readers continue while a writer commits to the database.",
-        "SQLite checkpoints copy pages from the write-ahead log back into the database file.",
-        "React hooks: useEffect runs after render and its cleanup runs before the next effect.",
-        "React components keep state with useState and re-render when it changes.",
-    ):
+    for text in STAR_CARDS:
         app.capture_text(text)
     executor(app).drain(JobPool.AI)
 
 
 def _star_topics(github: FakeGitHub) -> None:
-    for topic, (description, topics) in TOPICS.items():
-        for n in range(3):
-            github.star(f"{topic}-org/{topic}-tool-{n}", f"{description} ({n})", topics, language="Go")
+    star_topics(github)
 
 
 def test_the_top_recommendations_match_what_is_being_learned(app: SanApp, github: FakeGitHub) -> None:
@@ -160,7 +143,7 @@ def test_not_interested_hides_a_repository_from_this_and_later_runs(app: SanApp,
 
 def test_archived_repositories_rank_last(app: SanApp, github: FakeGitHub) -> None:
     _learn_sqlite_and_react(app)
-    github.star("sqlite-org/old-sqlite-tool", TOPICS["sqlite"][0], ("sqlite",), archived=True)
+    github.star("sqlite-org/old-sqlite-tool", STAR_TOPICS["sqlite"][0], ("sqlite",), archived=True)
     _star_topics(github)
     app.refresh_stars()
     run_one(app, JobType.GITHUB_STAR_SYNC)
