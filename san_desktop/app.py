@@ -229,7 +229,7 @@ class SanApp:
     def stars(self) -> StarService:
         from san_desktop.services.stars import StarService
 
-        return StarService(self.db, self.queue, self.clock)
+        return StarService(self.db, self.queue, self.clock, self.artifacts)
 
     @property
     def settings_path(self) -> Path:

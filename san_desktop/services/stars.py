@@ -1,6 +1,6 @@
 """Starred-repository recommendations: the learner's GitHub stars synced cheaply (conditional requests,
 pages followed by their ``Link`` header, stopping at the first star already known), then ranked against
-what they are learning now (their recent cards) by vector similarity, each with a reason naming the cards
+what they are learning now (their recent cards and TILs) by vector similarity, each with a reason naming the cards
 it matches. Each ranking run is stored; the latest one is what is shown."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from san_desktop.ai.base import AIProvider
+from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobType
 from san_desktop.core.errors import SanError
 from san_desktop.core.timeutil import utcnow
@@ -24,13 +25,15 @@ from san_desktop.db.database import Database
 from san_desktop.db.models import (
     AsyncJob,
     CardEmbedding,
+    DailySummary,
     HttpCache,
     KnowledgeCard,
     Scrap,
     StarRecommendation,
     StarredRepository,
+    TilStepOutput,
 )
-from san_desktop.db.vectors import from_stored, to_stored
+from san_desktop.db.vectors import from_blob, from_stored, to_stored
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.payloads import StarSyncPayload, dump_payload
 from san_desktop.queue.records import JobRecord
@@ -97,10 +100,17 @@ def repository_text(repo: StarredRepository) -> str:
 
 
 class StarService:
-    def __init__(self, db: Database, queue: JobQueue, clock: Callable[[], datetime] = utcnow) -> None:
+    def __init__(
+        self,
+        db: Database,
+        queue: JobQueue,
+        clock: Callable[[], datetime] = utcnow,
+        artifacts: ArtifactStore | None = None,
+    ) -> None:
         self.db = db
         self.queue = queue
         self.clock = clock
+        self.artifacts = artifacts or ArtifactStore(db.path.parent)  # where the TILs' vectors are
 
     # --- asking for work ----------------------------------------------------------------------
 
@@ -252,7 +262,35 @@ class StarService:
                 session.execute(sa.update(StarredRepository), rows)  # one statement per batch, by primary key
             done += len(texts)
 
+    def _tils(self, model: str, since: datetime) -> list[tuple[str, np.ndarray]]:
+        """("TIL of DAY", vector) of the days since ``since`` whose TIL was embedded with ``model`` (each
+        day's newest embedding; a vector file gone missing is skipped)."""
+        query = (
+            sa.select(DailySummary.local_date, TilStepOutput.artifact_key, TilStepOutput.data)
+            .join(TilStepOutput, TilStepOutput.summary_id == DailySummary.id)
+            .where(
+                TilStepOutput.step == "embed",
+                TilStepOutput.artifact_key.is_not(None),
+                DailySummary.local_date >= since.date().isoformat(),
+            )
+            .order_by(DailySummary.local_date, TilStepOutput.created_at)
+        )
+        with self.db.sessions() as session:
+            newest = {day: (key, data) for day, key, data in session.execute(query)}
+        found: list[tuple[str, np.ndarray]] = []
+        for day, (key, data) in sorted(newest.items()):
+            if key is None or json.loads(data or "{}").get("model") != model:
+                continue
+            try:
+                vector = from_blob(self.artifacts.read_bytes(key))
+            except OSError:
+                continue
+            found.append((f"TIL of {day}", vector / (np.linalg.norm(vector) or 1.0)))
+        return found
+
     def _cards(self, model: str, window_days: int) -> tuple[list[str], np.ndarray]:
+        """Titles and vectors of what the learner learned lately: the cards and the TILs of the window (the
+        newest cards instead when the window holds none)."""
         since = self.clock() - timedelta(days=window_days)
         query = (
             sa.select(KnowledgeCard.title, CardEmbedding.vector, CardEmbedding.dim)
@@ -264,9 +302,15 @@ class StarService:
             rows = session.execute(query.where(KnowledgeCard.created_at >= since)).all()
             if not rows:
                 rows = session.execute(query.order_by(KnowledgeCard.created_at.desc()).limit(FALLBACK_CARDS)).all()
-        if not rows:
+        titles = [row.title for row in rows]
+        vectors = [from_stored(row.vector, row.dim) for row in rows]
+        for title, vector in self._tils(model, since):
+            if not vectors or vector.shape == vectors[0].shape:
+                titles.append(title)
+                vectors.append(vector.astype(np.float32))
+        if not vectors:
             return [], np.zeros((0, 0), dtype=np.float32)
-        return [row.title for row in rows], np.stack([from_stored(row.vector, row.dim) for row in rows])
+        return titles, np.stack(vectors)
 
     def rank(self, provider: AIProvider, window_days: int) -> list[tuple[str, float, str]]:
         """(repository id, score, reason) best first, archived ones last: each repository scored by its

@@ -175,3 +175,17 @@ def test_a_run_with_nothing_to_rank_against_shows_nothing_rather_than_an_old_run
     run_one(app, JobType.GITHUB_STAR_SYNC)
     assert run_one(app, JobType.GITHUB_STAR_RECOMMENDATION).status is JobStatus.COMPLETED
     assert app.stars.latest() == []
+
+
+def test_recent_tils_count_as_what_is_being_learned(app: SanApp, github: FakeGitHub) -> None:
+    from tests.support.til import finished_til
+
+    day = finished_til(app, STAR_CARDS[:2])
+    titles, vectors = app.stars._cards(app.providers.embedding_model(), window_days=30)
+    assert f"TIL of {day}" in titles
+    assert vectors.shape[0] == len(titles) == 3  # two cards and the day's TIL
+    github.star("sqlite-org/sqlite-tool", STAR_TOPICS["sqlite"][0], ("sqlite",))
+    app.refresh_stars()
+    run_one(app, JobType.GITHUB_STAR_SYNC)
+    assert run_one(app, JobType.GITHUB_STAR_RECOMMENDATION).status is JobStatus.COMPLETED
+    assert len(app.stars.latest()) == 1
