@@ -100,38 +100,18 @@ class Changes:
     def merge(items: Iterable[Changes]) -> Changes:
         """All of ``items`` in one (each job in its newest state), in one pass: merging them two by two
         copied every job gathered so far again, and 10,000 job events froze the window for 250 ms."""
-        scraps: set[str] = set()
-        cards: set[str] = set()
-        tils: set[str] = set()
-        jobs: dict[str, JobRecord] = {}
-        flags = [False] * 6
-        for item in items:
-            scraps |= item.scraps
-            cards |= item.cards_of_scraps
-            tils |= item.tils
-            jobs.update((job.id, job) for job in item.jobs)
-            for n, flag in enumerate(
-                (
-                    item.settings,
-                    item.ai_settings_changed,
-                    item.embedding_model_changed,
-                    item.external,
-                    item.quizzes,
-                    item.stars,
-                )
-            ):
-                flags[n] = flags[n] or flag
+        listed = list(items)
         return Changes(
-            scraps=frozenset(scraps),
-            cards_of_scraps=frozenset(cards),
-            jobs=tuple(jobs.values()),
-            tils=frozenset(tils),
-            settings=flags[0],
-            ai_settings_changed=flags[1],
-            embedding_model_changed=flags[2],
-            external=flags[3],
-            quizzes=flags[4],
-            stars=flags[5],
+            scraps=frozenset().union(*(item.scraps for item in listed)),
+            cards_of_scraps=frozenset().union(*(item.cards_of_scraps for item in listed)),
+            jobs=tuple({job.id: job for item in listed for job in item.jobs}.values()),
+            tils=frozenset().union(*(item.tils for item in listed)),
+            settings=any(item.settings for item in listed),
+            ai_settings_changed=any(item.ai_settings_changed for item in listed),
+            embedding_model_changed=any(item.embedding_model_changed for item in listed),
+            external=any(item.external for item in listed),
+            quizzes=any(item.quizzes for item in listed),
+            stars=any(item.stars for item in listed),
         )
 
     def __bool__(self) -> bool:
@@ -347,7 +327,9 @@ class SanApp:
         from san_desktop.services.til import parse_day
 
         day = parse_day(local_date)
-        job = self.quizzes.generate(day, day_has_cards=self.til.has_cards(day))
+        if not self.til.has_cards(day):
+            raise SanError(f"There are no cards from {day}: nothing to make quizzes from.")
+        job = self.quizzes.generate(day)
         return Changed(job, Changes.of_job(job))
 
     def answer_quiz(self, quiz_id: str, rating: int, duration_ms: int | None = None) -> Changed[QuizView]:

@@ -27,7 +27,7 @@ class QuizGenerationProcessor:
         self.til_settings = til_settings  # the learner's day: read per run
 
     def __call__(self, context: JobContext) -> None:
-        quizzes = QuizService(context.db, context.queue, lambda: 0.9, utcnow)
+        quizzes = QuizService(context.db, context.queue)  # (no answers here: the retention is not used)
         local_date, quiz_types = quizzes.generation(context.job.target_id)
         zone = local_zone(self.til_settings().timezone)
         til = TilService(context.db, context.queue, context.files.store, lambda: zone, utcnow)

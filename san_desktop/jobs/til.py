@@ -33,7 +33,7 @@ from san_desktop.db.vectors import from_blob, to_blob
 from san_desktop.jobs.registry import JobContext
 from san_desktop.queue.errors import JobInterruptedError, JobSupersededError
 from san_desktop.services.cards import nearest_cards
-from san_desktop.services.quizzes import QuizService
+from san_desktop.services.quizzes import request_generation
 from san_desktop.services.til import TilService
 
 log = logging.getLogger(__name__)
@@ -252,7 +252,7 @@ class _Run:
             summary.title = self.title[:200]
             summary.input_revision = revision
             if self.owner.quiz_settings().generate_after_til:  # with the TIL, or not at all
-                QuizService(self.context.db, self.context.queue, lambda: 0.9).enqueue(session, self.local_date)
+                request_generation(session, self.context.queue, self.local_date)
         log.info("TIL of %s published as version %d", self.local_date, version)
 
     def _summary(self, session: Session) -> DailySummary:

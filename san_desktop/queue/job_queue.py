@@ -187,6 +187,16 @@ class JobQueue:
             session.info.pop(_PENDING_EVENTS, None)
             session.info.pop(_PENDING_CLAIMS, None)
 
+    def active_or_enqueue(
+        self, session: Session, job_type: JobType, target_id: str, *, payload: str | None = None
+    ) -> JobRecord:
+        """The job of ``job_type`` that will still run for ``target_id``, or a new one enqueued in the
+        caller's transaction (a second request while one waits or runs gets the first)."""
+        active = self.active_job_id(session, job_type, target_id)
+        if active is not None:
+            return JobRecord.from_row(self._require(session, active))
+        return self.enqueue(job_type, target_id, session=session, payload=payload)
+
     @staticmethod
     def active_job_id(session: Session, job_type: JobType, target_id: str) -> str | None:
         return session.scalar(

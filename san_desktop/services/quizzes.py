@@ -17,11 +17,12 @@ from fsrs import Card, Rating, Scheduler, State
 from sqlalchemy.orm import Session
 
 from san_desktop.ai.base import QuizDraft
-from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobType, QuizState, QuizType
+from san_desktop.core.enums import JobType, QuizState, QuizType
 from san_desktop.core.errors import SanError
+from san_desktop.core.settings import QuizSettings
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.database import Database
-from san_desktop.db.models import AsyncJob, KnowledgeCard, RecallQuiz, RecallQuizGeneration, RecallQuizReview, Scrap
+from san_desktop.db.models import KnowledgeCard, RecallQuiz, RecallQuizGeneration, RecallQuizReview, Scrap
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobRecord
 
@@ -126,12 +127,30 @@ def _live() -> Any:
     )
 
 
+def request_generation(
+    session: Session, queue: JobQueue, local_date: str, quiz_types: Sequence[QuizType] = ALL_QUIZ_TYPES
+) -> JobRecord:
+    """Ask for a day's quizzes in the caller's transaction (a TIL that completes asks with it): the day's
+    generation row, made once, and its job (the one waiting or running, if any)."""
+    key = types_key(quiz_types)
+    generation = session.scalar(
+        sa.select(RecallQuizGeneration).where(
+            RecallQuizGeneration.local_date == local_date, RecallQuizGeneration.quiz_types == key
+        )
+    )
+    if generation is None:
+        generation = RecallQuizGeneration(local_date=local_date, quiz_types=key)
+        session.add(generation)
+        session.flush()
+    return queue.active_or_enqueue(session, JobType.RECALL_QUIZ_GENERATION, generation.id)
+
+
 class QuizService:
     def __init__(
         self,
         db: Database,
         queue: JobQueue,
-        retention: Callable[[], float],
+        retention: Callable[[], float] = lambda: QuizSettings().desired_retention,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self.db = db
@@ -141,38 +160,11 @@ class QuizService:
 
     # --- generation ---------------------------------------------------------------------------
 
-    def generate(
-        self, local_date: str, quiz_types: Sequence[QuizType] = ALL_QUIZ_TYPES, *, day_has_cards: bool = True
-    ) -> JobRecord:
+    def generate(self, local_date: str, quiz_types: Sequence[QuizType] = ALL_QUIZ_TYPES) -> JobRecord:
         """Ask for a day's quizzes (``local_date`` checked by the caller); while a generation of the day
         runs, its job is returned instead of a second."""
-        if not day_has_cards:
-            raise SanError(f"There are no cards from {local_date}: nothing to make quizzes from.")
         with self.db.write() as session:
-            return self.enqueue(session, local_date, quiz_types)
-
-    def enqueue(self, session: Session, local_date: str, quiz_types: Sequence[QuizType] = ALL_QUIZ_TYPES) -> JobRecord:
-        """In the caller's transaction (a TIL that completes asks for its day's quizzes with it)."""
-        key = types_key(quiz_types)
-        generation = session.scalar(
-            sa.select(RecallQuizGeneration).where(
-                RecallQuizGeneration.local_date == local_date, RecallQuizGeneration.quiz_types == key
-            )
-        )
-        if generation is None:
-            generation = RecallQuizGeneration(local_date=local_date, quiz_types=key)
-            session.add(generation)
-            session.flush()
-        active = session.scalar(
-            sa.select(AsyncJob).where(
-                AsyncJob.job_type == JobType.RECALL_QUIZ_GENERATION,
-                AsyncJob.target_id == generation.id,
-                AsyncJob.status.in_(ACTIVE_JOB_STATUSES),
-            )
-        )
-        if active is not None:
-            return JobRecord.from_row(active)
-        return self.queue.enqueue(JobType.RECALL_QUIZ_GENERATION, generation.id, session=session)
+            return request_generation(session, self.queue, local_date, quiz_types)
 
     def existing_keys(self, card_ids: Sequence[str]) -> set[tuple[str, QuizType]]:
         with self.db.sessions() as session:

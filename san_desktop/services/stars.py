@@ -18,12 +18,11 @@ from sqlalchemy.orm import Session
 
 from san_desktop.ai.base import AIProvider
 from san_desktop.artifacts.store import ArtifactStore
-from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobType
+from san_desktop.core.enums import JobType
 from san_desktop.core.errors import SanError
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.database import Database
 from san_desktop.db.models import (
-    AsyncJob,
     CardEmbedding,
     DailySummary,
     HttpCache,
@@ -117,22 +116,11 @@ class StarService:
     def request_sync(self, api_url: str, *, full: bool = False, rank: bool = True) -> JobRecord:
         """Sync (then rank) the stars of the account at ``api_url``; the running sync's job if one runs."""
         with self.db.write() as session:
-            return self._enqueue(
-                session, JobType.GITHUB_STAR_SYNC, account_id(api_url), dump_payload(StarSyncPayload(full, rank))
-            )
+            payload = dump_payload(StarSyncPayload(full, rank))
+            return self.queue.active_or_enqueue(session, JobType.GITHUB_STAR_SYNC, account_id(api_url), payload=payload)
 
     def request_ranking(self, session: Session, account: str) -> JobRecord:
-        return self._enqueue(session, JobType.GITHUB_STAR_RECOMMENDATION, account, None)
-
-    def _enqueue(self, session: Session, job_type: JobType, target: str, payload: str | None) -> JobRecord:
-        active = session.scalar(
-            sa.select(AsyncJob).where(
-                AsyncJob.job_type == job_type, AsyncJob.target_id == target, AsyncJob.status.in_(ACTIVE_JOB_STATUSES)
-            )
-        )
-        if active is not None:
-            return JobRecord.from_row(active)
-        return self.queue.enqueue(job_type, target, session=session, payload=payload)
+        return self.queue.active_or_enqueue(session, JobType.GITHUB_STAR_RECOMMENDATION, account)
 
     # --- sync ---------------------------------------------------------------------------------
 
@@ -193,19 +181,28 @@ class StarService:
         names: list[str] = []
         known_star = False
         now = self.clock()
+        entries = [
+            (item, repo)
+            for item in items
+            if isinstance(item, dict)
+            for repo in [item.get("repo", item)]
+            if isinstance(repo, dict) and repo.get("full_name")
+        ]
         with self.db.write() as session:
-            for item in items:
-                repo = item.get("repo") if isinstance(item, dict) and "repo" in item else item
-                if not isinstance(repo, dict) or not repo.get("full_name"):
-                    continue
+            wanted = [str(repo["full_name"]) for _item, repo in entries]
+            known = {  # the page's repositories already stored, in one query
+                row.full_name: row
+                for row in session.scalars(sa.select(StarredRepository).where(StarredRepository.full_name.in_(wanted)))
+            }
+            for item, repo in entries:
                 name = str(repo["full_name"])
                 starred_at = _time(item.get("starred_at")) or now
                 names.append(name)
-                row = session.scalar(sa.select(StarredRepository).where(StarredRepository.full_name == name))
+                row = known.get(name)
                 if row is not None and row.starred_at == starred_at and not row.gone:
                     known_star = True
                 if row is None:
-                    row = StarredRepository(full_name=name, starred_at=starred_at)
+                    row = known[name] = StarredRepository(full_name=name, starred_at=starred_at)
                     session.add(row)
                     report.added += 1
                 else:

@@ -22,7 +22,6 @@ from san_desktop.core.ids import new_id
 from san_desktop.core.workflow import TilStatus
 from san_desktop.db.database import Database
 from san_desktop.db.models import (
-    AsyncJob,
     DailySummary,
     KnowledgeCard,
     Scrap,
@@ -229,12 +228,7 @@ class TilService:
                 summary = DailySummary(local_date=local_date, status=TilStatus.CREATED)
                 session.add(summary)
                 session.flush()
-            active = self.queue.active_job_id(session, JobType.TIL_GENERATION, summary.id)
-            if active is not None:
-                row = session.get(AsyncJob, active)
-                assert row is not None
-                return JobRecord.from_row(row)
-            return self.queue.enqueue(JobType.TIL_GENERATION, summary.id, session=session)
+            return self.queue.active_or_enqueue(session, JobType.TIL_GENERATION, summary.id)
 
     # --- reading ------------------------------------------------------------------------------
 

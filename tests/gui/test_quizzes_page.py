@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QApplication, QDialogButtonBox, QPushButton
 from pytestqt.qtbot import QtBot
 
 from san_desktop.app import SanApp
-from san_desktop.core.enums import JobPool, QuizState, QuizType
+from san_desktop.core.enums import QuizState, QuizType
 from san_desktop.core.settings import SETTINGS_FILE
 from san_desktop.services.quizzes import QuizNotFoundError, QuizView
 from san_desktop.ui.context import AppContext
@@ -28,22 +28,11 @@ from san_desktop.ui.settings_dialog import SettingsDialog
 from san_desktop.ui.tray import Tray
 from tests.support.clock import FakeClock
 from tests.support.quiz_texts import QUIZ_TEXTS
-from tests.support.til import executor
+from tests.support.til import quizzes_of_today
 
 # Showing a top-level widget on the offscreen platform makes Qt warn about size hints it cannot pass on;
 # the window of the reminder tests has a tray icon (the platform has none) and cannot be raised.
 pytestmark = pytest.mark.qt_log_ignore("propagateSizeHints", "systemTrayWindowChanged", "does not support raise")
-
-
-def _make_quizzes(app: SanApp, texts: tuple[str, ...]) -> None:
-    """Cards from ``texts`` and today's quizzes (an OX and a short answer each), made by the product's
-    processors with the embedded provider."""
-    for text in texts:
-        app.capture_text(text)
-    runner = executor(app)
-    runner.drain(JobPool.AI)
-    app.generate_quizzes(app.til.today())
-    runner.drain(JobPool.AI)
 
 
 def _suspend_all(app: SanApp, quiz_type: QuizType) -> None:
@@ -86,7 +75,7 @@ def _quiz_after(page: QuizzesPage, quiz_id: str) -> bool:
 def test_space_reveals_key_3_rates_good_the_next_quiz_appears_and_the_counts_update(
     qtbot: QtBot, context: AppContext, app: SanApp
 ) -> None:
-    _make_quizzes(app, QUIZ_TEXTS[:3])
+    quizzes_of_today(app, QUIZ_TEXTS[:3])
     page = _shown_page(qtbot, context)
     qtbot.waitUntil(lambda: _counts(page) == "New 6 · Learning 0 · Review 0", timeout=5_000)
     first = page.quiz
@@ -121,7 +110,7 @@ def test_space_reveals_key_3_rates_good_the_next_quiz_appears_and_the_counts_upd
 def test_a_typed_short_answer_is_compared_with_the_accepted_answers(
     qtbot: QtBot, context: AppContext, app: SanApp
 ) -> None:
-    _make_quizzes(app, QUIZ_TEXTS[:2])
+    quizzes_of_today(app, QUIZ_TEXTS[:2])
     _suspend_all(app, QuizType.OX)
     page = _shown_page(qtbot, context)
     qtbot.waitUntil(lambda: page.quiz is not None, timeout=5_000)
@@ -160,7 +149,7 @@ def test_a_typed_short_answer_is_compared_with_the_accepted_answers(
 def test_suspend_takes_the_quiz_out_of_the_queue_and_undo_brings_it_back(
     qtbot: QtBot, context: AppContext, app: SanApp
 ) -> None:
-    _make_quizzes(app, QUIZ_TEXTS[:2])
+    quizzes_of_today(app, QUIZ_TEXTS[:2])
     page = _shown_page(qtbot, context)
     qtbot.waitUntil(lambda: _counts(page) == "New 4 · Learning 0 · Review 0", timeout=5_000)
     first = page.quiz
@@ -183,7 +172,7 @@ def test_suspend_takes_the_quiz_out_of_the_queue_and_undo_brings_it_back(
 def test_edit_changes_the_quiz_shown_and_refuses_an_empty_answer(
     qtbot: QtBot, context: AppContext, app: SanApp
 ) -> None:
-    _make_quizzes(app, QUIZ_TEXTS[:1])
+    quizzes_of_today(app, QUIZ_TEXTS[:1])
     _suspend_all(app, QuizType.OX)
     page = _shown_page(qtbot, context)
     qtbot.waitUntil(lambda: page.quiz is not None, timeout=5_000)
@@ -214,7 +203,7 @@ def test_edit_changes_the_quiz_shown_and_refuses_an_empty_answer(
 
 
 def test_delete_asks_first_and_then_the_quiz_is_gone(qtbot: QtBot, context: AppContext, app: SanApp) -> None:
-    _make_quizzes(app, QUIZ_TEXTS[:2])
+    quizzes_of_today(app, QUIZ_TEXTS[:2])
     page = _shown_page(qtbot, context)
     qtbot.waitUntil(lambda: _counts(page) == "New 4 · Learning 0 · Review 0", timeout=5_000)
     quiz = page.quiz
@@ -239,7 +228,7 @@ def test_delete_asks_first_and_then_the_quiz_is_gone(qtbot: QtBot, context: AppC
 
 
 def test_the_last_answer_ends_the_session_with_its_summary(qtbot: QtBot, context: AppContext, app: SanApp) -> None:
-    _make_quizzes(app, QUIZ_TEXTS[:1])
+    quizzes_of_today(app, QUIZ_TEXTS[:1])
     page = _shown_page(qtbot, context)
     qtbot.waitUntil(lambda: page.quiz is not None, timeout=5_000)
     for key in (Qt.Key.Key_1, Qt.Key.Key_3):  # Again brings it back in a minute: not due now
@@ -261,7 +250,7 @@ def test_the_last_answer_ends_the_session_with_its_summary(qtbot: QtBot, context
 def test_a_quiz_answered_again_comes_back_question_first(
     qtbot: QtBot, context: AppContext, app: SanApp, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _make_quizzes(app, QUIZ_TEXTS[:1])
+    quizzes_of_today(app, QUIZ_TEXTS[:1])
     _suspend_all(app, QuizType.OX)
     clock = FakeClock(datetime.now(UTC))
     monkeypatch.setattr(app.quizzes, "clock", clock)
@@ -323,7 +312,7 @@ def test_generate_for_today_makes_the_quizzes_and_they_appear(
 
 
 def test_open_card_shows_the_source_card_on_the_cards_page(qtbot: QtBot, live_context: AppContext, app: SanApp) -> None:
-    _make_quizzes(app, QUIZ_TEXTS[:1])
+    quizzes_of_today(app, QUIZ_TEXTS[:1])
     window = MainWindow(live_context)
     qtbot.addWidget(window)
     window.show()
@@ -373,7 +362,7 @@ def reminding_window(
 ) -> tuple[MainWindow, list[tuple[str, str]]]:
     """The window on a platform with a tray, six quizzes due, the reminder off until a test sets its time
     (the real morning may have come), and the tray's balloons observed."""
-    _make_quizzes(app, QUIZ_TEXTS[:3])
+    quizzes_of_today(app, QUIZ_TEXTS[:3])
     _reminder_time(app, "")
     monkeypatch.setattr(Tray, "available", staticmethod(lambda: True))
     main = MainWindow(live_context)
@@ -455,7 +444,7 @@ def test_do_not_disturb_silences_the_reminder(
 
 
 def test_started_after_the_reminder_time_it_reminds_at_once(qtbot: QtBot, context: AppContext, app: SanApp) -> None:
-    _make_quizzes(app, QUIZ_TEXTS[:1])
+    quizzes_of_today(app, QUIZ_TEXTS[:1])
     _reminder_time(app, "07:30")
     told: list[str] = []
     reminder = QuizReminder(app, context.ops, lambda notice: told.append(f"{notice.page}: {notice.text}"))

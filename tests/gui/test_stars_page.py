@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from san_desktop.app import SanApp
-from san_desktop.core.enums import JobPool, JobStatus, JobType
+from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.ids import new_id
 from san_desktop.core.settings import GitHubSettings
 from san_desktop.services.stars import StarsStatus
@@ -35,8 +35,8 @@ from san_desktop.ui.stars_state import (
 )
 from tests.support.github_server import TOKEN, FakeGitHub, fake_github_server
 from tests.support.jobs import jobs_of
-from tests.support.stars import STAR_CARDS, STAR_TOPICS, star_topics
-from tests.support.til import executor, run_one
+from tests.support.stars import STAR_TOPICS, learn_sqlite_and_react, star_topics
+from tests.support.til import run_one
 
 # Showing a top-level widget on the offscreen platform makes Qt warn about size hints it cannot pass on.
 pytestmark = pytest.mark.qt_log_ignore("propagateSizeHints")
@@ -55,16 +55,6 @@ def github(app: SanApp) -> Iterator[FakeGitHub]:
         app.save_settings(replace(app.settings, github=GitHubSettings(api_url=fake.url)))
         app.set_github_token(TOKEN)
         yield fake
-
-
-def _learn_sqlite_and_react(app: SanApp) -> None:
-    for text in STAR_CARDS:
-        app.capture_text(text)
-    executor(app).drain(JobPool.AI)
-
-
-def _star_topics(github: FakeGitHub) -> None:
-    star_topics(github)
 
 
 def _ranked(app: SanApp) -> None:
@@ -115,8 +105,8 @@ def test_refresh_shows_progress_then_the_ranked_list_and_a_row_marked_not_intere
     qtbot: QtBot, live_context: AppContext, app: SanApp, github: FakeGitHub
 ) -> None:
     """The acceptance test of the Stars page."""
-    _learn_sqlite_and_react(app)
-    _star_topics(github)
+    learn_sqlite_and_react(app)
+    star_topics(github)
     page = _shown_page(qtbot, live_context)
     with qtbot.waitSignal(live_context.runner.sweep_finished, timeout=10_000):
         live_context.start(poll_ms=100)
@@ -174,8 +164,8 @@ def test_refresh_shows_progress_then_the_ranked_list_and_a_row_marked_not_intere
 def test_undo_brings_a_hidden_repository_back(
     qtbot: QtBot, context: AppContext, app: SanApp, github: FakeGitHub
 ) -> None:
-    _learn_sqlite_and_react(app)
-    _star_topics(github)
+    learn_sqlite_and_react(app)
+    star_topics(github)
     _ranked(app)
     page = _shown_page(qtbot, context)
     top = page.model.rows[0]
@@ -201,8 +191,8 @@ def test_undo_brings_a_hidden_repository_back(
 def test_the_language_filter_lists_the_starred_languages_and_shows_one(
     qtbot: QtBot, context: AppContext, app: SanApp, github: FakeGitHub
 ) -> None:
-    _learn_sqlite_and_react(app)
-    _star_topics(github)
+    learn_sqlite_and_react(app)
+    star_topics(github)
     _ranked(app)
     page = _shown_page(qtbot, context)
     items = [page.language.itemText(n) for n in range(page.language.count())]
@@ -226,8 +216,8 @@ def test_the_language_filter_lists_the_starred_languages_and_shows_one(
 def test_open_on_github_opens_https_addresses_and_refuses_others(
     qtbot: QtBot, context: AppContext, app: SanApp, github: FakeGitHub
 ) -> None:
-    _learn_sqlite_and_react(app)
-    _star_topics(github)
+    learn_sqlite_and_react(app)
+    star_topics(github)
     github.star("sqlite-org/mirror", STAR_TOPICS["sqlite"][0], ("sqlite",), html_url="http://mirror.example/sqlite")
     _ranked(app)
     opened: list[QUrl] = []
@@ -247,7 +237,7 @@ def test_open_on_github_opens_https_addresses_and_refuses_others(
 def test_a_failed_sync_shows_its_error_with_a_hint(
     qtbot: QtBot, live_context: AppContext, app: SanApp, github: FakeGitHub
 ) -> None:
-    _star_topics(github)
+    star_topics(github)
     github.next_starred = ["401"]
     page = _shown_page(qtbot, live_context)
     with qtbot.waitSignal(live_context.runner.sweep_finished, timeout=10_000):
@@ -270,7 +260,7 @@ def test_a_failed_sync_shows_its_error_with_a_hint(
 def test_a_spent_rate_limit_says_when_the_sync_goes_on(
     qtbot: QtBot, live_context: AppContext, app: SanApp, github: FakeGitHub
 ) -> None:
-    _star_topics(github)
+    star_topics(github)
     github.next_starred = ["ratelimit"]  # its reset two minutes away
     page = _shown_page(qtbot, live_context)
     with qtbot.waitSignal(live_context.runner.sweep_finished, timeout=10_000):
@@ -291,7 +281,7 @@ def test_a_spent_rate_limit_says_when_the_sync_goes_on(
 def test_stars_without_cards_to_rank_them_against_say_what_to_do(
     qtbot: QtBot, context: AppContext, app: SanApp, github: FakeGitHub
 ) -> None:
-    _star_topics(github)
+    star_topics(github)
     _ranked(app)  # no card: nothing is recommended
     page = _shown_page(qtbot, context)
     assert page.stack.currentWidget() is page.empty_view

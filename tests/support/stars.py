@@ -3,7 +3,9 @@ five topics (each topic in its own language)."""
 
 from __future__ import annotations
 
+from san_desktop.app import SanApp
 from tests.support.github_server import FakeGitHub
+from tests.support.til import cards_of
 
 STAR_CARDS = (
     "SQLite WAL mode lets readers continue while a writer commits to the database.",
@@ -27,6 +29,11 @@ STAR_TOPICS: dict[str, tuple[str, tuple[str, ...], str]] = {  # topic: (descript
     "photo": ("Film photography darkroom notes about exposure and developing negatives", ("film",), "Python"),
 }
 PER_TOPIC = 3
+
+
+def learn_sqlite_and_react(app: SanApp) -> None:
+    """The learner's cards: two about SQLite, two about React."""
+    cards_of(app, STAR_CARDS)
 
 
 def star_topics(github: FakeGitHub) -> None:

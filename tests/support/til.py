@@ -20,6 +20,22 @@ def executor(app: SanApp) -> JobExecutor:
     return JobExecutor(app.queue, registry_for(app), app.backend.require_session(), breakers={})
 
 
+def cards_of(app: SanApp, texts: Sequence[str]) -> None:
+    """Cards made from ``texts`` by the product's processors with the embedded provider."""
+    for text in texts:
+        app.capture_text(text)
+    executor(app).drain(JobPool.AI)
+
+
+def quizzes_of_today(app: SanApp, texts: Sequence[str]) -> str:
+    """Cards from ``texts`` and today's quizzes (an OX and a short answer each); the day."""
+    cards_of(app, texts)
+    day = app.til.today()
+    app.generate_quizzes(day)
+    executor(app).drain(JobPool.AI)
+    return day
+
+
 def finished_til(app: SanApp, texts: Sequence[str] = TEXTS) -> str:
     for text in texts:
         app.capture_text(text)

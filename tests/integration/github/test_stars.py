@@ -9,12 +9,12 @@ from dataclasses import replace
 import pytest
 
 from san_desktop.app import SanApp
-from san_desktop.core.enums import AttemptOutcome, JobPool, JobStatus, JobType
+from san_desktop.core.enums import AttemptOutcome, JobStatus, JobType
 from san_desktop.core.settings import GitHubSettings
 from tests.support.github_server import TOKEN, FakeGitHub, Request, fake_github_server
 from tests.support.jobs import jobs_of
-from tests.support.stars import STAR_CARDS, STAR_TOPICS, star_topics
-from tests.support.til import executor, run_one
+from tests.support.stars import STAR_CARDS, STAR_TOPICS, learn_sqlite_and_react, star_topics
+from tests.support.til import run_one
 
 
 @pytest.fixture
@@ -93,19 +93,9 @@ def test_a_spent_rate_limit_waits_for_its_reset_without_spending_an_attempt(app:
     assert attempt.outcome is AttemptOutcome.RATE_LIMITED
 
 
-def _learn_sqlite_and_react(app: SanApp) -> None:
-    for text in STAR_CARDS:
-        app.capture_text(text)
-    executor(app).drain(JobPool.AI)
-
-
-def _star_topics(github: FakeGitHub) -> None:
-    star_topics(github)
-
-
 def test_the_top_recommendations_match_what_is_being_learned(app: SanApp, github: FakeGitHub) -> None:
-    _learn_sqlite_and_react(app)
-    _star_topics(github)
+    learn_sqlite_and_react(app)
+    star_topics(github)
     app.refresh_stars()
     run_one(app, JobType.GITHUB_STAR_SYNC)
     assert run_one(app, JobType.GITHUB_STAR_RECOMMENDATION).status is JobStatus.COMPLETED
@@ -123,8 +113,8 @@ def test_the_top_recommendations_match_what_is_being_learned(app: SanApp, github
 
 
 def test_not_interested_hides_a_repository_from_this_and_later_runs(app: SanApp, github: FakeGitHub) -> None:
-    _learn_sqlite_and_react(app)
-    _star_topics(github)
+    learn_sqlite_and_react(app)
+    star_topics(github)
     app.refresh_stars()
     run_one(app, JobType.GITHUB_STAR_SYNC)
     run_one(app, JobType.GITHUB_STAR_RECOMMENDATION)
@@ -142,9 +132,9 @@ def test_not_interested_hides_a_repository_from_this_and_later_runs(app: SanApp,
 
 
 def test_archived_repositories_rank_last(app: SanApp, github: FakeGitHub) -> None:
-    _learn_sqlite_and_react(app)
+    learn_sqlite_and_react(app)
     github.star("sqlite-org/old-sqlite-tool", STAR_TOPICS["sqlite"][0], ("sqlite",), archived=True)
-    _star_topics(github)
+    star_topics(github)
     app.refresh_stars()
     run_one(app, JobType.GITHUB_STAR_SYNC)
     run_one(app, JobType.GITHUB_STAR_RECOMMENDATION)
@@ -163,8 +153,8 @@ def test_without_a_token_refresh_says_where_to_set_one(app: SanApp) -> None:
 def test_a_run_with_nothing_to_rank_against_shows_nothing_rather_than_an_old_run(
     app: SanApp, github: FakeGitHub
 ) -> None:
-    _learn_sqlite_and_react(app)
-    _star_topics(github)
+    learn_sqlite_and_react(app)
+    star_topics(github)
     app.refresh_stars()
     run_one(app, JobType.GITHUB_STAR_SYNC)
     run_one(app, JobType.GITHUB_STAR_RECOMMENDATION)

@@ -23,20 +23,9 @@ from san_desktop.services.quizzes import QuizView
 from tests.support.jobs import jobs_of
 from tests.support.openai_server import fake_openai_server
 from tests.support.quiz_texts import QUIZ_TEXTS
-from tests.support.til import executor
+from tests.support.til import executor, quizzes_of_today
 
 AGAIN, HARD, GOOD, EASY = 1, 2, 3, 4
-
-
-def _cards_with_quizzes(app: SanApp, texts: tuple[str, ...] = QUIZ_TEXTS) -> str:
-    for text in texts:
-        app.capture_text(text)
-    runner = executor(app)
-    runner.drain(JobPool.AI)
-    day = app.til.today()
-    app.generate_quizzes(day)
-    runner.drain(JobPool.AI)
-    return day
 
 
 def _day_cards(app: SanApp, day: str) -> dict[str, TilCard]:
@@ -45,7 +34,7 @@ def _day_cards(app: SanApp, day: str) -> dict[str, TilCard]:
 
 
 def test_the_embedded_provider_quizzes_every_card_with_answers_found_in_it(app: SanApp) -> None:
-    day = _cards_with_quizzes(app)
+    day = quizzes_of_today(app, QUIZ_TEXTS)
     cards = _day_cards(app, day)
     quizzes = app.quizzes.all()
     assert len(cards) == 9
@@ -129,12 +118,12 @@ def _start(app: SanApp) -> datetime:
 
 
 def _quiz(app: SanApp) -> QuizView:
-    _cards_with_quizzes(app, QUIZ_TEXTS[:1])
+    quizzes_of_today(app, QUIZ_TEXTS[:1])
     return app.quizzes.all()[0]
 
 
 def test_good_schedules_a_new_quiz_later_than_again(app: SanApp) -> None:
-    _cards_with_quizzes(app, QUIZ_TEXTS[:1])
+    quizzes_of_today(app, QUIZ_TEXTS[:1])
     first, second = app.quizzes.all()
     start = _start(app)
     good = app.quizzes.answer(first.id, GOOD, now=start)
@@ -177,7 +166,7 @@ def test_thirty_days_of_200_quizzes_keep_every_due_date_after_its_review(app: Sa
     texts = tuple(
         f"{QUIZ_TEXTS[n % len(QUIZ_TEXTS)]} Note {n}: SQLite page {n} belongs to table T{n}." for n in range(100)
     )
-    _cards_with_quizzes(app, texts)
+    quizzes_of_today(app, texts)
     start = _start(app)
     quizzes = app.quizzes.all()
     assert len(quizzes) >= 200
