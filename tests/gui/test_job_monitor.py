@@ -346,6 +346,7 @@ def test_keyboard_delete_cancels_and_ctrl_f_finds(qtbot: QtBot, page: JobsPage, 
     page.table.setFocus()
     qtbot.keyClick(page.table, Qt.Key.Key_Delete)
     qtbot.waitUntil(lambda: queue.get(job.id).status is JobStatus.CANCELLED, timeout=5_000)
+    qtbot.waitUntil(lambda: "cancelled" in page.message_label.text(), timeout=5_000)  # the page heard back
 
     assert page.select_job(kept.id)
     qtbot.keyClick(page.table, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
