@@ -59,7 +59,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 # a job of these types changed: the scrap it works on (its row in the Inbox) changed too
-SCRAP_JOB_TYPES = frozenset({JobType.CARD_ANALYSIS, JobType.SCRAP_REFINE})
+SCRAP_JOB_TYPES = frozenset({JobType.CARD_ANALYSIS, JobType.SCRAP_REFINE, JobType.PAGE_FETCH})
 # jobs whose target has a name a person knows (``SanApp.job_labels``)
 LABELLED_JOB_TYPES = SCRAP_JOB_TYPES | {
     JobType.TIL_GENERATION,
@@ -243,7 +243,7 @@ class SanApp:
         for job in jobs:
             targets.setdefault(job.job_type, set()).add(job.target_id)
         labels: dict[str, str] = {}
-        scraps = targets.get(JobType.CARD_ANALYSIS, set()) | targets.get(JobType.SCRAP_REFINE, set())
+        scraps = set().union(*(targets.get(job_type, set()) for job_type in SCRAP_JOB_TYPES))
         if scraps:
             labels.update(self.scraps.labels(sorted(scraps)))
         if summaries := targets.get(JobType.TIL_GENERATION):
@@ -272,6 +272,11 @@ class SanApp:
 
     def capture_file(self, path: Path) -> Changed[CaptureResult]:
         return self._captured(self.scraps.capture_file(path))
+
+    def analyse_link_now(self, scrap_id: str) -> Changes:
+        """A link's card from its address and title alone (its page could not be fetched)."""
+        self.scraps.analyse_link_now(scrap_id)
+        return Changes(scraps=frozenset({scrap_id}))
 
     def delete_scrap(self, scrap_id: str) -> Changes:
         self.scraps.delete(scrap_id)

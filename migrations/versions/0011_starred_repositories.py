@@ -5,9 +5,7 @@ Revision ID: 0011
 Revises: 0010
 Create Date: 2026-11-30
 
-SQLite cannot change a CHECK constraint in place, so ``async_jobs`` is rebuilt: renamed away the way SQLite
-did before 3.26 (``job_attempts`` keeps referring to ``async_jobs`` by name, so dropping the old table
-cascades to nothing), made again with the wider CHECK, refilled, and its indexes made again.
+SQLite cannot change a CHECK constraint in place, so ``async_jobs`` is rebuilt (``db.schema_ops``).
 """
 
 from __future__ import annotations
@@ -16,6 +14,8 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
+
+from san_desktop.db.schema_ops import set_job_types
 
 revision: str = "0011"
 down_revision: str | None = "0010"
@@ -29,45 +29,8 @@ OLD_TYPES = (
 NEW_TYPES = (*OLD_TYPES, "GITHUB_STAR_SYNC")
 
 
-def _check(types: Sequence[str]) -> str:
-    return "job_type IN (" + ", ".join(f"'{value}'" for value in types) + ")"
-
-
-def _schema(conn: sa.Connection, kind: str, table: str) -> list[str]:
-    rows = conn.execute(
-        sa.text("SELECT sql FROM sqlite_master WHERE type = :kind AND tbl_name = :table AND sql IS NOT NULL"),
-        {"kind": kind, "table": table},
-    )
-    return list(rows.scalars())
-
-
-def _job_types(old: Sequence[str], new: Sequence[str]) -> None:
-    conn = op.get_bind()
-    if conn.dialect.name != "sqlite":
-        op.drop_constraint("ck_async_jobs_job_type", "async_jobs", type_="check")
-        op.create_check_constraint("ck_async_jobs_job_type", "async_jobs", _check(new))
-        return
-    (jobs,) = _schema(conn, "table", "async_jobs")
-    (attempts,) = _schema(conn, "table", "job_attempts")
-    assert _check(old) in jobs, "async_jobs is not as the previous revision left it"
-    jobs_indexes, attempts_indexes = _schema(conn, "index", "async_jobs"), _schema(conn, "index", "job_attempts")
-    # With foreign keys on, renaming async_jobs away makes job_attempts refer to the renamed table: it is
-    # rebuilt too, referring to the new async_jobs, before the old one goes (so dropping it cascades to
-    # nothing).
-    op.execute("ALTER TABLE async_jobs RENAME TO async_jobs_old")
-    op.execute(jobs.replace(_check(old), _check(new)))
-    op.execute("INSERT INTO async_jobs SELECT * FROM async_jobs_old")
-    op.execute("ALTER TABLE job_attempts RENAME TO job_attempts_old")
-    op.execute(attempts)  # as it was: it names async_jobs
-    op.execute("INSERT INTO job_attempts SELECT * FROM job_attempts_old")
-    op.execute("DROP TABLE job_attempts_old")
-    op.execute("DROP TABLE async_jobs_old")
-    for ddl in (*jobs_indexes, *attempts_indexes):
-        op.execute(ddl)
-
-
 def upgrade() -> None:
-    _job_types(OLD_TYPES, NEW_TYPES)
+    set_job_types(OLD_TYPES, NEW_TYPES)
     op.create_table(
         "starred_repositories",
         sa.Column("id", sa.String(length=36), nullable=False),
@@ -126,4 +89,4 @@ def downgrade() -> None:
     op.drop_table("http_cache")
     op.drop_table("starred_repositories")
     op.execute("DELETE FROM async_jobs WHERE job_type = 'GITHUB_STAR_SYNC'")
-    _job_types(NEW_TYPES, OLD_TYPES)
+    set_job_types(NEW_TYPES, OLD_TYPES)

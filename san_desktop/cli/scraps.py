@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from san_desktop.cli.common import count, print_json, print_table, short_time
+from san_desktop.core.enums import JobStatus
 from san_desktop.core.inputs import raw_limit, read_stdin
 from san_desktop.core.text import decode_bytes, preview
 
 if TYPE_CHECKING:
     from san_desktop.app import SanApp
+    from san_desktop.services.scraps import ScrapInfo
 
 
 MAX_LIMIT = 100_000
@@ -25,6 +27,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     source = add.add_mutually_exclusive_group(required=True)
     source.add_argument("--text", help="the text to scrap (it may start with a dash)")
     source.add_argument("--file", type=Path, help="a .txt, .md or .html file")
+    source.add_argument("--url", help="a web page: stored at once, its article fetched by a job, then its card")
     source.add_argument("-", dest="stdin", action="store_true", help="read the text from standard input")
     add.add_argument("--json", action="store_true")
     add.set_defaults(handler=cmd_add)
@@ -38,6 +41,11 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     restore = sub.add_parser("restore", help="undo a delete")
     restore.add_argument("scrap_id", metavar="ID")
     restore.set_defaults(handler=cmd_restore)
+    analyse = sub.add_parser(
+        "analyse", help="make a link's card now from its address and title (when its page cannot be fetched)"
+    )
+    analyse.add_argument("scrap_id", metavar="ID")
+    analyse.set_defaults(handler=cmd_analyse)
 
     card = commands.add_parser("cards", help="knowledge cards")
     card_sub = card.add_subparsers(dest="cards_command", metavar="ACTION", required=True)
@@ -68,6 +76,8 @@ def cmd_add(args: argparse.Namespace) -> int:
     with _open(args) as app:
         if args.file is not None:
             result = app.capture_file(args.file).value
+        elif args.url is not None:
+            result = app.capture_url(args.url).value
         elif args.stdin:
             data = read_stdin(raw_limit(app.settings.capture.max_bytes))
             result = app.capture_text(decode_bytes(data, "standard input")).value
@@ -75,6 +85,9 @@ def cmd_add(args: argparse.Namespace) -> int:
             result = app.capture_text(args.text).value
     if args.json:
         print_json(result)
+    elif result.created and result.fetch_job_id:
+        print(f"scrap {result.scrap_id}")
+        print(f"jobs {result.fetch_job_id} (the page is fetched, then its card is made)")
     elif result.created:
         print(f"scrap {result.scrap_id}")
         print(f"jobs {result.analysis_job_id} {result.refine_job_id}")
@@ -95,10 +108,27 @@ def cmd_list(args: argparse.Namespace) -> int:
     print_table(
         ["ID", "CAPTURED", "SOURCE", "CARD", "TEXT"],
         [
-            [s.id, short_time(s.created_at), s.source_type.value, (s.card_title or "-")[:30], preview(s.content, 50)]
+            [s.id, short_time(s.created_at), s.source_type.value, _card_column(s), preview(s.title or s.content, 50)]
             for s in scraps
         ],
     )
+    return 0
+
+
+def _card_column(scrap: ScrapInfo) -> str:
+    if scrap.card_title:
+        return scrap.card_title[:30]
+    if scrap.awaiting_page and scrap.fetch_status is JobStatus.FAILED:
+        return f"page failed: {scrap.fetch_error or ''}"[:60]
+    if scrap.awaiting_page:
+        return "fetching the page"
+    return "-"
+
+
+def cmd_analyse(args: argparse.Namespace) -> int:
+    with _open(args) as app:
+        app.analyse_link_now(args.scrap_id)
+    print(f"The card of scrap {args.scrap_id} will be made (run `san jobs run --until-idle` without the app).")
     return 0
 
 

@@ -17,6 +17,7 @@ class JobType(StrEnum):
     RECALL_QUIZ_GENERATION = "RECALL_QUIZ_GENERATION"
     GITHUB_STAR_RECOMMENDATION = "GITHUB_STAR_RECOMMENDATION"
     GITHUB_STAR_SYNC = "GITHUB_STAR_SYNC"  # the starred repositories fetched (then ranked by the one above)
+    PAGE_FETCH = "PAGE_FETCH"  # a scrapped link's page downloaded (then analysed as the scrap's text)
 
 
 class JobStatus(StrEnum):
@@ -74,6 +75,7 @@ JOB_POOLS: dict[JobType, JobPool] = {
     JobType.RECALL_QUIZ_GENERATION: JobPool.AI,
     JobType.GITHUB_STAR_RECOMMENDATION: JobPool.AI,
     JobType.GITHUB_STAR_SYNC: JobPool.GITHUB,
+    JobType.PAGE_FETCH: JobPool.GITHUB,  # the network pool: downloads never wait behind AI work
 }
 
 

@@ -100,6 +100,9 @@ class AISettings:
 class CaptureSettings:
     max_bytes: int = _number(1_000_000, 1, 100_000_000)
     watch_clipboard: bool = False  # opt-in: scrap whatever is copied
+    # a scrapped link's page: downloaded at most this large, waiting at most this long
+    fetch_max_bytes: int = _number(5_000_000, 1, 100_000_000)
+    fetch_timeout_seconds: float = _number(20.0, 0.1, 600.0)
 
     def __post_init__(self) -> None:
         _validate(self, "capture")

@@ -83,9 +83,12 @@ class Scrap(Base):
     id: Mapped[str] = _id_column()
     source_type: Mapped[SourceType] = mapped_column(enum_column_type(SourceType, "source_type"))
     source_ref: Mapped[str | None] = mapped_column(sa.Text)
+    # a link's scrap: its normalised URL until the page is fetched, then the page's readable text
     content: Mapped[str] = mapped_column(sa.Text)
     raw_content: Mapped[str | None] = mapped_column(sa.Text)  # e.g. the HTML a text was taken from
+    # sha256 of the content as captured (of a link's scrap: of its normalised URL, kept after the fetch)
     content_hash: Mapped[str] = mapped_column(sa.String(64))
+    title: Mapped[str | None] = mapped_column(sa.Text)  # a fetched page's title
     # NULL: not refined yet; "": refined, and refining changed nothing (read ``refined_content or content``)
     refined_content: Mapped[str | None] = mapped_column(sa.Text)
     created_at: Mapped[datetime] = _created_column()

@@ -20,11 +20,19 @@ from san_desktop.ai.factory import ProviderSource
 from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus, JobType
 from san_desktop.core.errors import TargetNotFoundError
-from san_desktop.core.settings import GitHubSettings, QuizSettings, Settings, StarSettings, TilSettings
+from san_desktop.core.settings import (
+    CaptureSettings,
+    GitHubSettings,
+    QuizSettings,
+    Settings,
+    StarSettings,
+    TilSettings,
+)
 from san_desktop.db.changes import prune_notices
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, KnowledgeCard, Scrap
 from san_desktop.jobs.commit import TilCommitProcessor
+from san_desktop.jobs.fetch import PageFetchProcessor
 from san_desktop.jobs.quiz import QuizGenerationProcessor
 from san_desktop.jobs.recovery import SweepHook
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
@@ -44,14 +52,20 @@ EMBED_TEXT_LIMIT = 4000
 class ScrapText:
     content: str
     refined: str | None
+    title: str | None = None  # a link's page title (a link not fetched has only its address and this)
 
     @property
     def best(self) -> str:
-        return self.refined or self.content
+        text = self.refined or self.content
+        if self.title and self.title not in text.lstrip().split("\n", 1)[0]:
+            return f"# {self.title}\n\n{text}"
+        return text
 
 
 # built once: building a statement cost five times executing it
-_SCRAP_TEXT = sa.select(Scrap.content, Scrap.refined_content, Scrap.deleted_at).where(Scrap.id == sa.bindparam("scrap"))
+_SCRAP_TEXT = sa.select(Scrap.content, Scrap.refined_content, Scrap.title, Scrap.deleted_at).where(
+    Scrap.id == sa.bindparam("scrap")
+)
 _SCRAP_DELETED_AT = sa.select(Scrap.deleted_at).where(Scrap.id == sa.bindparam("scrap"))
 _REFINE_SCRAP = (
     sa.update(Scrap)
@@ -67,7 +81,7 @@ def load_scrap(db: Database, scrap_id: str) -> ScrapText:
         raise TargetNotFoundError(f"scrap {scrap_id}")
     if row.deleted_at is not None:
         raise TargetNotFoundError(f"scrap {scrap_id} was deleted")
-    return ScrapText(row.content, row.refined_content)
+    return ScrapText(row.content, row.refined_content, row.title)
 
 
 def embedding_text(title: str, summary: str, tags: tuple[str, ...], body: str) -> str:
@@ -160,6 +174,7 @@ def registry_for(source: RegistrySource) -> ProcessorRegistry:
         source.github_token,
         lambda: source.settings.quiz,
         lambda: source.settings.stars,
+        lambda: source.settings.capture,
     )
 
 
@@ -170,6 +185,7 @@ def build_registry(
     github_token: Callable[[], str | None] = _no_token,
     quiz_settings: Callable[[], QuizSettings] = QuizSettings,
     star_settings: Callable[[], StarSettings] = StarSettings,
+    capture_settings: Callable[[], CaptureSettings] = CaptureSettings,
 ) -> ProcessorRegistry:
     """The product's processors; settings are read at each run (time zone, recall limit, commit target),
     the GitHub token only when a commit needs it."""
@@ -181,6 +197,7 @@ def build_registry(
     registry.register(JobType.RECALL_QUIZ_GENERATION, QuizGenerationProcessor(providers, til_settings))
     registry.register(JobType.GITHUB_STAR_SYNC, StarSyncProcessor(github_settings, github_token))
     registry.register(JobType.GITHUB_STAR_RECOMMENDATION, StarRankProcessor(providers, star_settings))
+    registry.register(JobType.PAGE_FETCH, PageFetchProcessor(capture_settings))
     registry.sweep_hooks.append(orphan_hook)
     registry.sweep_hooks.append(stale_embedding_hook(providers))
     registry.sweep_hooks.append(orphan_artifacts_hook)

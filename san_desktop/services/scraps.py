@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus, JobType, SourceType
-from san_desktop.core.errors import SanError
+from san_desktop.core.errors import SanError, TargetNotFoundError
 from san_desktop.core.inputs import raw_limit, read_file
 from san_desktop.core.text import (
     DEFAULT_MAX_CAPTURE_BYTES,
@@ -21,9 +21,11 @@ from san_desktop.core.text import (
     content_hash,
     decode_bytes,
     html_to_text,
+    normalize,
     preview,
 )
 from san_desktop.core.timeutil import utcnow
+from san_desktop.core.urls import normalize_url
 from san_desktop.db.changes import ChangeLog
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, KnowledgeCard, Scrap
@@ -49,6 +51,7 @@ class CaptureResult:
     created: bool  # False: the same content was scrapped before ("already scrapped")
     analysis_job_id: str | None
     refine_job_id: str | None
+    fetch_job_id: str | None = None  # a link's page download (analysis and refinement follow it)
 
     @property
     def duplicate(self) -> bool:
@@ -74,6 +77,20 @@ class ScrapInfo:
     refine_job_id: str | None = None
     analysis_run_after: datetime | None = None  # a waiting retry's time
     refine_run_after: datetime | None = None
+    title: str | None = None  # a link's page title
+    fetch_status: JobStatus | None = None  # of the newest PAGE_FETCH job (links only)
+    fetch_error: str | None = None
+    fetch_job_id: str | None = None
+    fetch_run_after: datetime | None = None
+
+    @property
+    def awaiting_page(self) -> bool:
+        """A link whose page has not been fetched (its text is still the address)."""
+        return self.source_type is SourceType.URL and self.content == self.source_ref
+
+
+# A link scrap whose page was not fetched yet: analysing or refining it waits for the page.
+AWAITING_PAGE = sa.and_(Scrap.source_type == SourceType.URL, Scrap.content == Scrap.source_ref)
 
 
 class ScrapService:
@@ -123,14 +140,8 @@ class ScrapService:
                 raw_content=raw_content,
                 content_hash=digest,
             )
-            try:
-                with session.begin_nested():
-                    session.add(scrap)
-            except IntegrityError:
-                # another process inserted the same content first: theirs is the scrap (re-read)
-                existing = self._live_scrap_id(session, source_type, digest)
-                if existing is None:
-                    raise
+            existing = self._insert(session, scrap)
+            if existing is not None:
                 return self._on_duplicate(session, existing)
             analysis = self.queue.enqueue(JobType.CARD_ANALYSIS, scrap.id, session=session)
             refine = self.queue.enqueue(JobType.SCRAP_REFINE, scrap.id, session=session)
@@ -143,8 +154,75 @@ class ScrapService:
         return self.capture(html_to_text(markup), SourceType.HTML, source_ref, raw_content=markup)
 
     def capture_url(self, url: str, title: str | None = None) -> CaptureResult:
-        text = f"{title.strip()}\n{url}" if title and title.strip() and title.strip() != url else url
-        return self.capture(text, SourceType.URL, url)
+        """A web address is stored at once, under its normalised form (the same page scrapped again with
+        other tracking parameters is the same scrap), with a PAGE_FETCH job that downloads the page and
+        then asks for the card. Other addresses (mailto:, ftp:) are scrapped as text."""
+        title = " ".join((title or "").split()) or None
+        try:
+            address = normalize_url(url)
+        except ValueError:
+            text = f"{title}\n{url}" if title and title != url.strip() else url
+            return self.capture(text, SourceType.URL, url.strip())
+        check_capturable(address, self.max_bytes)
+        digest = content_hash(address)
+        with self.db.write() as session:
+            existing = self._live_scrap_id(session, SourceType.URL, digest)
+            if existing is None:
+                scrap = Scrap(
+                    source_type=SourceType.URL,
+                    source_ref=address,
+                    content=address,
+                    content_hash=digest,
+                    title=title if title != address else None,
+                )
+                existing = self._insert(session, scrap)
+            if existing is not None:
+                return self._on_duplicate(session, existing)
+            fetch = self.queue.enqueue(JobType.PAGE_FETCH, scrap.id, session=session)
+            self._notice(session, scrap.id)
+        log.info("Scrapped a link %s; its page will be fetched", scrap.id)
+        return CaptureResult(scrap.id, True, None, None, fetch.id)
+
+    def analyse_link_now(self, scrap_id: str) -> str:
+        """Make the card of a link from its address and title alone (its page could not be fetched, or the
+        user will not wait); the id of the CARD_ANALYSIS job."""
+        with self.db.write() as session:
+            scrap = session.get(Scrap, scrap_id)
+            if scrap is None or scrap.deleted_at is not None:
+                raise ScrapNotFoundError(scrap_id)
+            job = self.queue.active_or_enqueue(session, JobType.CARD_ANALYSIS, scrap_id)
+            self._notice(session, scrap_id)
+        return job.id
+
+    def save_page(self, session: Session, scrap_id: str, title: str, text: str) -> None:
+        """Store a link's fetched page as the scrap's text (in the fetch job's completing transaction) and
+        ask for its card and refinement in the same transaction."""
+        scrap = session.get(Scrap, scrap_id)
+        if scrap is None or scrap.deleted_at is not None:
+            raise TargetNotFoundError(f"scrap {scrap_id} was deleted")
+        body = normalize(text)
+        if len(body.encode("utf-8")) > self.max_bytes:
+            body = body.encode("utf-8")[: self.max_bytes].decode("utf-8", "ignore")
+            body = body[: body.rfind("\n")].rstrip() if "\n" in body else body
+        scrap.content = body or scrap.content
+        scrap.title = title or scrap.title
+        scrap.refined_content = None
+        self.queue.active_or_enqueue(session, JobType.CARD_ANALYSIS, scrap_id)
+        self.queue.active_or_enqueue(session, JobType.SCRAP_REFINE, scrap_id)
+        self._notice(session, scrap_id)
+
+    @staticmethod
+    def _insert(session: Session, scrap: Scrap) -> str | None:
+        """Add ``scrap``; or, when another process stored the same content first, the id of theirs."""
+        try:
+            with session.begin_nested():
+                session.add(scrap)
+        except IntegrityError:
+            existing = ScrapService._live_scrap_id(session, scrap.source_type, scrap.content_hash)
+            if existing is None:
+                raise
+            return existing
+        return None
 
     def capture_file(self, path: Path) -> CaptureResult:
         if path.suffix.lower() not in TEXT_FILE_SUFFIXES:
@@ -165,8 +243,13 @@ class ScrapService:
         )
 
     def _on_duplicate(self, session: Session, scrap_id: str) -> CaptureResult:
-        """Already scrapped: analyse it again only if it has no card and no analysis waiting."""
+        """Already scrapped: analyse it again only if it has no card and no analysis waiting (a link still
+        without its page: fetch it again)."""
         has_card = session.scalar(sa.select(KnowledgeCard.id).where(KnowledgeCard.scrap_id == scrap_id))
+        awaiting = session.scalar(sa.select(Scrap.id).where(Scrap.id == scrap_id, AWAITING_PAGE))
+        if has_card is None and awaiting is not None:
+            fetch = self.queue.active_or_enqueue(session, JobType.PAGE_FETCH, scrap_id)
+            return CaptureResult(scrap_id, False, None, None, fetch.id)
         analysis_id = None
         if has_card is None:
             try:
@@ -256,7 +339,7 @@ class ScrapService:
             )
             .where(
                 AsyncJob.target_id.in_(ids),
-                AsyncJob.job_type.in_([JobType.CARD_ANALYSIS, JobType.SCRAP_REFINE]),
+                AsyncJob.job_type.in_([JobType.CARD_ANALYSIS, JobType.SCRAP_REFINE, JobType.PAGE_FETCH]),
             )
             .order_by(AsyncJob.id)
         ):
@@ -269,6 +352,7 @@ class ScrapService:
             card = cards.get(scrap_id)
             analysis = newest.get((scrap_id, JobType.CARD_ANALYSIS))
             refine = newest.get((scrap_id, JobType.SCRAP_REFINE))
+            fetch = newest.get((scrap_id, JobType.PAGE_FETCH))
             infos.append(
                 ScrapInfo(
                     id=scrap.id,
@@ -288,6 +372,11 @@ class ScrapService:
                     refine_job_id=refine[2] if refine else None,
                     analysis_run_after=analysis[3] if analysis else None,
                     refine_run_after=refine[3] if refine else None,
+                    title=scrap.title,
+                    fetch_status=fetch[0] if fetch else None,
+                    fetch_error=fetch[1] if fetch else None,
+                    fetch_job_id=fetch[2] if fetch else None,
+                    fetch_run_after=fetch[3] if fetch else None,
                 )
             )
         return infos
@@ -295,11 +384,14 @@ class ScrapService:
 
 def orphan_hook(session: Session, queue: JobQueue) -> int:
     """Recovery rule (seed 001): scraps without a card and without an active CARD_ANALYSIS job get one;
-    scraps without refined content and without an active SCRAP_REFINE job get one."""
+    scraps without refined content and without an active SCRAP_REFINE job get one. A link still without
+    its page gets a PAGE_FETCH job instead (its analysis follows the page)."""
     enqueued = 0  # at most SWEEP_HOOK_BATCH in all (the sweep calls again while any were enqueued)
+    no_card = ~sa.exists().where(KnowledgeCard.scrap_id == Scrap.id)
     for job_type, missing in (
-        (JobType.CARD_ANALYSIS, ~sa.exists().where(KnowledgeCard.scrap_id == Scrap.id)),
-        (JobType.SCRAP_REFINE, Scrap.refined_content.is_(None)),
+        (JobType.PAGE_FETCH, sa.and_(AWAITING_PAGE, no_card)),
+        (JobType.CARD_ANALYSIS, sa.and_(no_card, ~AWAITING_PAGE)),
+        (JobType.SCRAP_REFINE, sa.and_(Scrap.refined_content.is_(None), ~AWAITING_PAGE)),
     ):
         active = sa.exists().where(
             AsyncJob.target_id == Scrap.id,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -17,12 +16,11 @@ from PySide6.QtGui import QClipboard, QGuiApplication
 from san_desktop.app import Changed, SanApp
 from san_desktop.core.errors import SanError
 from san_desktop.core.text import preview
+from san_desktop.core.urls import is_web_url
 from san_desktop.services.scraps import CaptureResult
 from san_desktop.ui.ops import Ops
 
 log = logging.getLogger(__name__)
-
-_SINGLE_URL = re.compile(r"^https?://\S+$")
 
 
 @dataclass(frozen=True)
@@ -118,7 +116,7 @@ class CaptureController(QObject):
             calls.append((preview(mime.text() or markup, 60), partial(app.capture_html, markup)))
         elif mime.hasText():
             text = mime.text()
-            if _SINGLE_URL.match(text.strip()):
+            if is_web_url(text):
                 calls.append((text.strip(), partial(app.capture_url, text.strip())))
             else:
                 calls.append((preview(text, 60), partial(app.capture_text, text)))

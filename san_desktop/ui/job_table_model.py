@@ -30,6 +30,7 @@ JOB_TYPE_LABELS = {
     JobType.RECALL_QUIZ_GENERATION: "Recall quiz",
     JobType.GITHUB_STAR_RECOMMENDATION: "Star recommendations",
     JobType.GITHUB_STAR_SYNC: "Star sync",
+    JobType.PAGE_FETCH: "Page fetch",
 }
 
 

@@ -79,6 +79,7 @@ def test_enum_guard_catches_a_value_added_in_code_but_not_migrated(db: Database)
         RECALL_QUIZ_GENERATION = "RECALL_QUIZ_GENERATION"
         GITHUB_STAR_RECOMMENDATION = "GITHUB_STAR_RECOMMENDATION"
         GITHUB_STAR_SYNC = "GITHUB_STAR_SYNC"
+        PAGE_FETCH = "PAGE_FETCH"
         CARD_REEMBED = "CARD_REEMBED"
 
     expected = enum_columns(Base.metadata)

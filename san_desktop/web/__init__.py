@@ -1,0 +1,1 @@
+"""Scrapped links: downloading a page within bounds and taking its readable article. No Qt, no database."""

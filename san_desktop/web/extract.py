@@ -1,0 +1,78 @@
+"""A fetched page's readable article and title, without navigation, footers, scripts or ads: trafilatura
+(Apache-2.0, maintained) finds the main content and keeps its structure as markdown (headings, lists,
+code blocks); when it finds nothing the whole page's text is used. Plain-text pages are kept as they are.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from san_desktop.core.errors import PermanentError
+from san_desktop.core.text import decode_bytes, html_to_text
+from san_desktop.web.fetch import Download
+
+log = logging.getLogger(__name__)
+
+MAX_TITLE_CHARACTERS = 300
+_TITLE_TAG = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
+
+
+class NoReadableTextError(PermanentError):
+    pass
+
+
+def readable_page(page: Download) -> tuple[str, str]:
+    """(title, text) of a downloaded page; the text starts with the title as a heading."""
+    if page.content_type == "text/plain":
+        text = _decode(page).strip()
+        title = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    else:
+        title, text = _article(page)
+    title = " ".join(title.split())[:MAX_TITLE_CHARACTERS]
+    if not text.strip():
+        raise NoReadableTextError("The page has no readable text (it may need JavaScript to show anything).")
+    first_line = text.lstrip().split("\n", 1)[0].lstrip("# ").strip()
+    if title and first_line != title:
+        text = f"# {title}\n\n{text.strip()}"
+    return title, text.strip()
+
+
+def _decode(page: Download) -> str:
+    if page.charset:
+        try:
+            return page.body.decode(page.charset)
+        except (LookupError, UnicodeDecodeError):
+            pass
+    return decode_bytes(page.body, "the page")
+
+
+def _article(page: Download) -> tuple[str, str]:
+    import trafilatura  # (lxml and friends: loaded by the fetch job only)
+
+    markup: str | bytes = page.body
+    if page.charset:
+        try:
+            markup = page.body.decode(page.charset)
+        except (LookupError, UnicodeDecodeError):
+            markup = page.body  # trafilatura guesses the encoding
+    document = trafilatura.bare_extraction(
+        markup,
+        url=page.url,
+        include_formatting=True,
+        include_comments=False,
+        include_tables=True,
+        with_metadata=True,
+        output_format="python",
+    )
+    title = (getattr(document, "title", None) or "").strip()
+    text = (getattr(document, "text", None) or "").strip()
+    if not text or not title:
+        whole = markup if isinstance(markup, str) else page.body.decode("utf-8", "replace")
+        if not title:
+            found = _TITLE_TAG.search(whole)
+            title = html_to_text(found.group(1)) if found else ""
+        if not text:
+            log.info("No main content found in %s: keeping the whole page's text", page.url)
+            text = html_to_text(whole)
+    return title, text
