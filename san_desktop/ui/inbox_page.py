@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
@@ -17,7 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from san_desktop.app import Changes
-from san_desktop.core.enums import JobStatus
+from san_desktop.core.enums import JobStatus, SourceType
 from san_desktop.core.errors import SanError
 from san_desktop.core.text import preview
 from san_desktop.services.scraps import ScrapInfo, ScrapService
@@ -25,62 +24,26 @@ from san_desktop.ui.capture import CaptureOutcome
 from san_desktop.ui.context import AppContext
 from san_desktop.ui.job_table_model import local_time
 from san_desktop.ui.lazy_model import LazyTableModel, select_key, selected_row
+from san_desktop.ui.scrap_states import (
+    card_error,
+    card_failed,
+    card_text,
+    fetch_failed,
+    refine_text,
+    retryable,
+    scrap_label,
+)
 
 _FAILED = QColor("#b3261e")
 MESSAGE_MS = 8000  # a passing message (scrapped, deleted, restored) clears itself after this
 
 
-def _first_line(error: str | None) -> str:
-    return (error or "").split(" <- ", 1)[0]
-
-
-def job_state_text(
-    status: JobStatus | None,
-    run_after: datetime | None,
-    *,
-    running: str,
-    paused: bool,
-    now: datetime | None = None,
-) -> str:
-    """What a scrap's job is really doing: waiting, paused, running, failed (with why), cancelled."""
-    if status is JobStatus.PENDING:
-        if paused:
-            return "Paused (the AI server is failing; see Jobs)"
-        if run_after is not None and run_after > (now or datetime.now(UTC)):
-            return f"Waiting to retry at {run_after.astimezone().strftime('%H:%M:%S')}"
-        return "Waiting…"
-    if status is JobStatus.PROCESSING:
-        return running
-    if status is JobStatus.CANCELLED:
-        return "Cancelled"
-    if status is JobStatus.FAILED:
-        return "Failed"
-    return ""
-
-
-def analysis_text(info: ScrapInfo, paused: bool = False) -> str:
-    if info.card_title and info.analysis_status not in (JobStatus.PENDING, JobStatus.PROCESSING):
-        return info.card_title
-    if info.analysis_status is None:
-        return "Not analysed"
-    if info.analysis_status is JobStatus.FAILED:
-        return f"Analysis failed: {_first_line(info.analysis_error)}"
-    if info.analysis_status is JobStatus.COMPLETED:
-        return info.card_title or "Analysed"
-    state = job_state_text(info.analysis_status, info.analysis_run_after, running="Analysing…", paused=paused)
-    return f"{info.card_title} — {state}" if info.card_title else state
-
-
-def refine_text(info: ScrapInfo, paused: bool = False) -> str:
-    if info.refine_status is JobStatus.FAILED:
-        return f"Failed: {_first_line(info.refine_error)}"
-    if info.refine_status in (JobStatus.PENDING, JobStatus.PROCESSING, JobStatus.CANCELLED):
-        return job_state_text(info.refine_status, info.refine_run_after, running="Refining…", paused=paused)
-    return "Refined" if info.refined else "—"
-
-
-def _retryable(status: JobStatus | None) -> bool:
-    return status in (JobStatus.FAILED, JobStatus.CANCELLED)
+def _text_tooltip(info: ScrapInfo) -> str:
+    """A titled link: its title and address, then its page's text once fetched; else the text."""
+    if info.source_type is not SourceType.URL or not info.title:
+        return preview(info.content, 600)
+    lines = [info.title, info.source_ref or ""]
+    return "\n".join(lines if info.awaiting_page else [*lines, "", preview(info.content, 600)])
 
 
 class ScrapTableModel(LazyTableModel[ScrapInfo]):
@@ -102,21 +65,20 @@ class ScrapTableModel(LazyTableModel[ScrapInfo]):
             source = info.source_type.value.lower() + (f": {info.source_ref}" if info.source_ref else "")
             return (
                 local_time(info.created_at),
-                preview(info.content, 100),
+                preview(scrap_label(info), 100),
                 preview(source, 40),
-                analysis_text(info, self.paused),
+                card_text(info, self.paused),
                 refine_text(info, self.paused),
             )[column]
         if role == Qt.ItemDataRole.ForegroundRole and (
-            (column == 3 and info.analysis_status is JobStatus.FAILED)
-            or (column == 4 and info.refine_status is JobStatus.FAILED)
+            (column == 3 and card_failed(info)) or (column == 4 and info.refine_status is JobStatus.FAILED)
         ):
             return _FAILED
         if role == Qt.ItemDataRole.ToolTipRole:
             if column == 1:
-                return preview(info.content, 600)
-            if column == 3 and info.analysis_error:
-                return info.analysis_error
+                return _text_tooltip(info)
+            if column == 3:
+                return card_error(info) or None
             if column == 4 and info.refine_error:
                 return info.refine_error
         return None
@@ -128,7 +90,8 @@ class ScrapTableModel(LazyTableModel[ScrapInfo]):
 
 class InboxPage(QWidget):
     """Scraps newest first with what their analysis and refinement are really doing, live by the change
-    hub; scrap the clipboard, delete (with undo), retry a failed analysis or refinement, open a card.
+    hub; scrap the clipboard, delete (with undo), retry a failed analysis or refinement, open a card. A link
+    whose page could not be fetched says why, and is fetched again or carded from its address and title.
 
     Signals:
         open_card(str): the user asked to see this card.
@@ -151,6 +114,10 @@ class InboxPage(QWidget):
         self.retry_button.setToolTip("Analyse the selected scrap again (its last analysis failed)")
         self.retry_refine_button = QPushButton("Retry refinement")
         self.retry_refine_button.setToolTip("Clean up the selected scrap's text again (its last try failed)")
+        self.retry_fetch_button = QPushButton("Retry fetch")
+        self.retry_fetch_button.setToolTip("Download the selected link's page again (its last try failed)")
+        self.link_card_button = QPushButton("Make card from link")
+        self.link_card_button.setToolTip("Make the selected link's card from its address and title alone")
         self.delete_button = QPushButton("Delete")
         self.undo_button = QPushButton("Undo delete")
         self.undo_button.setVisible(False)
@@ -177,6 +144,8 @@ class InboxPage(QWidget):
         toolbar = QHBoxLayout()
         toolbar.addWidget(QLabel("<h2>Inbox</h2>"))
         toolbar.addStretch(1)
+        toolbar.addWidget(self.retry_fetch_button)
+        toolbar.addWidget(self.link_card_button)
         toolbar.addWidget(self.retry_button)
         toolbar.addWidget(self.retry_refine_button)
         toolbar.addWidget(self.undo_button)
@@ -191,6 +160,8 @@ class InboxPage(QWidget):
         self.delete_button.clicked.connect(self._on_delete_button_clicked)
         self.retry_button.clicked.connect(self._on_retry_button_clicked)
         self.retry_refine_button.clicked.connect(self._on_retry_refine_button_clicked)
+        self.retry_fetch_button.clicked.connect(self._on_retry_fetch_button_clicked)
+        self.link_card_button.clicked.connect(self._on_link_card_button_clicked)
         self.undo_button.clicked.connect(self._on_undo_button_clicked)
         self.table.doubleClicked.connect(self._on_table_double_clicked)
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._update_actions())
@@ -246,8 +217,13 @@ class InboxPage(QWidget):
     def _update_actions(self) -> None:
         info = self.selected_scrap()
         self.delete_button.setEnabled(info is not None)
-        self.retry_button.setVisible(info is not None and _retryable(info.analysis_status))
-        self.retry_refine_button.setVisible(info is not None and _retryable(info.refine_status))
+        self.retry_button.setVisible(info is not None and retryable(info.analysis_status))
+        self.retry_refine_button.setVisible(info is not None and retryable(info.refine_status))
+        self.retry_fetch_button.setVisible(info is not None and fetch_failed(info))
+        # once its analysis was asked for, Retry analysis (or the card itself) takes over
+        self.link_card_button.setVisible(
+            info is not None and fetch_failed(info) and info.analysis_status is None and info.card_id is None
+        )
 
     def _retry(self, job_id: str | None, doing: str) -> None:
         if job_id is None:
@@ -281,6 +257,21 @@ class InboxPage(QWidget):
         if info is not None:
             self._retry(info.refine_job_id, "Refining again…")
 
+    def _on_retry_fetch_button_clicked(self) -> None:
+        info = self.selected_scrap()
+        if info is not None:
+            self._retry(info.fetch_job_id, "Fetching the page again…")
+
+    def _on_link_card_button_clicked(self) -> None:
+        info = self.selected_scrap()
+        if info is None:
+            return
+        self._context.ops.write(
+            lambda: self._app.analyse_link_now(info.id),
+            lambda _changes: self.say("Making the card from the link's address and title…"),
+            lambda exc: self.say(str(exc)),
+        )
+
     def _on_delete_button_clicked(self) -> None:
         info = self.selected_scrap()
         if info is None:
@@ -289,7 +280,7 @@ class InboxPage(QWidget):
         def deleted(_changes: Changes) -> None:
             self._last_deleted = info.id
             self.undo_button.setVisible(True)
-            self.say(f"Deleted: {preview(info.content, 60)}", 30_000)
+            self.say(f"Deleted: {preview(scrap_label(info), 60)}", 30_000)
 
         def failed(exc: SanError) -> None:
             self.say(str(exc))

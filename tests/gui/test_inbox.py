@@ -1,22 +1,46 @@
-"""The Inbox: live analysis state, Retry for a failed analysis, delete with undo."""
+"""The Inbox: live analysis state, Retry for a failed analysis, delete with undo; a link whose page could not be
+fetched says why and is fetched again or carded from its address."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
 
+from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from san_desktop.core.enums import JobStatus, JobType
+from san_desktop.app import SanApp
+from san_desktop.core.enums import JOB_POOLS, ErrorKind, JobStatus, JobType
 from san_desktop.core.errors import PermanentError
+from san_desktop.jobs.processors import registry_for
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
-from san_desktop.queue.records import JobEvent
+from san_desktop.queue.records import Classification, JobEvent
 from san_desktop.ui.context import AppContext
+from san_desktop.ui.inbox_page import _FAILED as FAILURE_COLOUR  # that of a failed analysis
 from san_desktop.ui.inbox_page import InboxPage
 
 
 def _status(status: JobStatus) -> Callable[[JobEvent], bool]:
     return lambda event: event.job.job_type is JobType.CARD_ANALYSIS and event.new_status is status
+
+
+NOT_FOUND = "The page was not found (HTTP 404)."
+TOOLTIP, FOREGROUND = Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.ForegroundRole
+
+
+def _link_whose_fetch_failed(app: SanApp) -> str:
+    """A scrapped link whose PAGE_FETCH job failed for good, written through the queue (no page is ever
+    downloaded in these tests: no PAGE_FETCH processor is registered); the scrap's id."""
+    scrap_id = app.capture_url("https://example.invalid/x").value.scrap_id
+    claim = app.queue.claim_next(app.backend.require_session(), JOB_POOLS[JobType.PAGE_FETCH], {JobType.PAGE_FETCH})
+    assert claim is not None
+    assert claim.job.target_id == scrap_id
+    reason = PermanentError(NOT_FOUND)
+    reason.__cause__ = OSError("the server said 404")
+    failed = app.queue.fail(claim, reason, Classification(ErrorKind.PERMANENT))
+    assert failed is not None
+    assert failed.status is JobStatus.FAILED
+    return scrap_id
 
 
 def test_failed_analysis_shows_and_can_be_retried_from_the_inbox(
@@ -77,3 +101,85 @@ def test_delete_and_undo(qtbot: QtBot, context: AppContext) -> None:
     page._message_timer.setInterval(1)  # a passing message gives way to the hint
     page._message_timer.start()
     qtbot.waitUntil(lambda: page.message.text() == page.hint, timeout=5_000)
+
+
+def test_a_link_whose_page_could_not_be_fetched_says_why_and_can_be_carded_from_its_address(
+    qtbot: QtBot, context: AppContext, registry: ProcessorRegistry
+) -> None:
+    scrap_id = _link_whose_fetch_failed(context.app)
+    analyse = registry_for(context.app).get(JobType.CARD_ANALYSIS)  # the product's, on the embedded provider
+    assert analyse is not None
+    registry.register(JobType.CARD_ANALYSIS, analyse)
+    page = InboxPage(context)
+    qtbot.addWidget(page)
+    assert page.select_scrap(scrap_id)
+    assert page.model.data(page.model.index(0, 1)) == "https://example.invalid/x"  # no title: the address
+    card = page.model.index(0, 3)
+    assert page.model.data(card) == f"Page could not be fetched: {NOT_FOUND}"
+    tooltip = page.model.data(card, TOOLTIP)
+    assert NOT_FOUND in tooltip
+    assert "the server said 404" in tooltip
+    assert page.model.data(card, FOREGROUND) == FAILURE_COLOUR
+    assert not page.retry_fetch_button.isHidden()
+    assert not page.link_card_button.isHidden()
+    assert page.retry_button.isHidden()  # no analysis was asked for: nothing to retry
+    assert page.retry_refine_button.isHidden()
+
+    with qtbot.waitSignal(context.runner.sweep_finished, timeout=10_000):
+        context.runner.start()
+    with qtbot.waitSignal(context.runner.job_changed, check_params_cb=_status(JobStatus.COMPLETED), timeout=30_000):
+        page.link_card_button.click()
+
+    def shows_card() -> bool:
+        info = page.model.row_at(0)
+        return info is not None and info.card_id is not None
+
+    qtbot.waitUntil(shows_card, timeout=5_000)
+    info = page.model.row_at(0)
+    assert info is not None
+    assert info.card_title
+    assert page.model.data(card) == info.card_title
+    assert page.link_card_button.isHidden()
+    assert not page.retry_fetch_button.isHidden()  # the page may still be fetched later
+
+
+def test_retry_fetch_asks_for_the_page_again(qtbot: QtBot, context: AppContext) -> None:
+    scrap_id = _link_whose_fetch_failed(context.app)
+    page = InboxPage(context)
+    qtbot.addWidget(page)
+    assert page.select_scrap(scrap_id)
+    assert not page.retry_fetch_button.isHidden()
+    info = page.selected_scrap()
+    assert info is not None
+    assert info.fetch_job_id is not None
+    fetch_job_id = info.fetch_job_id
+
+    page.retry_fetch_button.click()
+
+    def waits_for_the_page() -> bool:
+        info = page.model.row_at(0)
+        return info is not None and info.fetch_status is JobStatus.PENDING
+
+    qtbot.waitUntil(waits_for_the_page, timeout=5_000)
+    assert context.app.queue.get(fetch_job_id).status is JobStatus.PENDING
+    assert page.model.data(page.model.index(0, 3)) == "Waiting to fetch the page…"
+    assert page.model.data(page.model.index(0, 3), FOREGROUND) is None  # no longer a failure
+    assert page.retry_fetch_button.isHidden()
+    assert page.link_card_button.isHidden()
+
+
+def test_a_link_is_named_by_its_title_and_says_its_page_is_on_the_way(qtbot: QtBot, context: AppContext) -> None:
+    app = context.app
+    app.capture_url("https://example.invalid/raft", "Raft, explained")
+    page = InboxPage(context)
+    qtbot.addWidget(page)
+    assert page.model.data(page.model.index(0, 1)) == "Raft, explained"
+    assert "https://example.invalid/raft" in page.model.data(page.model.index(0, 1), TOOLTIP)
+    assert page.model.data(page.model.index(0, 3)) == "Waiting to fetch the page…"
+
+    # a download under way (claimed here: no page is fetched in these tests)
+    claim = app.queue.claim_next(app.backend.require_session(), JOB_POOLS[JobType.PAGE_FETCH], {JobType.PAGE_FETCH})
+    assert claim is not None
+    qtbot.waitUntil(lambda: page.model.data(page.model.index(0, 3)) == "Fetching the page…", timeout=5_000)
+    assert page.retry_fetch_button.isHidden()
+    assert page.link_card_button.isHidden()
