@@ -45,11 +45,10 @@ def disk(tmp_path: Path) -> Iterator[Path]:
 def _fill(disk: Path) -> Path:
     """Take every free byte of the disk; delete the returned file to free it again."""
     filler = disk / "filler"
-    with filler.open("wb") as handle:
+    with filler.open("wb", buffering=0) as handle:  # unbuffered: closing it has nothing left to write
         try:
             while True:
-                handle.write(b"\0" * 65536)
-                handle.flush()
+                handle.write(b"\0" * 4096)
         except OSError as exc:
             assert exc.errno == errno.ENOSPC
     return filler
