@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import sys
 
-from bench import bench_cards, bench_jobs, bench_monitor, bench_quizzes, bench_stars, bench_startup, bench_til
+from bench import (
+    bench_analysis,
+    bench_cards,
+    bench_jobs,
+    bench_monitor,
+    bench_quizzes,
+    bench_stars,
+    bench_startup,
+    bench_til,
+)
 from bench.common import print_table
 
 
@@ -12,6 +21,7 @@ def main() -> int:
     rows = (
         bench_jobs.run_all()
         + bench_cards.run_all()
+        + bench_analysis.run_all()
         + bench_til.run_all()
         + bench_quizzes.run_all()
         + bench_monitor.run_all()

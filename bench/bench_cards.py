@@ -10,7 +10,6 @@ import numpy as np
 import numpy.typing as npt
 
 from bench.common import Row, median, percentile, temporary_data_dir
-from san_desktop.ai.base import DEFAULT_CATEGORIES
 from san_desktop.ai.local import LOCAL_DIMENSIONS, LOCAL_SIMILARITY_THRESHOLD, LocalProvider
 from san_desktop.bootstrap import start_backend
 from san_desktop.core.ids import new_id
@@ -90,19 +89,6 @@ def bench_capture(existing: int = 50_000, samples: int = 500) -> list[Row]:
             "scrap + 2 jobs, one transaction",
         ),
         Row(f"capture latency p99 ({existing:,} scraps stored)", percentile(latencies, 99), "ms"),
-    ]
-
-
-def bench_local_analysis(samples: int = 300) -> list[Row]:
-    provider = LocalProvider()
-    texts = [f"{n} {SAMPLE * 3}" for n in range(samples)]
-    began = time.perf_counter()
-    for text in texts:
-        draft = provider.analyze_card(text, DEFAULT_CATEGORIES)
-        provider.embed([f"{draft.title}\n{draft.summary}\n{text}"])
-    per_scrap = (time.perf_counter() - began) * 1000 / samples
-    return [
-        Row("local analysis + embedding per scrap", per_scrap, "ms", f"~{len(texts[0])} characters, embedded provider")
     ]
 
 
@@ -282,7 +268,6 @@ def run_all() -> list[Row]:
     return (
         bench_search()
         + bench_capture()
-        + bench_local_analysis()
         + bench_similar(10_000)
         + bench_similar(100_000)
         + bench_similar(10_000, realistic=True)

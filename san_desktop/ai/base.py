@@ -169,10 +169,43 @@ def clip(text: str, limit: int) -> str:
     return cut.rstrip(" ,.;:-") + "…"
 
 
+def title_limit(title: str) -> int:
+    return MAX_TITLE_KOREAN if is_mostly_korean(title) else MAX_TITLE_OTHER
+
+
+def fit_words(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters between two words (no "…", no broken word, no dangling
+    punctuation); a first word longer than the limit is cut where a hyphen or an underscore allows, else
+    returned empty."""
+    text = " ".join(text.split()).strip(" ,.;:-–—")
+    if len(text) <= limit:
+        return text
+    words = text.split(" ")
+    kept = ""
+    for word in words:
+        longer = f"{kept} {word}" if kept else word
+        if len(longer.rstrip(" ,.;:-–—")) > limit:
+            break
+        kept = longer
+    if not kept:
+        parts = re.split(r"(?<=[-_])", words[0])
+        for part in parts:
+            if len(kept + part) > limit:
+                break
+            kept += part
+    kept = kept.rstrip(" ,.;:-–—_(&")
+    while " " in kept and kept.rsplit(" ", 1)[1].lower() in _DANGLING:
+        kept = kept.rsplit(" ", 1)[0].rstrip(" ,.;:-–—_(&")
+    return kept
+
+
+_DANGLING = frozenset("a an the and or with of for in on to at by from vs 및 또는 그리고".split())
+
+
 def finalize_draft(draft: CardDraft, categories: Sequence[str]) -> CardDraft:
     """Hold any provider's answer to the product's limits."""
-    title_limit = MAX_TITLE_KOREAN if is_mostly_korean(draft.title) else MAX_TITLE_OTHER
-    title = clip(draft.title.strip().lstrip("#").strip(), title_limit) or "Untitled scrap"
+    cleaned = draft.title.strip().lstrip("#").strip()
+    title = fit_words(cleaned, title_limit(cleaned)) or "Untitled scrap"
     sentences = split_sentences(draft.summary.strip())[:MAX_SUMMARY_SENTENCES]
     summary = " ".join(clip(sentence, 240) for sentence in sentences)
     tags: list[str] = []

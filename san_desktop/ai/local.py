@@ -1,7 +1,8 @@
 """The embedded provider: offline, instant, no model download (DESIGN.md §7).
 
-Extractive summaries, a keyword scorer with English and Korean stopwords (Korean particles stripped),
-a category keyword table, a text clean-up for refinement, and hashed character n-gram embeddings
+Cards from the text alone (issue 16): the heading or key phrase as title (``keyterms``), a TextRank
+summary (``summary``), key terms as tags, a naive Bayes category trained on shipped examples
+(``categories``); a text clean-up for refinement; template TILs; and hashed character n-gram embeddings
 (signed feature hashing with crc32, never Python's randomised ``hash()``).
 """
 
@@ -16,8 +17,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from san_desktop.ai.base import (
-    FALLBACK_CATEGORY,
-    MAX_TAGS,
     CardDraft,
     QuizDraft,
     TilCard,
@@ -27,51 +26,21 @@ from san_desktop.ai.base import (
     card_entry,
     finalize_draft,
     group_by_topic,
-    split_sentences,
 )
-from san_desktop.ai.lexicon import CATEGORY_KEYWORDS, ENGLISH_STOPWORDS, KOREAN_STOPWORDS, KOREAN_SUFFIXES
+from san_desktop.ai.categories import choose_category
+from san_desktop.ai.keyterms import key_terms, tags, title
+from san_desktop.ai.lexicon import CATEGORY_KEYWORDS
+from san_desktop.ai.summary import summarize
+from san_desktop.ai.wordclass import is_name, tokens
 from san_desktop.core.enums import QuizType
+from san_desktop.core.text import preview
 
 LOCAL_EMBEDDING_MODEL = "local-hashed-ngram-v1"  # also ai.factory.LOCAL_EMBEDDING_MODEL (a test keeps them equal)
 LOCAL_DIMENSIONS = 512
 # Hashed n-grams overlap less than model embeddings: similar texts sit further apart.
 LOCAL_SIMILARITY_THRESHOLD = 0.7
 
-_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9+#]*(?:[.\-][A-Za-z0-9+#]+)*|[가-힣]+|\d+(?:\.\d+)?")
 _CODE_FENCE = re.compile(r"```.*?```", re.S)
-
-
-# Topic and object particles also follow one-syllable nouns (훅은, 앱을, 키를).
-_SHORT_STEM_PARTICLES = ("은", "는", "을", "를")
-
-
-def strip_korean_particle(word: str) -> str:
-    for suffix in KOREAN_SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 2:
-            return word[: -len(suffix)]
-    if len(word) == 2 and word.endswith(_SHORT_STEM_PARTICLES):
-        return word[0]
-    return word
-
-
-def tokens(text: str) -> list[tuple[str, str]]:
-    """(key, surface form) of each content word: lower-cased English, Korean without its particle."""
-    found = []
-    for match in _TOKEN.finditer(text):
-        word = match.group(0)
-        if word[0].isdigit():
-            continue
-        if "가" <= word[0] <= "힣":
-            stem = strip_korean_particle(word)
-            if stem in KOREAN_STOPWORDS or word in KOREAN_STOPWORDS:
-                continue
-            found.append((stem, stem))
-        else:
-            key = word.lower().rstrip(".")
-            if len(key) < 2 or key in ENGLISH_STOPWORDS:
-                continue
-            found.append((key, word.rstrip(".")))
-    return found
 
 
 def keyword_scores(text: str) -> tuple[Counter[str], dict[str, str]]:
@@ -99,44 +68,6 @@ def keyword_scores(text: str) -> tuple[Counter[str], dict[str, str]]:
     return scores, surfaces
 
 
-def is_name(word: str) -> bool:
-    """SQLite, PySide6, WAL, iOS: capitals after the first letter, or digits inside a word."""
-    return any(ch.isupper() for ch in word[1:]) or (any(ch.isdigit() for ch in word) and word[0].isalpha())
-
-
-def choose_category(keys: set[str], categories: Sequence[str]) -> str:
-    best, best_score = FALLBACK_CATEGORY, 0
-    for category in categories:
-        score = len(keys & CATEGORY_KEYWORDS.get(category, frozenset()))
-        if score > best_score:
-            best, best_score = category, score
-    return best
-
-
-def _title(text: str) -> str:
-    for line in text.strip().split("\n"):
-        candidate = line.strip().lstrip("#>*- ").strip()
-        if candidate and not candidate.startswith("```"):
-            return split_sentences(candidate)[0] if split_sentences(candidate) else candidate
-    return "Untitled scrap"
-
-
-def _summary(text: str, scores: Counter[str]) -> str:
-    prose = _CODE_FENCE.sub(" ", text)
-    sentences = [s for s in split_sentences(prose) if len(s) > 3]
-    if not sentences:
-        return text.strip()[:200]
-    ranked = sorted(
-        range(len(sentences)),
-        key=lambda i: (
-            -sum(scores.get(key, 0.0) for key, _ in tokens(sentences[i])) / math.sqrt(1 + len(tokens(sentences[i])))
-            - (0.5 if i == 0 else 0.0)
-        ),
-    )
-    chosen = sorted(ranked[:3])
-    return " ".join(sentences[i] for i in chosen)
-
-
 class LocalProvider:
     """The embedded default: works offline, needs no model and no key."""
 
@@ -145,14 +76,14 @@ class LocalProvider:
     similarity_threshold = LOCAL_SIMILARITY_THRESHOLD
 
     def analyze_card(self, text: str, categories: Sequence[str]) -> CardDraft:
-        scores, surfaces = keyword_scores(text)
-        top = [key for key, _score in sorted(scores.items(), key=lambda item: (-item[1], item[0]))]
-        tags = tuple(surfaces[key] for key in top[:MAX_TAGS])
+        """Title from the heading or the key phrase, an extractive summary, the key terms as tags, and the
+        category of the shipped model (issue 16)."""
+        terms = key_terms(text)
         draft = CardDraft(
-            title=_title(text),
-            summary=_summary(text, scores),
-            tags=tags,
-            category=choose_category(set(scores), categories),
+            title=title(text, terms),
+            summary=summarize(text) or preview(text, 200),
+            tags=tags(terms),
+            category=choose_category(text, categories),
         )
         return finalize_draft(draft, categories)
 

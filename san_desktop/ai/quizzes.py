@@ -13,7 +13,8 @@ from collections.abc import Sequence
 
 from san_desktop.ai.base import QuizDraft, TilCard, split_sentences
 from san_desktop.ai.lexicon import CATEGORY_KEYWORDS
-from san_desktop.ai.local import is_name, keyword_scores, strip_korean_particle, tokens
+from san_desktop.ai.local import keyword_scores
+from san_desktop.ai.wordclass import is_name, strip_korean_particle, tokens
 from san_desktop.core.enums import QuizType
 
 BLANK = "_____"

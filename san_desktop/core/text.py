@@ -109,13 +109,17 @@ def _looks_like_text(text: str) -> bool:
 
 
 _BLOCK_TAGS = {
-    "p", "div", "br", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote",
-    "tr", "table", "section", "article", "header", "footer", "hr",
+    "p", "div", "br", "ul", "ol", "blockquote", "tr", "table", "section", "article", "header", "footer", "hr",
+    "main", "aside", "figure", "figcaption", "dl", "dt", "dd", "details", "summary",
 }  # fmt: skip
-_SKIP_TAGS = {"script", "style", "head", "noscript", "template"}
+_HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+_SKIP_TAGS = {"script", "style", "head", "noscript", "template", "svg", "nav"}
 
 
 class _TextExtractor(HTMLParser):
+    """Blocks kept apart as markdown would: headings as ``#`` lines, paragraphs separated by a blank
+    line, list items as ``-`` lines, ``<pre>`` as fenced code kept verbatim (issue 16)."""
+
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
@@ -128,22 +132,26 @@ class _TextExtractor(HTMLParser):
             self._skip += 1
         elif tag == "pre":
             self._pre += 1
-            self.parts.append("\n")
+            self.parts.append("\n\n")
             self.preformatted.append("")
             self.parts.append(f"\x02{len(self.preformatted) - 1}\x02")
+        elif tag in _HEADINGS:
+            self.parts.append("\n\n" + "#" * _HEADINGS[tag] + " ")
         elif tag == "li":
             self.parts.append("\n- ")
-        elif tag in _BLOCK_TAGS:
+        elif tag == "br":
             self.parts.append("\n")
+        elif tag in _BLOCK_TAGS:
+            self.parts.append("\n\n")
 
     def handle_endtag(self, tag: str) -> None:
         if tag in _SKIP_TAGS:
             self._skip = max(0, self._skip - 1)
         elif tag == "pre":
             self._pre = max(0, self._pre - 1)
-            self.parts.append("\n")
-        elif tag in _BLOCK_TAGS and tag != "li":
-            self.parts.append("\n")
+            self.parts.append("\n\n")
+        elif tag in _HEADINGS or (tag in _BLOCK_TAGS and tag != "br"):
+            self.parts.append("\n\n")
 
     def handle_data(self, data: str) -> None:
         if self._skip:
@@ -155,14 +163,23 @@ class _TextExtractor(HTMLParser):
 
 
 def html_to_text(markup: str) -> str:
-    """Readable text from an HTML fragment or page (scripts and styles dropped, blocks on lines)."""
+    """Readable text from an HTML fragment or page (scripts, styles and navigation dropped), its blocks
+    kept apart: headings, paragraphs, list items and code blocks."""
     parser = _TextExtractor()
     parser.feed(markup)
     parser.close()
     text = "".join(parser.parts)
     lines = [line.strip() for line in text.split("\n")]
+    lines = [line for line in lines if line not in ("#", "##", "###", "####", "#####", "######", "-")]
     collapsed = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
-    return re.sub(r"\x02(\d+)\x02", lambda m: parser.preformatted[int(m.group(1))].strip("\n"), collapsed)
+    # a list's items stay together (no blank line between two "- " lines)
+    collapsed = re.sub(r"(?m)^(- .*)\n\n(?=- )", r"\1\n", collapsed)
+
+    def code(match: re.Match[str]) -> str:
+        block = parser.preformatted[int(match.group(1))].strip("\n")
+        return f"```\n{block}\n```" if block.strip() else ""
+
+    return re.sub(r"\x02(\d+)\x02", code, collapsed).strip()
 
 
 def preview(text: str, limit: int = 120) -> str:

@@ -121,7 +121,7 @@ def test_files(scraps: ScrapService, tmp_path: Path) -> None:
     md = scraps.get(scraps.capture_file(note).scrap_id)
     assert (md.source_type, md.source_ref) == (SourceType.FILE, "note.md")
     html = scraps.get(scraps.capture_file(page).scrap_id)
-    assert html.content == "MVCC\n\nOld versions stay until VACUUM."
+    assert html.content == "# MVCC\n\nOld versions stay until VACUUM."  # the heading kept apart
     with pytest.raises(RejectedContentError, match="binary"):
         scraps.capture_file(binary)
     with pytest.raises(RejectedContentError, match="only text files"):

@@ -8,7 +8,8 @@ import sys
 import numpy as np
 
 from san_desktop.ai.base import DEFAULT_CATEGORIES, CardDraft, finalize_draft
-from san_desktop.ai.local import LOCAL_DIMENSIONS, LocalProvider, strip_korean_particle
+from san_desktop.ai.local import LOCAL_DIMENSIONS, LocalProvider
+from san_desktop.ai.wordclass import strip_korean_particle
 
 ENGLISH = (
     "SQLite WAL mode lets readers continue while a writer commits.\n"

@@ -51,7 +51,7 @@ def test_html_becomes_readable_text() -> None:
     )
     text = html_to_text(markup)
     assert "alert" not in text
-    assert text.startswith("WAL & checkpoints")
+    assert text.startswith("# WAL & checkpoints\n\nReaders keep reading.")  # the heading on its own line
     assert "Readers keep reading." in text
     assert "- one\n- two" in text
     assert "  code  kept\n    as is" in text

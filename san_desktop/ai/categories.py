@@ -1,0 +1,131 @@
+"""The embedded provider's category choice (issue 16): a multinomial naive Bayes model over a text's words,
+trained when first needed on the labelled examples that ship with the package
+(``category_examples.jsonl``, 16 short English and Korean notes per default category) with each category's
+keyword list as more evidence. A text with no word the model knows is "Other".
+
+A user's own categories (beyond the 13 defaults) are chosen only by name: a word of the category's name in
+the text.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import threading
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from importlib.resources import files
+
+from san_desktop.ai.base import DEFAULT_CATEGORIES, FALLBACK_CATEGORY
+from san_desktop.ai.keyterms import heading, prose
+from san_desktop.ai.lexicon import CATEGORY_KEYWORDS
+from san_desktop.ai.wordclass import fold_plural, tokens
+
+EXAMPLES_FILE = "category_examples.jsonl"
+KEYWORD_WEIGHT = 3.0  # a category keyword counts as much as three words of an example
+SMOOTHING = 0.05
+MIN_EVIDENCE = 1.5  # weighted known words below this: too little to say (Other)
+_lock = threading.Lock()
+
+
+def features(text: str) -> Counter[str]:
+    """The model's words of ``text``: its prose (code, URLs and file names left out), the heading twice."""
+    body = prose(text)
+    counts = Counter(fold_plural(key) for key, _surface in tokens(body))
+    top = heading(text)
+    if top:
+        counts.update(fold_plural(key) for key, _surface in tokens(top))
+    return counts
+
+
+@dataclass(frozen=True)
+class Model:
+    priors: dict[str, float]
+    log_probability: dict[str, dict[str, float]]  # category → feature → log P(feature | category)
+    unseen: dict[str, float]  # category → log P of a feature it never saw
+    vocabulary: frozenset[str]
+
+    def scores(self, counts: Counter[str]) -> dict[str, float]:
+        known = {key: count for key, count in counts.items() if key in self.vocabulary}
+        result = {}
+        for category, prior in self.priors.items():
+            table = self.log_probability[category]
+            unseen = self.unseen[category]
+            # repeated words count with diminishing weight: one long paragraph on a side topic does not win
+            result[category] = prior + sum(
+                (1.0 + math.log(count)) * table.get(key, unseen) for key, count in known.items()
+            )
+        return result
+
+    def evidence(self, counts: Counter[str]) -> float:
+        return sum(1.0 + math.log(count) for key, count in counts.items() if key in self.vocabulary)
+
+
+def train(examples: Iterable[tuple[str, str]], keywords: dict[str, frozenset[str]]) -> Model:
+    counts: dict[str, Counter[str]] = {category: Counter() for category in DEFAULT_CATEGORIES}
+    documents: Counter[str] = Counter()
+    for category, text in examples:
+        counts.setdefault(category, Counter()).update(features(text))
+        documents[category] += 1
+    for category, words in keywords.items():
+        for word in words:
+            for key, _surface in tokens(word):
+                counts.setdefault(category, Counter())[fold_plural(key)] += KEYWORD_WEIGHT  # type: ignore[assignment]
+    vocabulary = frozenset(key for table in counts.values() for key in table)
+    total_documents = sum(documents.values()) or 1
+    log_probability: dict[str, dict[str, float]] = {}
+    unseen: dict[str, float] = {}
+    priors: dict[str, float] = {}
+    for category, table in counts.items():
+        denominator = sum(table.values()) + SMOOTHING * len(vocabulary)
+        log_probability[category] = {key: math.log((n + SMOOTHING) / denominator) for key, n in table.items()}
+        unseen[category] = math.log(SMOOTHING / denominator)
+        priors[category] = math.log((documents[category] + 1) / (total_documents + len(counts)))
+    return Model(priors, log_probability, unseen, vocabulary)
+
+
+def load_examples() -> list[tuple[str, str]]:
+    source = files("san_desktop.ai").joinpath(EXAMPLES_FILE).read_text(encoding="utf-8")
+    examples = []
+    for line in source.splitlines():
+        if line.strip():
+            item = json.loads(line)
+            examples.append((item["category"], item["text"]))
+    return examples
+
+
+@functools.cache
+def _model() -> Model:
+    return train(load_examples(), CATEGORY_KEYWORDS)
+
+
+def default_model() -> Model:
+    """The model of the shipped examples (trained once per process, ~20 ms)."""
+    with _lock:
+        return _model()
+
+
+def choose_category(text: str, categories: Sequence[str], model: Model | None = None) -> str:
+    counts = features(text)
+    model = model or default_model()
+    allowed = [category for category in categories if category in model.priors]
+    chosen = FALLBACK_CATEGORY
+    if allowed and model.evidence(counts) >= MIN_EVIDENCE:
+        scores = model.scores(counts)
+        chosen = max(allowed, key=lambda category: scores[category])
+    if chosen == FALLBACK_CATEGORY:
+        return _by_name(counts, categories) or FALLBACK_CATEGORY
+    return chosen
+
+
+def _by_name(counts: Counter[str], categories: Sequence[str]) -> str | None:
+    """A category of the user's own, named by a word of the text ("Rust" for a note on Rust)."""
+    for category in categories:
+        if category in DEFAULT_CATEGORIES:
+            continue
+        names = [fold_plural(key) for key, _surface in tokens(category)]
+        if names and all(name in counts for name in names):
+            return category
+    return None

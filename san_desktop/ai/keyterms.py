@@ -1,0 +1,406 @@
+"""Key terms of a text for the embedded provider (issue 16): the phrases a person would file a card
+under, and the phrase that names it.
+
+Candidates are runs of topic words (``wordclass``) inside a sentence — "leader election", "Property-based
+testing", "트랜잭션 격리 수준" — scored by how often their words occur, with a bonus for names (SQLite,
+CSRF, useEffect), known technical terms, and the heading or first sentence. URLs, file names and code
+blocks never make a term. The title is the text's heading when it has one, else the subject of its first
+sentence when that names a topic, else its best terms; it is fitted to the length limit by whole words.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, replace
+
+from san_desktop.ai.base import MAX_TAG_LENGTH, MAX_TAGS, fit_words, is_mostly_korean, split_sentences, title_limit
+from san_desktop.ai.lexicon import CATEGORY_KEYWORDS, ENGLISH_STOPWORDS
+from san_desktop.ai.wordclass import (
+    KOREAN_NOT_TOPICS,
+    english_topic_word,
+    fold_plural,
+    is_name,
+    korean_topic_word,
+    strip_korean_particle,
+)
+
+_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
+_URL = re.compile(r"(?:https?://|www\.)\S+|\S+@\S+\.\w+", re.I)
+_FILE_EXTENSIONS = (
+    "html?|php|aspx?|jsp|py|pyc|md|markdown|txt|json|ya?ml|toml|csv|tsv|png|jpe?g|gif|svg|webp|pdf|zip|gz|tgz|tar|"
+    "sh|bash|rs|go|java|kt|kts|swift|rb|c|h|cc|cpp|hpp|cs|ts|tsx|jsx|mjs|cjs|vue|css|scss|xml|ini|cfg|conf|log|db|"
+    "sqlite3?|lock|exe|dll|so|dylib|bin|iso|dmg|apk|ipa|jar|war|sql|env|gradle"
+)
+_FILE_NAME = re.compile(rf"[\w\-]+(?:\.[\w\-]+)*\.(?:{_FILE_EXTENSIONS})\b", re.I)
+FILE_NAME_TAIL = re.compile(rf"\.(?:{_FILE_EXTENSIONS})$", re.I)
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9+#_]*(?:[.\-'][A-Za-z0-9+#_]+)*|[가-힣]+|\d+(?:\.\d+)?")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.M)
+# words that may join the nouns of a title: "testing with Hypothesis", "Flutter의 StatelessWidget"
+_TITLE_JOINERS = frozenset({"with", "of", "for", "in", "on", "and", "vs", "vs.", "versus", "to", "&"})
+_LEADING_DETERMINERS = frozenset({"the", "a", "an", "this", "that", "these", "those", "our", "your", "my", "its"})
+_AFTER_VERB = _LEADING_DETERMINERS | frozenset(
+    "every each all any some no their his her it them you us both only its one two many much".split()
+)
+KNOWN_TERMS = frozenset().union(*CATEGORY_KEYWORDS.values())
+
+
+@dataclass(frozen=True)
+class Word:
+    key: str  # lower case English, or a Korean stem
+    surface: str
+    start: int
+    end: int
+    topic: bool  # may be (part of) a term
+    particle: bool  # a Korean particle or ending followed it: a term ends here
+
+
+@dataclass(frozen=True)
+class Term:
+    key: str  # the words' keys joined by spaces: one spelling per term, however it was written
+    surface: str
+    score: float
+    first: int  # where it first occurs (title words keep the text's order)
+    words: tuple[str, ...]
+
+
+def prose(text: str) -> str:
+    """The text a term may come from: no code blocks, URLs, e-mail addresses or file names."""
+    text = _FENCE.sub("\n", text)
+    text = _URL.sub(" ", text)
+    text = _FILE_NAME.sub(" ", text)
+    return text.replace("`", " ")
+
+
+def words_of(sentence: str) -> list[Word]:
+    found: list[Word] = []
+    for match in _WORD.finditer(sentence):
+        raw = match.group(0)
+        previous = found[-1] if found else None
+        if "가" <= raw[0] <= "힣" and previous is not None and previous.end == match.start() and len(raw) <= 3:
+            # "Debezium으로", "p99를": a particle of the word before, not a word
+            found[-1] = replace(previous, particle=True, end=match.end())
+            continue
+        if raw[0].isdigit():
+            found.append(Word(raw, raw, match.start(), match.end(), False, True))
+            continue
+        if "가" <= raw[0] <= "힣":
+            stem = strip_korean_particle(raw)
+            found.append(Word(stem, stem, match.start(), match.end(), korean_topic_word(stem), stem != raw))
+            continue
+        surface = raw.rstrip(".'")
+        key = fold_plural(surface.lower())
+        topic = is_name(surface) or (len(key) >= 2 and english_topic_word(key)) or key in KNOWN_TERMS
+        if key.endswith("'s"):
+            key, surface, topic = key[:-2], surface[:-2], topic and len(key) > 3
+        found.append(Word(key, surface, match.start(), match.end(), topic, False))
+    return _verbs_in_context(found)
+
+
+def _verbs_in_context(words: list[Word]) -> list[Word]:
+    """ "Event sourcing stores every change": a lower-case -s word between a topic and a determiner is the
+    verb, not part of the topic."""
+    for index in range(1, len(words) - 1):
+        word = words[index]
+        if (
+            word.topic
+            and word.surface.islower()
+            and word.surface.endswith("s")
+            and not word.surface.endswith(("ss", "us", "is"))
+            and word.key not in KNOWN_TERMS
+            and words[index - 1].topic
+            and words[index + 1].key in _AFTER_VERB
+        ):
+            words[index] = replace(word, topic=False)
+    return words
+
+
+def _runs(sentence: str) -> list[list[Word]]:
+    """Runs of adjacent topic words (only spaces or a hyphen between them, no particle inside)."""
+    runs: list[list[Word]] = []
+    current: list[Word] = []
+    previous: Word | None = None
+    for word in words_of(sentence):
+        joined = (
+            previous is not None
+            and current
+            and not previous.particle
+            and sentence[previous.end : word.start] in (" ", "-")
+        )
+        if not word.topic:
+            if current:
+                runs.append(current)
+            current = []
+        elif joined:
+            current.append(word)
+        else:
+            if current:
+                runs.append(current)
+            current = [word]
+        previous = word
+    if current:
+        runs.append(current)
+    return runs
+
+
+def _surface(words: list[Word]) -> str:
+    parts = []
+    for word in words:
+        parts.append(word.surface if is_name(word.surface) else word.surface.lower())
+    return " ".join(parts)
+
+
+def heading(text: str) -> str | None:
+    """The text's first markdown heading, or a short first line standing alone above the body."""
+    body = _FENCE.sub("\n", text).strip()
+    found = _HEADING.search(body)
+    if found and found.start() < 400:
+        return found.group(1).strip()
+    lines = body.split("\n")
+    first = lines[0].strip().rstrip(":")
+    sentence_inside = re.search(r"[.!?]\s", first)
+    if (
+        len(lines) > 1
+        and not lines[1].strip()
+        and 0 < len(first) <= 60
+        and not sentence_inside
+        and first[-1] not in ".!?"
+    ):
+        return first.lstrip("*>- ").strip() or None
+    return None
+
+
+def key_terms(text: str, limit: int = 12) -> list[Term]:
+    """The best terms of ``text``, best first; terms sharing a word with a better one are left out."""
+    body = prose(text)
+    sentences = [s for s in split_sentences(body) if s.strip()][:300]
+    if not sentences:
+        return []
+    counts: Counter[str] = Counter()
+    capitalised: Counter[str] = Counter()  # occurrences written with a capital (Celery, Prometheus)
+    spellings: dict[str, Counter[str]] = {}  # lower-case spellings of a folded key ("cookies", "cookie")
+    surfaces: dict[str, str] = {}
+    phrase_counts: Counter[str] = Counter()
+    phrases: dict[str, list[Word]] = {}
+    first_seen: dict[str, int] = {}
+    head_keys: set[str] = set()
+    top = heading(text)
+    lead = {w.key for w in words_of(top or sentences[0])}
+    offset = 0
+    for index, sentence in enumerate(sentences):
+        for run in _runs(sentence):
+            for word in run:
+                counts[word.key] += 1
+                spellings.setdefault(word.key, Counter())[word.surface.lower()] += 1
+                if word.surface[:1].isupper():
+                    capitalised[word.key] += 1
+                    surfaces.setdefault(word.key, word.surface)
+                if word.key not in surfaces or is_name(word.surface):
+                    surfaces[word.key] = word.surface
+                first_seen.setdefault(word.key, offset + word.start)
+                if index == 0 or word.key in lead:
+                    head_keys.add(word.key)
+            for size in (2, 3):
+                for start in range(len(run) - size + 1):
+                    piece = run[start : start + size]
+                    key = " ".join(w.key for w in piece)
+                    phrase_counts[key] += 1
+                    phrases.setdefault(key, piece)
+                    first_seen.setdefault(key, offset + piece[0].start)
+        offset += len(sentence) + 1
+    for key in counts:
+        # a word always written with a capital is a name (Celery, Prometheus); else it is shown in lower case
+        if not is_name(surfaces[key]) and capitalised[key] < counts[key]:
+            surfaces[key] = spellings[key].most_common(1)[0][0]
+    proper = {key for key in counts if key.isascii() and capitalised[key] == counts[key] and counts[key] >= 2}
+
+    def word_score(key: str) -> float:
+        score = 1.0 + math.log(counts[key])
+        if key in head_keys:
+            score += 0.6
+        if is_name(surfaces[key]):
+            score *= 1.7
+        elif key in proper:
+            score *= 1.5
+        elif key in KNOWN_TERMS:
+            score *= 1.4
+        elif key.isascii() and counts[key] < 3:
+            score *= 0.7  # an ordinary English word met once or twice ("task", "worker") is a weak tag
+        if len(key) <= 2 and not is_name(surfaces[key]) and not ("가" <= key[0] <= "힣"):
+            score *= 0.5
+        return score * min(1.3, 0.8 + len(key) / 12)
+
+    candidates: list[Term] = [
+        Term(key, surfaces[key], word_score(key), first_seen[key], (key,))
+        for key in counts
+        if _tag_shaped(key) and not _modifier(key)
+    ]
+    for key, count in phrase_counts.items():
+        piece = phrases[key]
+        in_heading = top is not None and key in " ".join(w.key for w in words_of(top))
+        technical = sum(1 for w in piece if is_name(w.surface) or w.key in KNOWN_TERMS)
+        if _modifier(piece[-1].key):
+            continue  # "… appended": a phrase ends in its noun
+        if count < 2 and not in_heading and technical < len(piece):
+            continue  # a noun pile met once ("state machine" twice or in the heading is a term)
+        if len(piece) == 3 and count < 2 and not in_heading:
+            continue
+        score = sum(word_score(w.key) for w in piece) / math.sqrt(len(piece)) * (1.0 + 0.3 * (count - 1))
+        candidates.append(Term(key, _surface(piece), score, first_seen[key], tuple(w.key for w in piece)))
+    candidates.sort(key=lambda term: (-term.score, term.first))
+    chosen: list[Term] = []
+    used: set[str] = set()
+    for term in candidates:
+        # a name may stand beside a phrase holding it ("WAL" and "WAL mode"); other words may not
+        if used.intersection(term.words) and not (len(term.words) == 1 and is_name(term.surface)):
+            continue
+        chosen.append(term)
+        used.update(term.words)
+        if len(chosen) == limit:
+            break
+    return chosen
+
+
+def _modifier(key: str) -> bool:
+    """A past participle ("appended", "distributed"): part of a phrase, never a term by itself."""
+    return key.isascii() and key.endswith("ed") and len(key) > 4 and key not in KNOWN_TERMS
+
+
+def _tag_shaped(key: str) -> bool:
+    return (
+        len(key) >= 2
+        and key not in ENGLISH_STOPWORDS
+        and "/" not in key
+        and not FILE_NAME_TAIL.search(key)
+        and not key.isdigit()
+    )
+
+
+def tags(terms: list[Term]) -> tuple[str, ...]:
+    """Up to ``MAX_TAGS`` tags from the best terms."""
+    picked: list[str] = []
+    for term in terms:
+        if len(term.surface) <= MAX_TAG_LENGTH and len(term.words) <= 3:
+            picked.append(term.surface)
+        if len(picked) == MAX_TAGS:
+            break
+    return tuple(picked)
+
+
+def title(text: str, terms: list[Term]) -> str:
+    """A title within its limit (60 characters, 20 for Korean), cut only between words, never with "…"."""
+    top = heading(text)
+    for candidate in (_short_heading(top) if top else None, _subject(text), _from_terms(terms)):
+        if candidate:
+            fitted = re.sub(r"'s$", "", fit_words(candidate, title_limit(candidate)))
+            if fitted and any(ch.isalpha() for ch in fitted):
+                first = fitted.split(" ", 1)[0]
+                return fitted[0].upper() + fitted[1:] if first.islower() and first.isascii() else fitted
+    return "Untitled scrap"
+
+
+_HEADING_BREAKS = re.compile(r"[:;,?!(]\s|\s[—–-]\s|\.\s")
+
+
+def _short_heading(top: str) -> str | None:
+    """A long heading's first clause ("Kubernetes readiness vs liveness probes, because…" → before the
+    comma); a heading that is a long Korean sentence gives its subject."""
+    limit = title_limit(top)
+    if len(top) <= min(limit, 40):
+        return top
+    found = _HEADING_BREAKS.search(top)
+    if found and len(top[: found.start()]) >= 8:
+        top = top[: found.start() + (1 if top[found.start()] in "?!" else 0)]
+        if len(top) <= limit:
+            return top
+    if is_mostly_korean(top):
+        return _subject(top) or top
+    return top
+
+
+def _subject(text: str) -> str | None:
+    """The topic words a text's first sentence starts with, when they name something: "Property-based
+    testing with Hypothesis" (… generates inputs), "React의 useEffect" (…는 렌더링 후에 실행된다)."""
+    sentences = split_sentences(prose(text))
+    if not sentences:
+        return None
+    sentence = sentences[0]
+    words = words_of(sentence)
+    if not words:
+        return None
+    if is_mostly_korean(sentence):
+        return _korean_subject(sentence, words)
+    kept: list[Word] = []
+    for word in words:
+        if not kept and word.key in _LEADING_DETERMINERS:
+            continue
+        joins = word.topic and not (kept and _separated(sentence, kept[-1], word))
+        if joins or (word.key in _TITLE_JOINERS and kept):
+            kept.append(word)
+        else:
+            break
+    while kept and kept[-1].key in _TITLE_JOINERS:
+        kept.pop()
+    topics = [w for w in kept if w.topic]
+    if not topics or len(kept) > 7 or (len(topics) == 1 and not is_name(topics[0].surface) and len(words) > 3):
+        return None  # a lone ordinary word ("Indexes") says less than the best terms
+    return sentence[kept[0].start : kept[-1].end]
+
+
+def _separated(sentence: str, before: Word, after: Word) -> bool:
+    return bool(re.search(r"[,;:()\[\]]", sentence[before.end : after.start]))
+
+
+def _korean_subject(sentence: str, words: list[Word]) -> str | None:
+    """The words before the subject's particle: "플러터에서 StatelessWidget과 StatefulWidget의 차이는 …" →
+    "플러터 StatelessWidget과 StatefulWidget의 차이" (joining particles kept, place particles dropped)."""
+    pieces: list[str] = []
+    previous: Word | None = None
+    for word in words:
+        raw = sentence[word.start : word.end]
+        short_noun = _short_korean_noun(word)
+        if not (word.topic or short_noun or is_name(word.surface)) or (
+            previous is not None and _separated(sentence, previous, word)
+        ):
+            break
+        previous = word
+        if not word.particle:
+            pieces.append(raw)
+            continue
+        if raw.endswith(_JOINING_PARTICLES):
+            pieces.append(raw)
+            continue
+        pieces.append(_stem_of(raw, word))
+        if not raw.endswith(_PLACE_PARTICLES):
+            break  # the subject's (or object's) particle ends it
+    if not pieces or len(pieces) > 5 or pieces[-1].endswith(_JOINING_PARTICLES):
+        return None
+    return " ".join(pieces)
+
+
+_JOINING_PARTICLES = ("의", "와", "과")
+_PLACE_PARTICLES = ("에서", "에서의", "으로", "에", "로")
+
+
+def _short_korean_noun(word: Word) -> bool:
+    """A one-syllable noun before its particle: 훅은, 앱을."""
+    return len(word.key) == 1 and "가" <= word.key <= "힣" and word.particle and word.key not in KOREAN_NOT_TOPICS
+
+
+def _stem_of(raw: str, word: Word) -> str:
+    """A word without its particle, as written ("Debezium으로" → "Debezium", "훅은" → "훅")."""
+    if "가" <= raw[0] <= "힣":
+        return word.key
+    return word.surface
+
+
+def _from_terms(terms: list[Term]) -> str | None:
+    if not terms:
+        return None
+    best = terms[0]
+    if len(best.words) > 1 or len(terms) == 1:
+        return best.surface
+    second = terms[1]
+    pair = sorted((best, second), key=lambda term: term.first)
+    return f"{pair[0].surface} {pair[1].surface}"
