@@ -17,6 +17,7 @@ _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s.*$", re.M)
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+", re.M)
 _TABLE_RULE = re.compile(r"^\s*\|?[\s:|-]+\|[\s:|-]*$", re.M)
 DAMPING = 0.85
+SHORTER_THAN = 0.6
 
 
 def summarize(text: str) -> str:
@@ -34,7 +35,11 @@ def summarize(text: str) -> str:
     ranked = sentences[:MAX_SENTENCES_RANKED]
     scores = _textrank([{w.key for w in words_of(s) if w.topic} for s in ranked])
     order = sorted(range(len(ranked)), key=lambda i: (-(scores[i] + (0.15 if i == 0 else 0.0)), i))
-    return " ".join(ranked[i] for i in sorted(order[:MAX_SUMMARY_SENTENCES]))
+    chosen = order[:MAX_SUMMARY_SENTENCES]
+    # clearly shorter than the text: the weakest sentences go while the summary is over 60% of it
+    while len(chosen) > 1 and sum(len(ranked[i]) for i in chosen) > SHORTER_THAN * len(" ".join(sentences)):
+        chosen.pop()
+    return " ".join(ranked[i] for i in sorted(chosen))
 
 
 def _textrank(bags: list[set[str]], rounds: int = 30) -> list[float]:

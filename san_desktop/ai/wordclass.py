@@ -109,15 +109,24 @@ KOREAN_NOT_TOPICS = frozenset(
 )
 
 
+_NOT_PLURALS = frozenset(
+    """kubernetes postgres redis jenkins pandas windows macos devops series species news canvas atlas
+    analytics physics genetics mathematics economics ethics metrics dynamics lens""".split()
+)
+_IE_NOUNS = frozenset("cookie movie zombie rookie calorie goalie genie selfie smoothie".split())
+
+
 def fold_plural(key: str) -> str:
     """One spelling per English word: plurals folded ("indexes", "index" → "index"; "queries" → "query")."""
-    if not key.isascii() or len(key) <= 3 or not key.isalpha():
+    if not key.isascii() or len(key) <= 3 or not key.isalpha() or key in _NOT_PLURALS:
         return key
     if key.endswith("ies"):
-        return key[:-3] + "y"
+        return key[:-1] if key[:-1] in _IE_NOUNS else key[:-3] + "y"
+    if key.endswith("ches") and key[-5] in "aeiou" and key[-6:-4] not in ("oa", "ea", "ou"):
+        return key[:-1]  # caches, niches (but approaches, searches)
     if key.endswith(("sses", "xes", "ches", "shes")):
         return key[:-2]
-    if key.endswith("s") and not key.endswith(("ss", "us", "is")):
+    if key.endswith("s") and not key.endswith(("ss", "us", "is", "ics", "os", "as")):
         return key[:-1]
     return key
 

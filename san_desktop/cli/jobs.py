@@ -9,7 +9,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from san_desktop.cli.common import count, print_json, print_table, seconds, short_time
-from san_desktop.core.enums import JOB_POOLS, JobPool, JobStatus, JobType
+from san_desktop.core.enums import JOB_POOLS, POOL_NAMES, JobPool, JobStatus, JobType
 from san_desktop.core.errors import SanError
 from san_desktop.core.redact import redact
 from san_desktop.queue.monitor import JobFilter
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 
 MAX_TIMEOUT = 30 * 86_400.0
 SIGNATURE_WIDTH = 80  # characters of a failure group's signature in the table (--json has all of it)
-POOL_NAMES = {JobPool.AI: "AI", JobPool.GITHUB: "GitHub"}
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -43,7 +43,11 @@ class ErrorKind(StrEnum):
 
 class JobPool(StrEnum):
     AI = "AI"
-    GITHUB = "GITHUB"
+    GITHUB = "GITHUB"  # the network pool: GitHub and the pages of scrapped links
+
+
+# How people read a pool's name (the monitor, the CLI, the Stars page).
+POOL_NAMES: dict[JobPool, str] = {JobPool.AI: "AI", JobPool.GITHUB: "GitHub & web"}
 
 
 class AttemptOutcome(StrEnum):

@@ -7,10 +7,9 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
-from san_desktop.core.enums import JobPool
+from san_desktop.core.enums import POOL_NAMES, JobPool
 from san_desktop.jobs.runner import JobRunner, PoolState, PoolStatus
 
-POOL_NAMES = {JobPool.AI: "AI", JobPool.GITHUB: "GitHub"}
 PAUSED_STYLE = "color: #b3261e;"
 
 

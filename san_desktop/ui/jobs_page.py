@@ -23,14 +23,14 @@ from PySide6.QtWidgets import (
 )
 
 from san_desktop.app import Changed, Changes
-from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobPool, JobStatus
+from san_desktop.core.enums import ACTIVE_JOB_STATUSES, POOL_NAMES, JobPool, JobStatus
 from san_desktop.jobs.registry import JobProgress
 from san_desktop.queue.monitor import RETRYABLE_STATUSES, BulkResult, FailureGroup, JobFilter
 from san_desktop.queue.records import AttemptRecord, JobRecord
 from san_desktop.ui.context import AppContext
 from san_desktop.ui.job_failures import FailureGroupsView
 from san_desktop.ui.job_filters import JobFilterBar
-from san_desktop.ui.job_pools import POOL_NAMES, PoolBar
+from san_desktop.ui.job_pools import PoolBar
 from san_desktop.ui.job_report import details_html, details_text
 from san_desktop.ui.job_table_model import JobTableModel, status_text
 from san_desktop.ui.lazy_model import select_key

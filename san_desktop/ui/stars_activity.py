@@ -8,7 +8,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QVBoxLayout, QWidget
 
-from san_desktop.core.enums import JobPool, JobStatus, JobType
+from san_desktop.core.enums import POOL_NAMES, JobStatus, JobType
 from san_desktop.jobs.registry import JobProgress
 from san_desktop.jobs.runner import JobRunner, PoolState
 from san_desktop.queue.records import JobEvent, JobRecord
@@ -17,7 +17,6 @@ from san_desktop.ui.quiz_card import text_label
 from san_desktop.ui.stars_state import FETCHING, SETTINGS_LINK, activity, newer, summary_text
 
 ERROR_STYLE = "color: #b3261e;"
-POOL_NAMES = {JobPool.AI: "AI", JobPool.GITHUB: "GitHub"}
 
 
 class StarsActivity(QWidget):

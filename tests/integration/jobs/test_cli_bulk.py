@@ -288,7 +288,7 @@ def test_pause_and_resume_are_remembered_and_a_paused_pool_does_not_keep_a_run_g
     assert queue.get(job.id).attempts == 0
 
     github = run_san("jobs", "pause", "github")
-    assert github.stdout.startswith("GitHub pool paused")
+    assert github.stdout.startswith("GitHub & web pool paused")
     assert (jobs_settings()["ai_paused"], jobs_settings()["github_paused"]) == (True, True)
 
     resumed = run_san("jobs", "resume", "ai")
