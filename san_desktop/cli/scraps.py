@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from san_desktop.cli.common import count, print_json, print_table, short_time
 from san_desktop.core.enums import JobStatus
 from san_desktop.core.inputs import raw_limit, read_stdin
+from san_desktop.core.redact import first_cause
 from san_desktop.core.text import decode_bytes, preview
 
 if TYPE_CHECKING:
@@ -119,7 +120,7 @@ def _card_column(scrap: ScrapInfo) -> str:
     if scrap.card_title:
         return scrap.card_title[:30]
     if scrap.awaiting_page and scrap.fetch_status is JobStatus.FAILED:
-        return f"page failed: {scrap.fetch_error or ''}"[:60]
+        return f"page failed: {first_cause(scrap.fetch_error)}"[:70]
     if scrap.awaiting_page:
         return "fetching the page"
     return "-"

@@ -66,6 +66,22 @@ def error_message(exc: BaseException, limit: int = ERROR_MESSAGE_LIMIT) -> str:
     return truncate(text, limit)
 
 
+# ``PageFetchError: The page was not found.``: the type's name says nothing to a person; the sentence does
+_TYPE_NAME = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception): (?=\S)")
+
+
+def without_type_name(error: str) -> str:
+    """A recorded error (``error_message``) without the name of the exception that carried it."""
+    return _TYPE_NAME.sub("", error)
+
+
+def first_cause(error: str | None) -> str:
+    """The failure itself, as a person reads it: the first of a recorded cause chain (``A <- B``), its first
+    line, without the exception's name."""
+    head = (error or "").split(" <- ", 1)[0].strip()
+    return without_type_name(head.splitlines()[0]) if head else ""
+
+
 def error_details(exc: BaseException) -> str:
     """The full traceback of the chain, redacted (for the attempt record and the log)."""
     return redact("".join(traceback.format_exception(exc)))

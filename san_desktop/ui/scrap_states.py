@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 
 from san_desktop.core.enums import JobStatus, SourceType
+from san_desktop.core.redact import first_cause
 from san_desktop.services.scraps import ScrapInfo
-
-# ``PageFetchError: The page was not found.``: the type's name says nothing to a person; the sentence does
-_TYPE_NAME = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception): (?=\S)")
 
 
 def first_line(error: str | None) -> str:
@@ -72,7 +69,7 @@ def shows_page_state(info: ScrapInfo) -> bool:
 def page_text(info: ScrapInfo) -> str:
     """Where a link's page is (see ``shows_page_state``)."""
     if info.fetch_status is JobStatus.FAILED:
-        return f"Page could not be fetched: {_TYPE_NAME.sub('', first_line(info.fetch_error))}"
+        return f"Page could not be fetched: {first_cause(info.fetch_error)}"
     if info.fetch_status is JobStatus.CANCELLED:
         return "Page fetch cancelled"
     # the network pool has no breaker: "paused" (the AI server) never applies to a download

@@ -6,12 +6,12 @@ last refresh failed, with a hint. No widgets here."""
 from __future__ import annotations
 
 import html
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from san_desktop.app import SanApp
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus, JobType
+from san_desktop.core.redact import without_type_name
 from san_desktop.queue.monitor import JobFilter
 from san_desktop.queue.records import JobRecord
 from san_desktop.services.stars import Recommendation, StarsStatus
@@ -24,7 +24,6 @@ FETCHING = "Fetching starred repositories…"
 RANKING = "Ranking against your cards…"
 NO_TOKEN = "Connect GitHub in Settings to see recommendations from your stars."
 NEVER_SYNCED = "Refresh to fetch your stars."
-_EXCEPTION_NAME = re.compile(r"^[A-Z]\w*(?:Error|Exception):\s*")  # how a job records its error
 
 
 @dataclass(frozen=True)
@@ -81,7 +80,7 @@ IDLE = Activity(False, "", "")
 
 def readable_error(job: JobRecord) -> str:
     """The job's error as the sentence it is, without the name of the exception that carried it."""
-    return _EXCEPTION_NAME.sub("", job.error_message or "")
+    return without_type_name(job.error_message or "")
 
 
 def _waiting(job: JobRecord, now: datetime, what: str) -> str | None:

@@ -11,6 +11,7 @@ from san_desktop.core.enums import JobType
 from san_desktop.db.database import Database
 from san_desktop.queue.job_queue import JobQueue
 from tests.support.jobs import fast_settings, jobs_of
+from tests.support.pages import ARTICLE_TITLE, website
 from tests.support.processes import child_env, run_san
 
 TEXT = "SQLite WAL mode lets readers continue while a writer commits."
@@ -109,3 +110,26 @@ def test_config_set_show_and_the_api_key_from_stdin() -> None:
     assert stored.returncode == 1
     assert "No system keyring is available" in stored.stderr
     assert "sk-from-stdin" not in stored.stderr
+
+
+def test_a_link_added_from_the_command_line_becomes_its_page_then_its_card() -> None:
+    with website() as site:
+        added = run_san("scrap", "add", "--url", site.url("/post/raft?utm_source=cli"))
+        assert added.returncode == 0, added.stderr
+        assert "the page is fetched, then its card is made" in added.stdout
+        again = run_san("scrap", "add", "--url", site.url("/post/raft/"))
+        assert again.stdout.startswith("duplicate of ")
+        assert "fetching the page" in run_san("scrap", "list").stdout
+        assert run_san("jobs", "run", "--until-idle", "--timeout", "60").returncode == 0
+        (card,) = json.loads(run_san("cards", "list", "--json").stdout)
+        assert card["title"] == ARTICLE_TITLE
+
+        failed = run_san("scrap", "add", "--url", site.url("/missing"))
+        scrap_id = failed.stdout.split()[1]
+        assert run_san("jobs", "run", "--until-idle", "--timeout", "60").returncode == 0
+    listed = run_san("scrap", "list").stdout
+    assert "page failed: The page was not found (HTTP 404)." in listed, listed
+    analysed = run_san("scrap", "analyse", scrap_id)
+    assert analysed.returncode == 0, analysed.stderr
+    assert run_san("jobs", "run", "--until-idle", "--timeout", "60").returncode == 0
+    assert len(json.loads(run_san("cards", "list", "--json").stdout)) == 2  # the link's card from its address

@@ -210,3 +210,33 @@ def test_revision_0011_widens_the_job_types_and_keeps_jobs_attempts_and_their_li
         )
         conn.execute("DELETE FROM async_jobs WHERE id = 'j1'")  # the link still cascades
         assert conn.execute("SELECT count(*) FROM job_attempts").fetchone() == (0,)
+
+
+def test_revision_0012_adds_page_fetch_jobs_and_the_page_title_keeping_scraps_and_jobs(tmp_path: Path) -> None:
+    path = tmp_path / "san.db"
+    migrate_to(path, "0011")
+    with raw_connection(path) as conn:
+        conn.execute(
+            "INSERT INTO scraps (id, source_type, source_ref, content, content_hash, created_at) VALUES "
+            "('s1', 'URL', 'https://example.com/a', 'https://example.com/a', 'h', '2026-01-01 00:00:00')"
+        )
+        conn.execute(
+            "INSERT INTO async_jobs (id, job_type, target_id, status, attempts, max_attempts, created_at, "
+            "updated_at) VALUES ('j1', 'CARD_ANALYSIS', 's1', 'FAILED', 3, 3, '2026', '2026')"
+        )
+        with pytest.raises(Exception, match="CHECK constraint failed"):
+            conn.execute(
+                "INSERT INTO async_jobs (id, job_type, target_id, status, attempts, max_attempts, created_at, "
+                "updated_at) VALUES ('j2', 'PAGE_FETCH', 's1', 'PENDING', 0, 3, '2026', '2026')"
+            )
+
+    migrate(path, choose_driver())
+
+    with raw_connection(path) as conn:
+        assert conn.execute("SELECT id, title FROM scraps").fetchall() == [("s1", None)]
+        assert conn.execute("SELECT id, job_type FROM async_jobs").fetchall() == [("j1", "CARD_ANALYSIS")]
+        conn.execute(
+            "INSERT INTO async_jobs (id, job_type, target_id, status, attempts, max_attempts, created_at, "
+            "updated_at) VALUES ('j2', 'PAGE_FETCH', 's1', 'PENDING', 0, 3, '2026', '2026')"
+        )
+        conn.execute("UPDATE scraps SET title = 'A page' WHERE id = 's1'")
