@@ -73,6 +73,32 @@ def prose(text: str) -> str:
     return text.replace("`", " ")
 
 
+def link_words(text: str) -> str:
+    """For a text that is (nearly) only links, the words their addresses are made of:
+    ``https://blog.example/2024/raft-leader-election.html`` → "raft leader election". Empty otherwise."""
+    if len(prose(text).split()) > 3:
+        return ""
+    addresses = _URL.findall(text)
+    if not addresses:
+        return ""
+    address = addresses[0]
+    path = re.sub(r"^\w+://[^/]+", "", address).split("?", 1)[0].split("#", 1)[0]
+    words = ""
+    for segment in path.split("/"):
+        segment = FILE_NAME_TAIL.sub("", segment)
+        parts = [part for part in re.split(r"[-_.+]+", segment) if part.isalpha() and len(part) > 1]
+        if parts:
+            words = " ".join(parts)
+    if len(words.split()) < 2:  # "wal" says little without its site: "sqlite wal"
+        host = re.sub(r"^\w+://", "", address).split("/", 1)[0].split(":", 1)[0].lower()
+        labels = [label for label in host.split(".")[:-1] if label not in _GENERIC_HOST_LABELS]
+        words = " ".join(part for part in (labels[-1] if labels else "", words) if part)
+    return words
+
+
+_GENERIC_HOST_LABELS = frozenset("www blog blogs docs doc en m developer developers api dev wiki news co".split())
+
+
 def words_of(sentence: str) -> list[Word]:
     found: list[Word] = []
     for match in _WORD.finditer(sentence):
@@ -159,6 +185,8 @@ def heading(text: str) -> str | None:
         return found.group(1).strip()
     lines = body.split("\n")
     first = lines[0].strip().rstrip(":")
+    if not prose(first).strip():
+        return None  # a link on a line of its own is not a heading
     sentence_inside = re.search(r"[.!?]\s", first)
     if (
         len(lines) > 1
@@ -297,7 +325,8 @@ def title(text: str, terms: list[Term]) -> str:
             if fitted and any(ch.isalpha() for ch in fitted):
                 first = fitted.split(" ", 1)[0]
                 return fitted[0].upper() + fitted[1:] if first.islower() and first.isascii() else fitted
-    return "Untitled scrap"
+    host = re.search(r"https?://(?:www\.)?([^/\s:?#]+)", text)
+    return host.group(1) if host else "Untitled scrap"
 
 
 _HEADING_BREAKS = re.compile(r"[:;,?!(]\s|\s[—–-]\s|\.\s")

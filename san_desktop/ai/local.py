@@ -28,7 +28,7 @@ from san_desktop.ai.base import (
     group_by_topic,
 )
 from san_desktop.ai.categories import choose_category
-from san_desktop.ai.keyterms import key_terms, tags, title
+from san_desktop.ai.keyterms import key_terms, link_words, tags, title
 from san_desktop.ai.lexicon import CATEGORY_KEYWORDS
 from san_desktop.ai.summary import summarize
 from san_desktop.ai.wordclass import is_name, tokens
@@ -78,12 +78,14 @@ class LocalProvider:
     def analyze_card(self, text: str, categories: Sequence[str]) -> CardDraft:
         """Title from the heading or the key phrase, an extractive summary, the key terms as tags, and the
         category of the shipped model (issue 16)."""
-        terms = key_terms(text)
+        slug = link_words(text)  # a link not fetched: its address names it
+        source = f"{text}\n\n{slug}" if slug else text
+        terms = key_terms(source)
         draft = CardDraft(
-            title=title(text, terms),
-            summary=summarize(text) or preview(text, 200),
+            title=title(source, terms),
+            summary=summarize(text) or preview(re.sub(r"(?m)^#+\s*", "", text), 200),
             tags=tags(terms),
-            category=choose_category(text, categories),
+            category=choose_category(source, categories),
         )
         return finalize_draft(draft, categories)
 

@@ -116,3 +116,18 @@ def test_any_text_gets_a_title_within_its_limit_without_ellipsis(text: str) -> N
     assert len(card.title) <= title_limit(card.title)
     assert "…" not in card.title
     assert len(card.tags) <= 5
+
+
+@pytest.mark.parametrize(
+    ("link", "title"),
+    [
+        ("https://blog.example.com/2024/05/raft-leader-election-explained", "Raft leader election"),
+        ("https://sqlite.org/wal.html", "Sqlite wal"),
+        ("https://example.com/", "example.com"),
+    ],
+)
+def test_a_link_without_its_page_is_named_by_its_address(link: str, title: str) -> None:
+    card = _card(link)
+    assert card.title == title
+    assert card.summary == link
+    assert all(tag_problems(tag) == [] and "." not in tag for tag in card.tags)
