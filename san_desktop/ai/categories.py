@@ -21,7 +21,7 @@ from importlib.resources import files
 from san_desktop.ai.base import DEFAULT_CATEGORIES, FALLBACK_CATEGORY
 from san_desktop.ai.keyterms import heading, prose
 from san_desktop.ai.lexicon import CATEGORY_KEYWORDS
-from san_desktop.ai.wordclass import fold_plural, tokens
+from san_desktop.ai.wordclass import english_topic_word, fold_plural, tokens
 
 EXAMPLES_FILE = "category_examples.jsonl"
 KEYWORD_WEIGHT = 3.0  # a category keyword counts as much as three words of an example
@@ -60,7 +60,12 @@ class Model:
         return result
 
     def evidence(self, counts: Counter[str]) -> float:
-        return sum(1.0 + math.log(count) for key, count in counts.items() if key in self.vocabulary)
+        """How much the text says: its known words that name something (verbs and fillers say nothing)."""
+        return sum(
+            1.0 + math.log(count)
+            for key, count in counts.items()
+            if key in self.vocabulary and (not key.isascii() or english_topic_word(key))
+        )
 
 
 def train(examples: Iterable[tuple[str, str]], keywords: dict[str, frozenset[str]]) -> Model:
@@ -107,12 +112,14 @@ def default_model() -> Model:
         return _model()
 
 
-def choose_category(text: str, categories: Sequence[str], model: Model | None = None) -> str:
+def choose_category(
+    text: str, categories: Sequence[str], model: Model | None = None, *, min_evidence: float = MIN_EVIDENCE
+) -> str:
     counts = features(text)
     model = model or default_model()
     allowed = [category for category in categories if category in model.priors]
     chosen = FALLBACK_CATEGORY
-    if allowed and model.evidence(counts) >= MIN_EVIDENCE:
+    if allowed and model.evidence(counts) >= min_evidence:
         scores = model.scores(counts)
         chosen = max(allowed, key=lambda category: scores[category])
     if chosen == FALLBACK_CATEGORY:

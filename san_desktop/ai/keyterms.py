@@ -74,9 +74,9 @@ def prose(text: str) -> str:
 
 
 def link_words(text: str) -> str:
-    """For a text that is (nearly) only links, the words their addresses are made of:
+    """For a text that is only a link, the words its address is made of:
     ``https://blog.example/2024/raft-leader-election.html`` → "raft leader election". Empty otherwise."""
-    if len(prose(text).split()) > 3:
+    if any(ch.isalpha() for ch in prose(text)):
         return ""
     addresses = _URL.findall(text)
     if not addresses:
@@ -89,7 +89,7 @@ def link_words(text: str) -> str:
         parts = [part for part in re.split(r"[-_.+]+", segment) if part.isalpha() and len(part) > 1]
         if parts:
             words = " ".join(parts)
-    if len(words.split()) < 2:  # "wal" says little without its site: "sqlite wal"
+    if len(words.split()) == 1:  # "wal" says little without its site: "sqlite wal"
         host = re.sub(r"^\w+://", "", address).split("/", 1)[0].split(":", 1)[0].lower()
         labels = [label for label in host.split(".")[:-1] if label not in _GENERIC_HOST_LABELS]
         words = " ".join(part for part in (labels[-1] if labels else "", words) if part)

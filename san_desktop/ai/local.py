@@ -27,7 +27,7 @@ from san_desktop.ai.base import (
     finalize_draft,
     group_by_topic,
 )
-from san_desktop.ai.categories import choose_category
+from san_desktop.ai.categories import MIN_EVIDENCE, choose_category
 from san_desktop.ai.keyterms import key_terms, link_words, tags, title
 from san_desktop.ai.lexicon import CATEGORY_KEYWORDS
 from san_desktop.ai.summary import summarize
@@ -78,14 +78,15 @@ class LocalProvider:
     def analyze_card(self, text: str, categories: Sequence[str]) -> CardDraft:
         """Title from the heading or the key phrase, an extractive summary, the key terms as tags, and the
         category of the shipped model (issue 16)."""
-        slug = link_words(text)  # a link not fetched: its address names it
+        slug = link_words(text)  # a link alone (its page not fetched): its address names it
         source = f"{text}\n\n{slug}" if slug else text
         terms = key_terms(source)
         draft = CardDraft(
-            title=title(source, terms),
+            title=slug[:1].upper() + slug[1:] if slug else title(text, terms),
             summary=summarize(text) or preview(re.sub(r"(?m)^#+\s*", "", text), 200),
             tags=tags(terms),
-            category=choose_category(source, categories),
+            # a few words of an address are weak evidence: two known words at least
+            category=choose_category(source, categories, min_evidence=2.0 if slug else MIN_EVIDENCE),
         )
         return finalize_draft(draft, categories)
 

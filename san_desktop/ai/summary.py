@@ -15,6 +15,7 @@ from san_desktop.ai.keyterms import heading, prose, words_of
 MAX_SENTENCES_RANKED = 120  # a long text: its first sentences are ranked (the cost grows with their square)
 _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s.*$", re.M)
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+", re.M)
+_LIST_LINE = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+.*$", re.M)
 _TABLE_RULE = re.compile(r"^\s*\|?[\s:|-]+\|[\s:|-]*$", re.M)
 DAMPING = 0.85
 SHORTER_THAN = 0.6
@@ -26,8 +27,10 @@ def summarize(text: str) -> str:
     top = heading(text)
     if top and body.lstrip().startswith(top):
         body = body.lstrip()[len(top) :]  # a title line standing alone is the title, not the summary
-    body = _TABLE_RULE.sub("\n", _LIST_MARKER.sub("", body))
-    sentences = [s for s in split_sentences(body) if sum(ch.isalpha() for ch in s) >= 4]
+    body = _TABLE_RULE.sub("\n", body)
+    sentences = _sentences(_LIST_LINE.sub("\n", body))
+    if len(sentences) < 2:  # a text that is mostly a list: its items are what it says
+        sentences = _sentences(_LIST_MARKER.sub("", body))
     if not sentences:
         return ""
     if len(sentences) <= MAX_SUMMARY_SENTENCES:
@@ -40,6 +43,10 @@ def summarize(text: str) -> str:
     while len(chosen) > 1 and sum(len(ranked[i]) for i in chosen) > SHORTER_THAN * len(" ".join(sentences)):
         chosen.pop()
     return " ".join(ranked[i] for i in sorted(chosen))
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in split_sentences(text) if sum(ch.isalpha() for ch in s) >= 4]
 
 
 def _textrank(bags: list[set[str]], rounds: int = 30) -> list[float]:

@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING
 
 from san_desktop.cli.common import count, print_json, print_table, short_time
 from san_desktop.core.enums import JobStatus
+from san_desktop.core.errors import SanError
 from san_desktop.core.inputs import raw_limit, read_stdin
 from san_desktop.core.redact import first_cause
 from san_desktop.core.text import decode_bytes, preview
+from san_desktop.core.urls import is_web_url
 
 if TYPE_CHECKING:
     from san_desktop.app import SanApp
@@ -24,7 +26,9 @@ MAX_LIMIT = 100_000
 def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     scrap = commands.add_parser("scrap", help="capture and manage scraps")
     sub = scrap.add_subparsers(dest="scrap_command", metavar="ACTION", required=True)
-    add = sub.add_parser("add", help="scrap text (the running app or `san jobs run` analyses it)")
+    add = sub.add_parser(
+        "add", help="scrap text, a file or a web page (the running app or `san jobs run` makes its card)"
+    )
     source = add.add_mutually_exclusive_group(required=True)
     source.add_argument("--text", help="the text to scrap (it may start with a dash)")
     source.add_argument("--file", type=Path, help="a .txt, .md or .html file")
@@ -78,6 +82,10 @@ def cmd_add(args: argparse.Namespace) -> int:
         if args.file is not None:
             result = app.capture_file(args.file).value
         elif args.url is not None:
+            if not is_web_url(args.url):
+                raise SanError(
+                    f"Not a web address: {args.url!r} (an http or https URL); use --text to scrap it as text."
+                )
             result = app.capture_url(args.url).value
         elif args.stdin:
             data = read_stdin(raw_limit(app.settings.capture.max_bytes))
@@ -118,9 +126,9 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def _card_column(scrap: ScrapInfo) -> str:
     if scrap.card_title:
-        return scrap.card_title[:30]
+        return preview(scrap.card_title, 40)
     if scrap.awaiting_page and scrap.fetch_status is JobStatus.FAILED:
-        return f"page failed: {first_cause(scrap.fetch_error)}"[:70]
+        return preview(f"Page not fetched: {first_cause(scrap.fetch_error)}", 80)
     if scrap.awaiting_page:
         return "fetching the page"
     return "-"
@@ -129,7 +137,10 @@ def _card_column(scrap: ScrapInfo) -> str:
 def cmd_analyse(args: argparse.Namespace) -> int:
     with _open(args) as app:
         app.analyse_link_now(args.scrap_id)
-    print(f"The card of scrap {args.scrap_id} will be made (run `san jobs run --until-idle` without the app).")
+    print(
+        f"The card of scrap {args.scrap_id} is queued: the open app makes it, or `san jobs run --until-idle` "
+        "when the app is not running."
+    )
     return 0
 
 

@@ -142,11 +142,15 @@ class ScrapRefineProcessor:
         with self.providers.lease() as provider:
             refined = provider.refine_scrap(text.content)
         with context.publish() as session:
-            # "" when refining changed nothing: refined, and no second copy of the text kept
-            kept = refined if refined and refined != text.content else ""
+            # "" when refining changed nothing but blank lines: refined, and no second copy of the text kept
+            kept = refined if refined and _lines(refined) != _lines(text.content) else ""
             updated = session.connection().execute(_REFINE_SCRAP, {"scrap": scrap_id, "refined": kept})
             if updated.rowcount != 1:
                 raise TargetNotFoundError(f"scrap {scrap_id}")
+
+
+def _lines(text: str) -> list[str]:
+    return [line.rstrip() for line in text.splitlines() if line.strip()]
 
 
 def _no_token() -> str | None:

@@ -190,6 +190,8 @@ class ScrapService:
             scrap = session.get(Scrap, scrap_id)
             if scrap is None or scrap.deleted_at is not None:
                 raise ScrapNotFoundError(scrap_id)
+            if self.queue.active_job_id(session, JobType.PAGE_FETCH, scrap_id) is not None:
+                raise SanError("The link's page is still being fetched: its card follows the page.")
             job = self.queue.active_or_enqueue(session, JobType.CARD_ANALYSIS, scrap_id)
             self._notice(session, scrap_id)
         return job.id

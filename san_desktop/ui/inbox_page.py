@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 from san_desktop.app import Changes
 from san_desktop.core.enums import JobStatus, SourceType
 from san_desktop.core.errors import SanError
+from san_desktop.core.redact import first_cause
 from san_desktop.core.text import preview
 from san_desktop.services.scraps import ScrapInfo, ScrapService
 from san_desktop.ui.capture import CaptureOutcome
@@ -224,6 +225,11 @@ class InboxPage(QWidget):
         self.link_card_button.setVisible(
             info is not None and fetch_failed(info) and info.analysis_status is None and info.card_id is None
         )
+        if info is not None and fetch_failed(info) and info.fetch_error and not self._message_timer.isActive():
+            # the Card column is narrow: the whole reason where there is room for it
+            self.message.setText(f"{scrap_label(info)}: {first_cause(info.fetch_error)}")
+        elif not self._message_timer.isActive():
+            self.message.setText(self.hint)
 
     def _retry(self, job_id: str | None, doing: str) -> None:
         if job_id is None:

@@ -8,6 +8,7 @@ from PySide6.QtGui import QColor
 
 from san_desktop.app import LABELLED_JOB_TYPES, SanApp
 from san_desktop.core.enums import JobStatus, JobType
+from san_desktop.core.redact import without_type_name
 from san_desktop.jobs.registry import JobProgress
 from san_desktop.queue.monitor import JobFilter
 from san_desktop.queue.payloads import CardAnalysisPayload, load_payload
@@ -152,7 +153,7 @@ class JobTableModel(LazyTableModel[JobRecord]):
                 status_text(job, progress=self._progress.get(job.id)),
                 f"{job.attempts}/{job.max_attempts}",
                 local_time(job.updated_at),
-                (job.error_message or "").split("\n", 1)[0],
+                without_type_name((job.error_message or "").split("\n", 1)[0]),
             )[column]
         if role == Qt.ItemDataRole.ForegroundRole and column == 2:
             return STATUS_COLORS.get(job.status)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 from san_desktop.core.enums import JobStatus, SourceType
@@ -48,7 +49,10 @@ def scrap_label(info: ScrapInfo) -> str:
     """What the Scrap column names: a web link's page title (its address until it has one), else the text."""
     if info.source_type is SourceType.URL and (info.title or info.fetch_status is not None):
         return info.title or info.source_ref or info.content
-    return info.content
+    return _HEADING_MARK.sub("", info.content)
+
+
+_HEADING_MARK = re.compile(r"(?m)^#{1,6}\s+")  # "## Flexbox centering": the heading, without its marks
 
 
 def fetch_failed(info: ScrapInfo) -> bool:
@@ -69,7 +73,7 @@ def shows_page_state(info: ScrapInfo) -> bool:
 def page_text(info: ScrapInfo) -> str:
     """Where a link's page is (see ``shows_page_state``)."""
     if info.fetch_status is JobStatus.FAILED:
-        return f"Page could not be fetched: {first_cause(info.fetch_error)}"
+        return f"Page not fetched: {first_cause(info.fetch_error)}"
     if info.fetch_status is JobStatus.CANCELLED:
         return "Page fetch cancelled"
     # the network pool has no breaker: "paused" (the AI server) never applies to a download

@@ -30,12 +30,24 @@ def readable_page(page: Download) -> tuple[str, str]:
     else:
         title, text = _article(page)
     title = " ".join(title.split())[:MAX_TITLE_CHARACTERS]
+    text = unescape_markdown(text)
     if not text.strip():
         raise NoReadableTextError("The page has no readable text (it may need JavaScript to show anything).")
     first_line = text.lstrip().split("\n", 1)[0].lstrip("# ").strip()
     if title and first_line != title:
         text = f"# {title}\n\n{text.strip()}"
     return title, text.strip()
+
+
+_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|>~])")
+_CODE_SPAN = re.compile(r"(```.*?```|`[^`\n]*`)", re.S)
+
+
+def unescape_markdown(text: str) -> str:
+    r"""The extractor escapes markdown's characters (``\_\_enter\_\_``): a scrap is read as text, so they go
+    (code keeps whatever it holds)."""
+    parts = _CODE_SPAN.split(text)
+    return "".join(part if index % 2 else _ESCAPE.sub(r"\1", part) for index, part in enumerate(parts))
 
 
 def _decode(page: Download) -> str:

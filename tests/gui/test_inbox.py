@@ -115,7 +115,8 @@ def test_a_link_whose_page_could_not_be_fetched_says_why_and_can_be_carded_from_
     assert page.select_scrap(scrap_id)
     assert page.model.data(page.model.index(0, 1)) == "https://example.invalid/x"  # no title: the address
     card = page.model.index(0, 3)
-    assert page.model.data(card) == f"Page could not be fetched: {NOT_FOUND}"
+    assert page.model.data(card) == f"Page not fetched: {NOT_FOUND}"
+    assert NOT_FOUND in page.message.text()  # the whole reason, where there is room for it
     tooltip = page.model.data(card, TOOLTIP)
     assert NOT_FOUND in tooltip
     assert "the server said 404" in tooltip

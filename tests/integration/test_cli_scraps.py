@@ -128,7 +128,7 @@ def test_a_link_added_from_the_command_line_becomes_its_page_then_its_card() -> 
         scrap_id = failed.stdout.split()[1]
         assert run_san("jobs", "run", "--until-idle", "--timeout", "60").returncode == 0
     listed = run_san("scrap", "list").stdout
-    assert "page failed: The page was not found (HTTP 404)." in listed, listed
+    assert "Page not fetched: The page was not found (HTTP 404)." in listed, listed
     analysed = run_san("scrap", "analyse", scrap_id)
     assert analysed.returncode == 0, analysed.stderr
     assert run_san("jobs", "run", "--until-idle", "--timeout", "60").returncode == 0

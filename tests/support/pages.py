@@ -28,7 +28,8 @@ committed once a majority stored it, and only then applied to the state machine.
 <pre><code>if term &gt; current_term:
     current_term = term
     voted_for = None</code></pre>
-<p>Randomised election timeouts make split votes rare, so a new leader is usually found within one round.</p>
+<p>Randomised election timeouts make split votes rare, so a new leader is usually found within one round.
+In the reference code the node's __init__ sets current_term to 0 and starts as a follower.</p>
 </article></main>
 <footer><p>Copyright 2026 Dev Blog. Subscribe to our newsletter for weekly posts.</p></footer>
 <script>console.log("analytics beacon")</script></body></html>"""

@@ -11,6 +11,7 @@ import pytest
 
 from san_desktop.app import SanApp
 from san_desktop.core.enums import JobStatus, JobType, SourceType
+from san_desktop.core.errors import SanError
 from san_desktop.core.settings import CaptureSettings
 from san_desktop.db.models import AsyncJob
 from san_desktop.jobs.recovery import sweep
@@ -61,8 +62,12 @@ def test_an_article_page_becomes_the_scraps_text_and_then_its_card(app: SanApp, 
         JobType.CARD_ANALYSIS,
         JobType.SCRAP_REFINE,
     }
+    assert "node's __init__ sets current_term" in scrap.content  # the extractor's markdown escapes undone
     assert run_one(app, JobType.CARD_ANALYSIS).status is JobStatus.COMPLETED
+    assert run_one(app, JobType.SCRAP_REFINE).status is JobStatus.COMPLETED
+    assert app.scraps.get(result.scrap_id).refined  # the page was clean: no second copy kept (see the card)
     card = app.cards.get(app.scraps.get(result.scrap_id).card_id or "")
+    assert card.refined_content == ""
     assert card.card.title == ARTICLE_TITLE
     assert card.source_ref == site.url("/post/raft")
 
@@ -146,3 +151,10 @@ def test_a_non_web_address_is_scrapped_as_text_with_its_card(app: SanApp) -> Non
     assert result.created
     assert result.fetch_job_id is None
     assert result.analysis_job_id is not None
+
+
+def test_a_link_is_not_carded_from_its_address_while_its_page_is_on_the_way(app: SanApp) -> None:
+    result = app.capture_url("https://example.com/on-the-way").value
+    with pytest.raises(SanError, match="still being fetched"):
+        app.analyse_link_now(result.scrap_id)
+    assert jobs_of(app.queue, JobType.CARD_ANALYSIS) == []

@@ -121,7 +121,8 @@ def test_any_text_gets_a_title_within_its_limit_without_ellipsis(text: str) -> N
 @pytest.mark.parametrize(
     ("link", "title"),
     [
-        ("https://blog.example.com/2024/05/raft-leader-election-explained", "Raft leader election"),
+        ("https://blog.example.com/2024/05/raft-leader-election-explained", "Raft leader election explained"),
+        ("http://127.0.0.1:8765/missing-page.html", "Missing page"),
         ("https://sqlite.org/wal.html", "Sqlite wal"),
         ("https://example.com/", "example.com"),
     ],
