@@ -1,11 +1,10 @@
 """Key terms of a text for the embedded provider (issue 16): the phrases a person would file a card
-under, and the phrase that names it.
+under (titles are made from them in ``titles``).
 
 Candidates are runs of topic words (``wordclass``) inside a sentence — "leader election", "Property-based
 testing", "트랜잭션 격리 수준" — scored by how often their words occur, with a bonus for names (SQLite,
 CSRF, useEffect), known technical terms, and the heading or first sentence. URLs, file names and code
-blocks never make a term. The title is the text's heading when it has one, else the subject of its first
-sentence when that names a topic, else its best terms; it is fitted to the length limit by whole words.
+blocks never make a term.
 """
 
 from __future__ import annotations
@@ -15,10 +14,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from san_desktop.ai.base import MAX_TAG_LENGTH, MAX_TAGS, fit_words, is_mostly_korean, split_sentences, title_limit
+from san_desktop.ai.base import MAX_TAG_LENGTH, MAX_TAGS, split_sentences
 from san_desktop.ai.lexicon import CATEGORY_KEYWORDS, ENGLISH_STOPWORDS
 from san_desktop.ai.wordclass import (
-    KOREAN_NOT_TOPICS,
     english_topic_word,
     fold_plural,
     is_name,
@@ -27,7 +25,7 @@ from san_desktop.ai.wordclass import (
 )
 
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
-_URL = re.compile(r"(?:https?://|www\.)\S+|\S+@\S+\.\w+", re.I)
+URL_PATTERN = re.compile(r"(?:https?://|www\.)\S+|\S+@\S+\.\w+", re.I)
 _FILE_EXTENSIONS = (
     "html?|php|aspx?|jsp|py|pyc|md|markdown|txt|json|ya?ml|toml|csv|tsv|png|jpe?g|gif|svg|webp|pdf|zip|gz|tgz|tar|"
     "sh|bash|rs|go|java|kt|kts|swift|rb|c|h|cc|cpp|hpp|cs|ts|tsx|jsx|mjs|cjs|vue|css|scss|xml|ini|cfg|conf|log|db|"
@@ -37,10 +35,8 @@ _FILE_NAME = re.compile(rf"[\w\-]+(?:\.[\w\-]+)*\.(?:{_FILE_EXTENSIONS})\b", re.
 FILE_NAME_TAIL = re.compile(rf"\.(?:{_FILE_EXTENSIONS})$", re.I)
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9+#_]*(?:[.\-'][A-Za-z0-9+#_]+)*|[가-힣]+|\d+(?:\.\d+)?")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.M)
-# words that may join the nouns of a title: "testing with Hypothesis", "Flutter의 StatelessWidget"
-_TITLE_JOINERS = frozenset({"with", "of", "for", "in", "on", "and", "vs", "vs.", "versus", "to", "&"})
-_LEADING_DETERMINERS = frozenset({"the", "a", "an", "this", "that", "these", "those", "our", "your", "my", "its"})
-_AFTER_VERB = _LEADING_DETERMINERS | frozenset(
+LEADING_DETERMINERS = frozenset({"the", "a", "an", "this", "that", "these", "those", "our", "your", "my", "its"})
+_AFTER_VERB = LEADING_DETERMINERS | frozenset(
     "every each all any some no their his her it them you us both only its one two many much".split()
 )
 KNOWN_TERMS = frozenset().union(*CATEGORY_KEYWORDS.values())
@@ -68,35 +64,9 @@ class Term:
 def prose(text: str) -> str:
     """The text a term may come from: no code blocks, URLs, e-mail addresses or file names."""
     text = _FENCE.sub("\n", text)
-    text = _URL.sub(" ", text)
+    text = URL_PATTERN.sub(" ", text)
     text = _FILE_NAME.sub(" ", text)
     return text.replace("`", " ")
-
-
-def link_words(text: str) -> str:
-    """For a text that is only a link, the words its address is made of:
-    ``https://blog.example/2024/raft-leader-election.html`` → "raft leader election". Empty otherwise."""
-    if any(ch.isalpha() for ch in prose(text)):
-        return ""
-    addresses = _URL.findall(text)
-    if not addresses:
-        return ""
-    address = addresses[0]
-    path = re.sub(r"^\w+://[^/]+", "", address).split("?", 1)[0].split("#", 1)[0]
-    words = ""
-    for segment in path.split("/"):
-        segment = FILE_NAME_TAIL.sub("", segment)
-        parts = [part for part in re.split(r"[-_.+]+", segment) if part.isalpha() and len(part) > 1]
-        if parts:
-            words = " ".join(parts)
-    if len(words.split()) == 1:  # "wal" says little without its site: "sqlite wal"
-        host = re.sub(r"^\w+://", "", address).split("/", 1)[0].split(":", 1)[0].lower()
-        labels = [label for label in host.split(".")[:-1] if label not in _GENERIC_HOST_LABELS]
-        words = " ".join(part for part in (labels[-1] if labels else "", words) if part)
-    return words
-
-
-_GENERIC_HOST_LABELS = frozenset("www blog blogs docs doc en m developer developers api dev wiki news co".split())
 
 
 def words_of(sentence: str) -> list[Word]:
@@ -314,122 +284,3 @@ def tags(terms: list[Term]) -> tuple[str, ...]:
         if len(picked) == MAX_TAGS:
             break
     return tuple(picked)
-
-
-def title(text: str, terms: list[Term]) -> str:
-    """A title within its limit (60 characters, 20 for Korean), cut only between words, never with "…"."""
-    top = heading(text)
-    for candidate in (_short_heading(top) if top else None, _subject(text), _from_terms(terms)):
-        if candidate:
-            fitted = re.sub(r"'s$", "", fit_words(candidate, title_limit(candidate)))
-            if fitted and any(ch.isalpha() for ch in fitted):
-                first = fitted.split(" ", 1)[0]
-                return fitted[0].upper() + fitted[1:] if first.islower() and first.isascii() else fitted
-    host = re.search(r"https?://(?:www\.)?([^/\s:?#]+)", text)
-    return host.group(1) if host else "Untitled scrap"
-
-
-_HEADING_BREAKS = re.compile(r"[:;,?!(]\s|\s[—–-]\s|\.\s")
-
-
-def _short_heading(top: str) -> str | None:
-    """A long heading's first clause ("Kubernetes readiness vs liveness probes, because…" → before the
-    comma); a heading that is a long Korean sentence gives its subject."""
-    limit = title_limit(top)
-    if len(top) <= min(limit, 40):
-        return top
-    found = _HEADING_BREAKS.search(top)
-    if found and len(top[: found.start()]) >= 8:
-        top = top[: found.start() + (1 if top[found.start()] in "?!" else 0)]
-        if len(top) <= limit:
-            return top
-    if is_mostly_korean(top):
-        return _subject(top) or top
-    return top
-
-
-def _subject(text: str) -> str | None:
-    """The topic words a text's first sentence starts with, when they name something: "Property-based
-    testing with Hypothesis" (… generates inputs), "React의 useEffect" (…는 렌더링 후에 실행된다)."""
-    sentences = split_sentences(prose(text))
-    if not sentences:
-        return None
-    sentence = sentences[0]
-    words = words_of(sentence)
-    if not words:
-        return None
-    if is_mostly_korean(sentence):
-        return _korean_subject(sentence, words)
-    kept: list[Word] = []
-    for word in words:
-        if not kept and word.key in _LEADING_DETERMINERS:
-            continue
-        joins = word.topic and not (kept and _separated(sentence, kept[-1], word))
-        if joins or (word.key in _TITLE_JOINERS and kept):
-            kept.append(word)
-        else:
-            break
-    while kept and kept[-1].key in _TITLE_JOINERS:
-        kept.pop()
-    topics = [w for w in kept if w.topic]
-    if not topics or len(kept) > 7 or (len(topics) == 1 and not is_name(topics[0].surface) and len(words) > 3):
-        return None  # a lone ordinary word ("Indexes") says less than the best terms
-    return sentence[kept[0].start : kept[-1].end]
-
-
-def _separated(sentence: str, before: Word, after: Word) -> bool:
-    return bool(re.search(r"[,;:()\[\]]", sentence[before.end : after.start]))
-
-
-def _korean_subject(sentence: str, words: list[Word]) -> str | None:
-    """The words before the subject's particle: "플러터에서 StatelessWidget과 StatefulWidget의 차이는 …" →
-    "플러터 StatelessWidget과 StatefulWidget의 차이" (joining particles kept, place particles dropped)."""
-    pieces: list[str] = []
-    previous: Word | None = None
-    for word in words:
-        raw = sentence[word.start : word.end]
-        short_noun = _short_korean_noun(word)
-        if not (word.topic or short_noun or is_name(word.surface)) or (
-            previous is not None and _separated(sentence, previous, word)
-        ):
-            break
-        previous = word
-        if not word.particle:
-            pieces.append(raw)
-            continue
-        if raw.endswith(_JOINING_PARTICLES):
-            pieces.append(raw)
-            continue
-        pieces.append(_stem_of(raw, word))
-        if not raw.endswith(_PLACE_PARTICLES):
-            break  # the subject's (or object's) particle ends it
-    if not pieces or len(pieces) > 5 or pieces[-1].endswith(_JOINING_PARTICLES):
-        return None
-    return " ".join(pieces)
-
-
-_JOINING_PARTICLES = ("의", "와", "과")
-_PLACE_PARTICLES = ("에서", "에서의", "으로", "에", "로")
-
-
-def _short_korean_noun(word: Word) -> bool:
-    """A one-syllable noun before its particle: 훅은, 앱을."""
-    return len(word.key) == 1 and "가" <= word.key <= "힣" and word.particle and word.key not in KOREAN_NOT_TOPICS
-
-
-def _stem_of(raw: str, word: Word) -> str:
-    """A word without its particle, as written ("Debezium으로" → "Debezium", "훅은" → "훅")."""
-    if "가" <= raw[0] <= "힣":
-        return word.key
-    return word.surface
-
-
-def _from_terms(terms: list[Term]) -> str | None:
-    if not terms:
-        return None
-    best = terms[0]
-    if len(best.words) > 1 or len(terms) == 1:
-        return best.surface
-    second = terms[1]
-    pair = sorted((best, second), key=lambda term: term.first)
-    return f"{pair[0].surface} {pair[1].surface}"

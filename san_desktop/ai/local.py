@@ -28,9 +28,10 @@ from san_desktop.ai.base import (
     group_by_topic,
 )
 from san_desktop.ai.categories import MIN_EVIDENCE, choose_category
-from san_desktop.ai.keyterms import key_terms, link_words, tags, title
+from san_desktop.ai.keyterms import key_terms, tags
 from san_desktop.ai.lexicon import CATEGORY_KEYWORDS
 from san_desktop.ai.summary import summarize
+from san_desktop.ai.titles import link_words, title
 from san_desktop.ai.wordclass import is_name, tokens
 from san_desktop.core.enums import QuizType
 from san_desktop.core.text import preview
