@@ -2,12 +2,17 @@
 #   make run    install into .venv (first time or when pyproject.toml changed) and start the app
 #   make test   install the same way, then lint, type-check and run the whole test suite
 #   make bench  run the benchmarks under bench/ and print a table
+#   make package  the one-folder app (PyInstaller) in dist/san-desktop/ and its tar.gz; packaging/smoke_test.sh
+#                 then checks it. Built from a non-editable install in build/package-venv (made once, and
+#                 again when packaging/requirements.txt changes).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+PKG_VENV := build/package-venv
+PKG_STAMP := $(PKG_VENV)/.installed
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench package clean
 
 $(STAMP): pyproject.toml setup.py
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "SAN Desktop needs Python 3.11 or newer; set PYTHON=python3.x")'
@@ -16,20 +21,31 @@ $(STAMP): pyproject.toml setup.py
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+$(PKG_STAMP): packaging/requirements.txt
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "SAN Desktop needs Python 3.11 or newer; set PYTHON=python3.x")'
+	rm -rf $(PKG_VENV)
+	$(PYTHON) -m venv $(PKG_VENV)
+	$(PKG_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(PKG_VENV)/bin/python -m pip install --quiet -r packaging/requirements.txt
+	touch $(PKG_STAMP)
+
 run: $(STAMP)
 	$(BIN)/san-desktop $(ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
+	$(BIN)/ruff check . packaging/san-desktop.spec
+	$(BIN)/ruff format --check . packaging/san-desktop.spec
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
 test: lint
 	QT_QPA_PLATFORM=offscreen $(BIN)/pytest $(PYTEST_ARGS)
 
+package: $(PKG_STAMP)
+	packaging/build.sh $(PKG_VENV)/bin/python
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
 
 bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m bench

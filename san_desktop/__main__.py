@@ -4,15 +4,30 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from san_desktop import APP_ID, APP_NAME, __version__
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QApplication, QMainWindow
+
+    from san_desktop.ui.context import AppContext
+
+SMOKE_TEST_SECONDS = 60.0  # --smoke-test gives up (exit 1) when start-up has not settled by then
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="san-desktop", description=f"{APP_NAME}")
     parser.add_argument("--version", action="version", version=f"san-desktop {__version__}")
     parser.add_argument("--data-dir", metavar="DIR", help="data directory (default: $SAN_DATA_DIR or the platform's)")
+    # --smoke-test (hidden from --help; packaging/smoke_test.sh runs it on the built bundle, and
+    # tests/gui/test_smoke_test_flag.py on the source tree): start as usual, wait until the main window is
+    # shown, the runner's first recovery sweep is done and no background operation runs, then close the
+    # window and exit 0. Exit 1 if that has not happened within SMOKE_TEST_SECONDS, or if the window icon
+    # cannot be drawn (a bundle without Qt's SVG plugins).
+    parser.add_argument("--smoke-test", action="store_true", help=argparse.SUPPRESS)
     # Qt's own options (-platform, -style...) pass through to QApplication.
     args, _qt_args = parser.parse_known_args(argv)
     return args
@@ -51,11 +66,95 @@ def main(argv: Sequence[str] | None = None) -> int:
     window.show()
     context.start()
     freeze_startup_objects()
+    smoke_test = _SmokeTest(app, window, context) if args.smoke_test else None
+    if smoke_test is not None:
+        smoke_test.start()
     try:
-        return app.exec()
+        code = app.exec()
+        return code if smoke_test is None else smoke_test.exit_code(code)
     finally:
+        if smoke_test is not None:
+            smoke_test.stop()
         context.shutdown()
         san.close()
+
+
+class _SmokeTest:
+    """``--smoke-test``: polls until start-up has settled, then closes the window the way a user does (the
+    app quits when its last window closes) and says which exit code ``main`` returns."""
+
+    POLL_MS = 50
+    SETTLED_POLLS = 4  # settled on this many polls in a row: a page's first load may start a second one
+    QUIT_SECONDS = 10.0  # after closing the window, the event loop must end within this
+
+    def __init__(self, app: QApplication, window: QMainWindow, context: AppContext) -> None:
+        from PySide6.QtCore import QTimer
+
+        self._app = app
+        self._window = window
+        self._context = context
+        self._deadline = time.monotonic() + SMOKE_TEST_SECONDS
+        self._settled_polls = 0
+        self._result: int | None = None  # set when the window is closed
+        self._timer = QTimer()
+        self._timer.setInterval(self.POLL_MS)
+        self._timer.timeout.connect(self._on_timer_timeout)
+
+    def start(self) -> None:
+        self._timer.start()
+
+    def stop(self) -> None:
+        self._timer.stop()
+
+    def exit_code(self, loop_code: int) -> int:
+        """What ``main`` returns once the event loop has ended with ``loop_code``."""
+        if self._result is None:
+            print("san-desktop --smoke-test: the app quit before start-up had settled", file=sys.stderr)
+            return loop_code or 1
+        return loop_code or self._result
+
+    def _waiting_for(self) -> list[str]:
+        handle = self._window.windowHandle()
+        waiting = []
+        if not self._window.isVisible() or handle is None or not handle.isExposed():
+            waiting.append("the main window to be shown")
+        if not self._context.runner.started:
+            waiting.append("the job runner's recovery sweep")
+        if self._context.ops.busy:
+            waiting.append("background operations")
+        return waiting
+
+    def _on_timer_timeout(self) -> None:
+        if self._result is not None:  # closed: the app should be quitting
+            if time.monotonic() > self._deadline:
+                print("san-desktop --smoke-test: the window closed but the app did not quit", file=sys.stderr)
+                self._result = 1
+                self._app.exit(1)
+            return
+        waiting = self._waiting_for()
+        self._settled_polls = 0 if waiting else self._settled_polls + 1
+        if self._settled_polls >= self.SETTLED_POLLS:
+            if self._app.windowIcon().pixmap(32, 32).isNull():
+                print("san-desktop --smoke-test: the window icon cannot be drawn", file=sys.stderr)
+                self._close(1)
+                return
+            print(f"san-desktop --smoke-test: {self._window.windowTitle()!r} shown and settled; closing")
+            self._close(0)
+        elif time.monotonic() > self._deadline:
+            what = ", ".join(waiting) or "start-up to settle"
+            print(f"san-desktop --smoke-test: still waiting for {what}", file=sys.stderr)
+            self._close(1)
+
+    def _close(self, result: int) -> None:
+        # No QApplication.exit() here: closing the last window already asks the app to quit, and a second
+        # request would stay queued after the loop ended (a test calling main() would meet it later).
+        self._result = result
+        self._deadline = time.monotonic() + self.QUIT_SECONDS
+        self._window.close()
+        if self._window.isVisible():
+            print("san-desktop --smoke-test: the main window refused to close", file=sys.stderr)
+            self._result = 1
+            self._app.exit(1)
 
 
 if __name__ == "__main__":
