@@ -29,6 +29,11 @@ def _number(default: float, low: float, high: float) -> Any:
 DAY = 86_400.0
 _CLOCK = re.compile(r"(?:[01]\d|2[0-3]):[0-5]\d")
 _REPOSITORY = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
+# the window's remembered state (written by the window, so a bad value is a hand edit)
+_BASE64 = re.compile(r"[A-Za-z0-9+/]{0,4000}={0,2}")
+_SPLITTER = r"[A-Za-z0-9_.-]{1,80}=\d{1,6}(?:,\d{1,6}){0,9}"
+_SPLITTERS = re.compile(rf"{_SPLITTER}(?:;{_SPLITTER}){{0,49}}")
+_PAGE = re.compile(r"[a-z0-9_-]{1,40}")
 
 
 def _validate(instance: Any, section: str) -> None:
@@ -179,6 +184,23 @@ class NotificationSettings:
 
 
 @dataclass(frozen=True)
+class WindowSettings:
+    """How the main window looked when it last closed, restored at the next start: its geometry (Qt's
+    ``saveGeometry``, base64), the sizes of the splitters in its pages ("page.name=300,700;…") and the page
+    it showed. Empty means the defaults. Written by the window as it closes."""
+
+    geometry: str = field(default="", metadata={"pattern": (_BASE64, "Qt window geometry in base64")})
+    splitters: str = field(
+        default="",
+        metadata={"pattern": (_SPLITTERS, "name=size,size pairs separated by ; (e.g. cards.splitter=300,700)")},
+    )
+    last_page: str = field(default="", metadata={"pattern": (_PAGE, "a page name such as inbox or cards")})
+
+    def __post_init__(self) -> None:
+        _validate(self, "window")
+
+
+@dataclass(frozen=True)
 class Settings:
     jobs: JobSettings = field(default_factory=JobSettings)
     ai: AISettings = field(default_factory=AISettings)
@@ -188,6 +210,7 @@ class Settings:
     notifications: NotificationSettings = field(default_factory=NotificationSettings)
     quiz: QuizSettings = field(default_factory=QuizSettings)
     stars: StarSettings = field(default_factory=StarSettings)
+    window: WindowSettings = field(default_factory=WindowSettings)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -209,6 +232,7 @@ SECTIONS: dict[str, type[Any]] = {
     "notifications": NotificationSettings,
     "quiz": QuizSettings,
     "stars": StarSettings,
+    "window": WindowSettings,
 }
 
 
@@ -239,6 +263,9 @@ def check_value(section: str, key: str, value: Any, item: Field[Any] | None = No
             raise ValueError(f"{name} must be a time zone name such as Asia/Seoul (or empty), not {value!r}") from None
     if item.metadata.get("clock") and value and not _CLOCK.fullmatch(value):
         raise ValueError(f"{name} must be a time of day as HH:MM (or empty for none), not {value!r}")
+    if (pattern := item.metadata.get("pattern")) is not None and value and not pattern[0].fullmatch(value):
+        shown = value if len(value) <= 60 else f"{value[:57]}..."
+        raise ValueError(f"{name} must be {pattern[1]}, not {shown!r}")
     if item.metadata.get("repository") and value and not _REPOSITORY.fullmatch(value):
         raise ValueError(f"{name} must be owner/name, not {value!r}")
     if item.metadata.get("url"):

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import html
-from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
@@ -11,6 +10,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QPushButton,
     QSplitter,
     QTableView,
     QTextBrowser,
@@ -20,70 +20,35 @@ from PySide6.QtWidgets import (
 
 from san_desktop.app import Changes
 from san_desktop.core.errors import SanError
-from san_desktop.services.cards import CardDetail, CardService, CardSummary, SimilarCard
+from san_desktop.services.cards import CardDetail, CardSummary, SimilarCard
+from san_desktop.ui.card_list import CardListModel, card_html, similar_label
 from san_desktop.ui.context import AppContext
-from san_desktop.ui.lazy_model import LazyTableModel, select_key, selected_row
+from san_desktop.ui.empty_state import StateStack
+from san_desktop.ui.lazy_model import select_key, selected_row
+from san_desktop.ui.table_fit import Column, ColumnFitter, WordElideDelegate
 
+__all__ = ["CardListModel", "CardsPage", "card_html", "similar_label"]  # where tests and the window find them
 
-class CardListModel(LazyTableModel[CardSummary]):
-    COLUMNS = ("Title", "Category", "Tags")
-
-    def __init__(self, cards: CardService, page_size: int = 200) -> None:
-        super().__init__(page_size)
-        self._cards = cards
-        self.search = ""
-
-    def fetch_page(self, before_id: str | None, limit: int) -> list[CardSummary]:
-        return self._cards.list_cards(self.search, limit=limit, before_id=before_id)
-
-    def row_key(self, row: CardSummary) -> str:
-        return row.id
-
-    def cell(self, card: CardSummary, column: int, role: int) -> Any:
-        if role == Qt.ItemDataRole.DisplayRole:
-            return (card.title, card.category or "", ", ".join(card.tags))[column]
-        if role == Qt.ItemDataRole.ToolTipRole and column == 0:
-            return card.summary
-        return None
-
-    def card_of_scrap(self, scrap_id: str) -> CardSummary | None:
-        """The loaded row of this scrap's card (a few hundred rows at most are loaded)."""
-        return next((row for row in self.loaded_rows() if row.scrap_id == scrap_id), None)
-
-
-def similar_label(title: str, score: float) -> str:
-    """How a similar card is listed: its title and its score (``SimilarCard.score``, the figure
-    ``san cards similar`` gives)."""
-    return f"{title}   ({score:.0%} similar)"
-
-
-def card_html(detail: CardDetail) -> str:
-    card = detail.card
-    tags = " ".join(f"<span style='color:#2f6f5e'>#{html.escape(tag)}</span>" for tag in card.tags)
-    source = html.escape(detail.source_type.lower() + (f": {detail.source_ref}" if detail.source_ref else ""))
-    parts = [
-        f"<h2>{html.escape(card.title)}</h2>",
-        f"<p><b>{html.escape(card.category or 'Uncategorised')}</b> &nbsp; {tags}</p>",
-        f"<p>{html.escape(card.summary)}</p>",
-        f"<p><small>Source: {source}</small></p>",
-    ]
-    if detail.refined_content and detail.refined_content.strip() != detail.content.strip():
-        parts.append(
-            f"<h4>Refined text</h4><pre style='white-space:pre-wrap'>{html.escape(detail.refined_content)}</pre>"
-        )
-    parts.append(f"<h4>Original</h4><pre style='white-space:pre-wrap'>{html.escape(detail.content)}</pre>")
-    return "".join(parts)
+TITLE, CATEGORY, TAGS = range(3)
+MESSAGE_MS = 30_000  # "Deleted … Undo" stays this long
+NO_CARDS = (
+    "Each scrap you capture becomes a card — a title, a summary, tags and a category — made on this "
+    "computer. Scrap something in the Inbox and its card appears here a moment later."
+)
 
 
 class CardsPage(QWidget):
     """Cards with text search, the selected card in full, and its similar cards (click to open); live
-    by the change hub. No signals of its own."""
+    by the change hub. Delete deletes the selected card's scrap (and so the card), with Undo. When there
+    is no card, or none matches the search, the list says so and what to do. No signals of its own."""
 
     def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._context = context
         self._app = context.app
         self._shown: str | None = None  # the card whose detail is (being) shown
+        self._last_deleted: str | None = None  # the scrap of the card deleted last (Undo brings it back)
+        self._reveal: str | None = None  # select this scrap's card when it appears (after Undo)
         self.model = CardListModel(context.app.cards)
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search titles, summaries, tags and categories")
@@ -92,10 +57,26 @@ class CardsPage(QWidget):
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
         self.table.verticalHeader().setVisible(False)
-        self.table.horizontalHeader().setStretchLastSection(True)
-        self.table.setColumnWidth(0, 260)
-        self.table.setColumnWidth(1, 140)
+        self.table.verticalHeader().setDefaultSectionSize(24)
+        self.elide = WordElideDelegate(self.table)
+        self.table.setItemDelegateForColumn(TITLE, self.elide)
+        self.table.setItemDelegateForColumn(CATEGORY, self.elide)
+        self.table.setItemDelegateForColumn(TAGS, self.elide)
+        self.columns = ColumnFitter(
+            self.table,
+            # the category keeps the width of a middling one ("Programming…" for a longer one)
+            {TITLE: Column(0.58, 120), CATEGORY: Column(sample="Data Engineering"), TAGS: Column(0.42, 80)},
+        )
+        self.states = StateStack(self.table)
+        self.delete_button = QPushButton("Delete")
+        self.delete_button.setToolTip("Delete the selected card and the scrap it was made from (Delete)")
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse)
+        self.message.setVisible(False)
         self.detail = QTextBrowser()
         self.detail.setPlaceholderText("Select a card.")
         self.similar = QListWidget()
@@ -105,50 +86,130 @@ class CardsPage(QWidget):
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
         left_layout.addWidget(self.search)
-        left_layout.addWidget(self.table, 1)
+        left_layout.addWidget(self.states, 1)
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
         right_layout.addWidget(self.detail, 3)
         right_layout.addWidget(self.similar_label)
         right_layout.addWidget(self.similar, 1)
-        splitter = QSplitter()
-        splitter.addWidget(left)
-        splitter.addWidget(right)
-        splitter.setStretchFactor(0, 2)
-        splitter.setStretchFactor(1, 3)
+        self.splitter = QSplitter()
+        self.splitter.setObjectName("list_detail")  # its sizes are remembered under this name
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.addWidget(left)
+        self.splitter.addWidget(right)
+        self.splitter.setStretchFactor(0, 1)
+        self.splitter.setStretchFactor(1, 1)
 
         heading = QHBoxLayout()
         heading.addWidget(QLabel("<h2>Cards</h2>"))
         heading.addStretch(1)
+        heading.addWidget(self.delete_button)
         layout = QVBoxLayout(self)
         layout.addLayout(heading)
-        layout.addWidget(splitter, 1)
+        layout.addWidget(self.message)
+        layout.addWidget(self.splitter, 1)
 
         self._search_timer = QTimer(self)
         self._search_timer.setSingleShot(True)
         self._search_timer.setInterval(250)
         self._search_timer.timeout.connect(self._on_search_timer_timeout)
-        self.search.textChanged.connect(lambda _text: self._search_timer.start())
+        self._message_timer = QTimer(self)
+        self._message_timer.setSingleShot(True)
+        self._message_timer.timeout.connect(self._on_message_timer_timeout)
+        self.search.textChanged.connect(self._on_search_text_changed)
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._show_selected())
         self.similar.itemActivated.connect(self._on_similar_item_activated)
         self.similar.itemClicked.connect(self._on_similar_item_activated)
+        self.delete_button.clicked.connect(self.delete_selected)
+        self.message.linkActivated.connect(self._on_message_link_activated)
+        self.states.message.action_triggered.connect(self._on_states_action_triggered)
+        for signal in (self.model.modelReset, self.model.rowsInserted, self.model.rowsRemoved, self.model.loaded):
+            signal.connect(self._update_state)
         context.hub.changed.connect(self._on_hub_changed)
         self.model.reload()
+        self._update_state()
+
+    # --- what the window's shortcuts call -----------------------------------------------------
+
+    def focus_search(self) -> bool:
+        self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.search.selectAll()
+        return True
+
+    def refresh_page(self) -> None:
+        """Read the cards (for the search typed) and the card shown again, off the GUI thread."""
+        self.model.refresh(self._context.ops.run)
+        if self._shown is not None:
+            self._show(self._shown)
+
+    def delete_selected(self) -> None:
+        """Delete the selected card's scrap (the card goes with it), as the Inbox does; Undo restores both."""
+        card = selected_row(self.table, self.model)
+        if card is None:
+            return
+        title = html.escape(card.title)
+
+        def deleted(_changes: Changes) -> None:
+            self._last_deleted = card.scrap_id
+            self.say(f"Deleted the card <b>{title}</b> and its scrap. <a href='undo'>Undo</a>", MESSAGE_MS)
+
+        self._context.ops.write(
+            lambda: self._app.delete_scrap(card.scrap_id), deleted, lambda exc: self.say(html.escape(str(exc)))
+        )
+
+    def undo_delete(self) -> None:
+        """Bring back the card deleted last (its scrap is restored; the card reappears in its place)."""
+        scrap_id, self._last_deleted = self._last_deleted, None
+        if scrap_id is None:
+            return
+        self._reveal = scrap_id
+        self._context.ops.write(
+            lambda: self._app.restore_scrap(scrap_id),
+            lambda _changes: self.say("Restored."),
+            lambda exc: self.say(html.escape(str(exc))),
+        )
+
+    def say(self, text: str, ms: int = 8000) -> None:
+        """A passing message (rich text) above the list."""
+        self.message.setText(text)
+        self.message.setVisible(bool(text))
+        self._message_timer.start(ms)
+
+    # --- showing cards ------------------------------------------------------------------------
 
     def open_card(self, card_id: str) -> None:
         """Show ``card_id``, clearing a search that would hide it."""
         if self.model.position_of(card_id) is None and self.search.text():
             self.search.clear()
             self._search_timer.stop()  # reload now, once, not again after the debounce
-            self._on_search_timer_timeout()
+            self.model.search = ""
+            self.model.reload()
         if self.model.position_of(card_id) is None:
             self.model.reload()
         if not select_key(self.table, self.model, card_id):
             self._show(card_id)
 
+    def _update_state(self) -> None:
+        """The list, or why it is empty: no card yet, or none matching the search."""
+        self.delete_button.setEnabled(selected_row(self.table, self.model) is not None)
+        if self.model.loading:
+            return  # what is shown stays until the new rows arrive
+        search = self.model.search
+        if self.model.rowCount():
+            self.states.show_content()
+        elif search:
+            self.states.show_no_results(
+                f"No card matches “{search}”",
+                "The search looks in titles, summaries, tags and categories: try fewer or other words.",
+                [("clear", "Clear search")],
+            )
+        else:
+            self.states.show_empty("No cards yet", NO_CARDS)
+
     def _show_selected(self) -> None:
         card = selected_row(self.table, self.model)
+        self.delete_button.setEnabled(card is not None)
         if card is not None:
             self._show(card.id)
 
@@ -184,9 +245,28 @@ class CardsPage(QWidget):
         else:
             self.similar_label.setText("Similar cards" if similar else "Similar cards: none yet")
 
+    def _on_search_text_changed(self, _text: str) -> None:
+        self._search_timer.start()
+
     def _on_search_timer_timeout(self) -> None:
+        """The cards matching what was typed, read off the GUI thread; the list changes when they arrive."""
         self.model.search = self.search.text().strip()
-        self.model.reload()
+        self.model.refresh(self._context.ops.run)
+
+    def _on_states_action_triggered(self, key: str) -> None:
+        if key == "clear":
+            self.search.clear()
+            self._search_timer.stop()
+            self._on_search_timer_timeout()
+            self.search.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def _on_message_link_activated(self, link: str) -> None:
+        if link == "undo":
+            self.undo_delete()
+
+    def _on_message_timer_timeout(self) -> None:
+        self.message.clear()
+        self.message.setVisible(False)
 
     def _on_similar_item_activated(self, item: QListWidgetItem) -> None:
         self.open_card(str(item.data(Qt.ItemDataRole.UserRole)))
@@ -209,11 +289,18 @@ class CardsPage(QWidget):
             card = found.get(scrap_id)
             if card is not None:
                 self.model.upsert(card)  # a new card appears on top; an older one when scrolled to
+                if scrap_id == self._reveal:
+                    self._reveal = None
+                    select_key(self.table, self.model, card.id)
                 continue
             gone = self.model.card_of_scrap(scrap_id)
             if gone is not None:
+                position = self.model.position_of(gone.id)
                 self.model.remove(gone.id)
                 if self._shown == gone.id:
                     self._shown = None
                     self.detail.clear()
                     self.similar.clear()
+                    following = self.model.row_at(min(position or 0, self.model.rowCount() - 1))
+                    if following is not None:  # the next card is selected, ready for another Delete
+                        select_key(self.table, self.model, following.id)

@@ -2,12 +2,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtCore import QModelIndex, QTimer, Signal
+from PySide6.QtGui import QAction, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QPushButton,
     QTableView,
@@ -16,77 +15,22 @@ from PySide6.QtWidgets import (
 )
 
 from san_desktop.app import Changes
-from san_desktop.core.enums import JobStatus, SourceType
 from san_desktop.core.errors import SanError
 from san_desktop.core.redact import first_cause
 from san_desktop.core.text import preview
-from san_desktop.services.scraps import ScrapInfo, ScrapService
+from san_desktop.services.scraps import ScrapInfo
 from san_desktop.ui.capture import CaptureOutcome
 from san_desktop.ui.context import AppContext
-from san_desktop.ui.job_table_model import local_time
-from san_desktop.ui.lazy_model import LazyTableModel, select_key, selected_row
-from san_desktop.ui.scrap_states import (
-    card_error,
-    card_failed,
-    card_text,
-    fetch_failed,
-    refine_text,
-    retryable,
-    scrap_label,
-)
+from san_desktop.ui.empty_state import PageState, StateStack
+from san_desktop.ui.inbox_welcome import AI, GITHUB, SCRAP_NOW, SetUp, read_set_up, show_welcome
+from san_desktop.ui.lazy_model import select_key, selected_row
+from san_desktop.ui.scrap_states import fetch_failed, retryable, scrap_label
+from san_desktop.ui.scrap_table import CAPTURED, CARD, REFINED, SCRAP, SOURCE, ScrapTableModel
+from san_desktop.ui.table_fit import Column, ColumnFitter, WordElideDelegate
 
-_FAILED = QColor("#b3261e")
 MESSAGE_MS = 8000  # a passing message (scrapped, deleted, restored) clears itself after this
-
-
-def _text_tooltip(info: ScrapInfo) -> str:
-    """A titled link: its title and address, then its page's text once fetched; else the text."""
-    if info.source_type is not SourceType.URL or not info.title:
-        return preview(info.content, 600)
-    lines = [info.title, info.source_ref or ""]
-    return "\n".join(lines if info.awaiting_page else [*lines, "", preview(info.content, 600)])
-
-
-class ScrapTableModel(LazyTableModel[ScrapInfo]):
-    COLUMNS = ("Captured", "Scrap", "Source", "Card", "Refined")
-
-    def __init__(self, scraps: ScrapService, page_size: int = 200) -> None:
-        super().__init__(page_size)
-        self._scraps = scraps
-        self.paused = False  # the AI pool is held by its breaker: waiting jobs say so
-
-    def fetch_page(self, before_id: str | None, limit: int) -> list[ScrapInfo]:
-        return self._scraps.list_scraps(before_id=before_id, limit=limit)
-
-    def row_key(self, row: ScrapInfo) -> str:
-        return row.id
-
-    def cell(self, info: ScrapInfo, column: int, role: int) -> Any:
-        if role == Qt.ItemDataRole.DisplayRole:
-            source = info.source_type.value.lower() + (f": {info.source_ref}" if info.source_ref else "")
-            return (
-                local_time(info.created_at),
-                preview(scrap_label(info), 100),
-                preview(source, 40),
-                card_text(info, self.paused),
-                refine_text(info, self.paused),
-            )[column]
-        if role == Qt.ItemDataRole.ForegroundRole and (
-            (column == 3 and card_failed(info)) or (column == 4 and info.refine_status is JobStatus.FAILED)
-        ):
-            return _FAILED
-        if role == Qt.ItemDataRole.ToolTipRole:
-            if column == 1:
-                return _text_tooltip(info)
-            if column == 3:
-                return card_error(info) or None
-            if column == 4 and info.refine_error:
-                return info.refine_error
-        return None
-
-    def repaint_states(self) -> None:
-        if self.rowCount():
-            self.dataChanged.emit(self.index(0, 3), self.index(self.rowCount() - 1, 4))
+# the window's "Scrap clipboard" shortcut until the page, shown in the window, reads the action's own
+FALLBACK_SCRAP_SHORTCUT = "Ctrl+Shift+V"
 
 
 class InboxPage(QWidget):
@@ -94,23 +38,29 @@ class InboxPage(QWidget):
     hub; scrap the clipboard, delete (with undo), retry a failed analysis or refinement, open a card. A link
     whose page could not be fetched says why, and is fetched again or carded from its address and title.
 
+    With nothing scrapped yet, the list gives way to the three ways to capture, and offers (never asks
+    for) an AI server and GitHub.
+
     Signals:
         open_card(str): the user asked to see this card.
         scrap_clipboard_requested(): the "Scrap clipboard" button was pressed.
+        open_settings(str): the user asked to set something up: the Settings section ("ai", "github").
     """
 
     open_card = Signal(str)
     scrap_clipboard_requested = Signal()
+    open_settings = Signal(str)
 
     def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._context = context
         self._app = context.app
         self._last_deleted: str | None = None
+        self._scrap_shortcut = QKeySequence(FALLBACK_SCRAP_SHORTCUT)
+        self._set_up: SetUp | None = None  # what the welcome need not offer; None until read
         self.model = ScrapTableModel(context.app.scraps)
 
         self.scrap_button = QPushButton("Scrap clipboard")
-        self.scrap_button.setToolTip("Save what is on the clipboard as a scrap (Ctrl+Shift+V, anywhere in the app)")
         self.retry_button = QPushButton("Retry analysis")
         self.retry_button.setToolTip("Analyse the selected scrap again (its last analysis failed)")
         self.retry_refine_button = QPushButton("Retry refinement")
@@ -122,8 +72,7 @@ class InboxPage(QWidget):
         self.delete_button = QPushButton("Delete")
         self.undo_button = QPushButton("Undo delete")
         self.undo_button.setVisible(False)
-        self.hint = "Copy something and press Ctrl+Shift+V, or drop text, links or files here."
-        self.message = QLabel(self.hint)
+        self.message = QLabel()
         self.message.setWordWrap(True)
         self._message_timer = QTimer(self)
         self._message_timer.setSingleShot(True)
@@ -136,11 +85,21 @@ class InboxPage(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(24)
         self.table.setAlternatingRowColors(True)
-        header = self.table.horizontalHeader()
-        header.setStretchLastSection(False)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        for column, width in ((0, 150), (2, 120), (3, 240), (4, 120)):
-            self.table.setColumnWidth(column, width)
+        self.table.setWordWrap(False)
+        self.elide = WordElideDelegate(self.table)
+        for column in (SCRAP, CARD):  # a source is an address: cut where it must be, as Qt does
+            self.table.setItemDelegateForColumn(column, self.elide)
+        self.columns = ColumnFitter(
+            self.table,
+            {
+                CAPTURED: Column(sample="2000-12-31 23:59:59"),
+                SCRAP: Column(0.45, 140),
+                SOURCE: Column(0.15, 70),
+                CARD: Column(0.28, 120),
+                REFINED: Column(0.12, 70),
+            },
+        )
+        self.states = StateStack(self.table)
 
         toolbar = QHBoxLayout()
         toolbar.addWidget(QLabel("<h2>Inbox</h2>"))
@@ -155,7 +114,7 @@ class InboxPage(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(toolbar)
         layout.addWidget(self.message)
-        layout.addWidget(self.table, 1)
+        layout.addWidget(self.states, 1)
 
         self.scrap_button.clicked.connect(self.scrap_clipboard_requested)
         self.delete_button.clicked.connect(self._on_delete_button_clicked)
@@ -166,10 +125,68 @@ class InboxPage(QWidget):
         self.undo_button.clicked.connect(self._on_undo_button_clicked)
         self.table.doubleClicked.connect(self._on_table_double_clicked)
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._update_actions())
+        self.states.message.action_triggered.connect(self._on_states_action_triggered)
+        for signal in (self.model.modelReset, self.model.rowsInserted, self.model.rowsRemoved, self.model.loaded):
+            signal.connect(self._update_state)
         context.hub.changed.connect(self._on_hub_changed)
         context.runner.breaker_changed.connect(self._on_runner_breaker_changed)
+        self.set_scrap_shortcut(self._scrap_shortcut)
         self.model.reload()
         self._update_actions()
+        self._read_set_up()
+
+    # --- what the window calls ----------------------------------------------------------------
+
+    @property
+    def hint(self) -> str:
+        """The message line when nothing passing is said."""
+        keys = self._scrap_shortcut.toString(QKeySequence.SequenceFormat.NativeText)
+        return f"Copy something and press {keys}, or drop text, links or files here."
+
+    def set_scrap_shortcut(self, shortcut: QKeySequence) -> None:
+        """Name ``shortcut`` (the window's "Scrap clipboard" action's) wherever the page mentions it."""
+        showing_hint = self.message.text() in ("", self.hint)
+        self._scrap_shortcut = QKeySequence(shortcut)
+        keys = shortcut.toString(QKeySequence.SequenceFormat.NativeText)
+        self.scrap_button.setToolTip(f"Save what is on the clipboard as a scrap ({keys}, anywhere in the app)")
+        if showing_hint:
+            self._set_message(self.hint)
+        self._update_state()
+
+    def focus_search(self) -> bool:
+        return False  # the Inbox has no search: Cards searches what the scraps became
+
+    def refresh_page(self) -> None:
+        """Read the newest scraps again, off the GUI thread (the rows stay until the new ones arrive)."""
+        self.model.refresh(self._context.ops.run)
+        self._read_set_up()
+
+    def delete_selected(self) -> None:
+        """Delete the selected scrap; Undo brings it back."""
+        self._on_delete_button_clicked()
+
+    # --- the list or the welcome --------------------------------------------------------------
+
+    def _update_state(self) -> None:
+        if self.model.loading:
+            return  # the rows shown stay until the new ones arrive
+        if self.model.rowCount():
+            self.states.show_content()
+        else:
+            show_welcome(self.states, self._scrap_shortcut, self._set_up)
+        self._set_message(self.message.text())
+
+    def _set_message(self, text: str) -> None:
+        """The message line; the usual hint is left out while the welcome says it at length."""
+        self.message.setText(text)
+        self.message.setVisible(not (text == self.hint and self.states.kind is PageState.EMPTY))
+
+    def _read_set_up(self) -> None:
+        self._context.ops.run(lambda: read_set_up(self._app), self._on_set_up_read)
+
+    def _on_set_up_read(self, set_up: SetUp) -> None:
+        self._set_up = set_up
+        self._update_state()
 
     def selected_scrap(self) -> ScrapInfo | None:
         return selected_row(self.table, self.model)
@@ -179,7 +196,7 @@ class InboxPage(QWidget):
 
     def say(self, text: str, ms: int = MESSAGE_MS) -> None:
         """A passing message: it gives way to the usual hint after ``ms``."""
-        self.message.setText(text)
+        self._set_message(text)
         self._message_timer.start(ms)
 
     def show_capture(self, outcome: CaptureOutcome) -> None:
@@ -227,9 +244,9 @@ class InboxPage(QWidget):
         )
         if info is not None and fetch_failed(info) and info.fetch_error and not self._message_timer.isActive():
             # the Card column is narrow: the whole reason where there is room for it
-            self.message.setText(f"{scrap_label(info)}: {first_cause(info.fetch_error)}")
+            self._set_message(f"{scrap_label(info)}: {first_cause(info.fetch_error)}")
         elif not self._message_timer.isActive():
-            self.message.setText(self.hint)
+            self._set_message(self.hint)
 
     def _retry(self, job_id: str | None, doing: str) -> None:
         if job_id is None:
@@ -244,6 +261,22 @@ class InboxPage(QWidget):
         wanted = sorted(scrap_id for scrap_id in changes.scraps if self._concerns_loaded_rows(scrap_id))
         if wanted:
             self._refresh(wanted)
+        if changes.settings:
+            self._read_set_up()  # an AI server or a GitHub token set up: no longer offered
+
+    def _on_states_action_triggered(self, key: str) -> None:
+        if key == SCRAP_NOW:
+            self.scrap_clipboard_requested.emit()
+        elif key in (AI, GITHUB):
+            self.open_settings.emit(key)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """In the window: name the shortcut its "Scrap clipboard" action really has."""
+        super().showEvent(event)
+        action = getattr(self.window(), "scrap_action", None)
+        shortcut = action.shortcut() if isinstance(action, QAction) else QKeySequence()
+        if not shortcut.isEmpty() and shortcut != self._scrap_shortcut:
+            self.set_scrap_shortcut(shortcut)
 
     def _on_runner_breaker_changed(self, _change: object) -> None:
         status = self._context.runner.breaker_status()
@@ -251,7 +284,7 @@ class InboxPage(QWidget):
         self.model.repaint_states()
 
     def _on_message_timer_timeout(self) -> None:
-        self.message.setText(self.hint)
+        self._set_message(self.hint)
 
     def _on_retry_button_clicked(self) -> None:
         info = self.selected_scrap()

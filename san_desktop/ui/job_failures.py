@@ -57,6 +57,7 @@ class FailureGroupsView(QWidget):
         actions.addWidget(self.summary, 1)
         actions.addWidget(self.retry_button)
         splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.setObjectName("failure_groups")  # its sizes are remembered under this name
         splitter.addWidget(self.table)
         splitter.addWidget(self.example)
         splitter.setStretchFactor(0, 3)

@@ -60,6 +60,8 @@ class JobFilterBar(QWidget):
         layout.addSpacing(8)
 
         self.type_combo = QComboBox()
+        self.type_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.type_combo.setMinimumContentsLength(9)  # the text beside it needs the room more
         self.type_combo.addItem("All types", None)
         for job_type, label in JOB_TYPE_LABELS.items():
             self.type_combo.addItem(label, job_type)
@@ -68,6 +70,7 @@ class JobFilterBar(QWidget):
         self.text = QLineEdit()
         self.text.setPlaceholderText("Filter by title, error or id (Ctrl+F)")
         self.text.setClearButtonEnabled(True)
+        self.text.setMinimumWidth(120)
         layout.addWidget(self.text, 1)
 
         self.ids_chip = QToolButton()
@@ -106,6 +109,15 @@ class JobFilterBar(QWidget):
         for label, statuses in STATUS_CHOICES:
             total = sum(counts.values()) if not statuses else sum(counts.get(status, 0) for status in statuses)
             self.status_buttons[label].setText(f"{label} ({total:,})")
+
+    def clear(self) -> None:
+        """Every job again: all statuses and types, no text, no chosen jobs."""
+        self.text.blockSignals(True)
+        self.text.clear()
+        self.text.blockSignals(False)
+        self._typing.stop()
+        self.ids_chip.setVisible(False)
+        self.set_filter(JobFilter())
 
     def focus_text(self) -> None:
         self.text.setFocus(Qt.FocusReason.ShortcutFocusReason)

@@ -1,53 +1,43 @@
 from __future__ import annotations
 
-import html
 import logging
 from collections.abc import Callable
 
-from PySide6.QtCore import QItemSelection, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QItemSelection, Qt, QTimer
 from PySide6.QtGui import QHideEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QApplication,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QMessageBox,
     QPushButton,
     QSplitter,
-    QTableView,
     QTabWidget,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
 
-from san_desktop.app import Changed, Changes
+from san_desktop.app import Changes
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, POOL_NAMES, JobPool, JobStatus
 from san_desktop.jobs.registry import JobProgress
-from san_desktop.queue.monitor import RETRYABLE_STATUSES, BulkResult, FailureGroup, JobFilter
-from san_desktop.queue.records import AttemptRecord, JobRecord
+from san_desktop.queue.monitor import RETRYABLE_STATUSES, FailureGroup, JobFilter
+from san_desktop.queue.records import JobRecord
 from san_desktop.ui.context import AppContext
+from san_desktop.ui.empty_state import StateStack
+from san_desktop.ui.job_bulk import BulkActions
 from san_desktop.ui.job_failures import FailureGroupsView
 from san_desktop.ui.job_filters import JobFilterBar
 from san_desktop.ui.job_pools import PoolBar
-from san_desktop.ui.job_report import details_html, details_text
-from san_desktop.ui.job_table_model import JobTableModel, status_text
+from san_desktop.ui.job_table_model import JobTableModel
+from san_desktop.ui.job_views import JobDetails, JobTable
 from san_desktop.ui.lazy_model import select_key
 
 log = logging.getLogger(__name__)
 
 REFRESH_DELAY_MS = 300  # counts and failure groups follow a burst of job changes once it settles
-
-
-class _BulkProgress(QObject):
-    """Made on the GUI thread; a bulk action's worker reports through it.
-
-    Signals:
-        advanced(int): how many jobs of the action are done.
-    """
-
-    advanced = Signal(int)
+NO_JOBS = (
+    "Background work shows here: fetching a link's page, making a card, writing a TIL or quizzes, syncing "
+    "your GitHub stars. Scrap something and its jobs appear, with their progress, errors and retries."
+)
 
 
 class JobsPage(QWidget):
@@ -63,6 +53,7 @@ class JobsPage(QWidget):
         self._app = context.app
         self._runner = context.runner
         self.confirm: Callable[[str], bool] = self._ask  # tests answer it themselves
+        self.bulk = BulkActions(context, lambda text: self.confirm(text), self)
         self.model = JobTableModel(context.app, background=self._in_background)
 
         self.pools = PoolBar(context.runner)
@@ -80,23 +71,10 @@ class JobsPage(QWidget):
         self.copy_button.setToolTip("Copy the selected job with its whole attempt history, for a bug report")
         self.message_label = QLabel()
         self.message_label.setWordWrap(True)
+        self.message_label.setVisible(False)
 
-        self.table = QTableView()
-        self.table.setModel(self.model)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.table.setAlternatingRowColors(True)
-        self.table.verticalHeader().setVisible(False)
-        self.table.verticalHeader().setDefaultSectionSize(22)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(True)
-        for column, width in enumerate((150, 220, 230, 70, 150)):
-            self.table.setColumnWidth(column, width)
-
-        self.details = QTextBrowser()
-        self.details.setOpenLinks(False)
-        self.details.setPlaceholderText("Select a job to see its errors and attempts.")
+        self.table = JobTable(self.model)
+        self.details = JobDetails(context, self.model, self.selected_job)
         self.failures = FailureGroupsView()
 
         header_row = QHBoxLayout()
@@ -116,15 +94,17 @@ class JobsPage(QWidget):
         actions.addWidget(self.refresh_button)
 
         splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.setObjectName("table_details")  # its sizes are remembered under this name
         splitter.addWidget(self.table)
         splitter.addWidget(self.details)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
+        self.states = StateStack(splitter)
         jobs_tab = QWidget()
         jobs_layout = QVBoxLayout(jobs_tab)
         jobs_layout.setContentsMargins(0, 4, 0, 0)
         jobs_layout.addLayout(actions)
-        jobs_layout.addWidget(splitter, 1)
+        jobs_layout.addWidget(self.states, 1)
         self.tabs = QTabWidget()
         self.tabs.addTab(jobs_tab, "Jobs")
         self.tabs.addTab(self.failures, "Failures by error")
@@ -140,6 +120,7 @@ class JobsPage(QWidget):
         self._cancel_shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self._retry_shortcut = QShortcut(QKeySequence("Ctrl+R"), self)
         self._retry_shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        # the window's Find lets go of Ctrl+F while this page shows, so the page works alone too
         self._find_shortcut = QShortcut(QKeySequence.StandardKey.Find, self)
         self._find_shortcut.setContext(Qt.ShortcutContext.WindowShortcut)  # only while this page shows
 
@@ -152,7 +133,6 @@ class JobsPage(QWidget):
         self._grouping = False
         self._stale_counts = False
         self._stale_groups = False
-        self._bulk_running = False
 
         self.refresh_button.clicked.connect(self._on_refresh_button_clicked)
         self.retry_button.clicked.connect(self._on_retry_button_clicked)
@@ -160,6 +140,8 @@ class JobsPage(QWidget):
         self.retry_matching_button.clicked.connect(self._on_retry_matching_button_clicked)
         self.cancel_matching_button.clicked.connect(self._on_cancel_matching_button_clicked)
         self.copy_button.clicked.connect(self._on_copy_button_clicked)
+        self.bulk.said.connect(self.say)
+        self.bulk.running_changed.connect(self._on_bulk_running_changed)
         self.table.selectionModel().selectionChanged.connect(self._on_table_selection_changed)
         self.filters.changed.connect(self._on_filters_changed)
         self.failures.retry_requested.connect(self._on_failures_retry_requested)
@@ -167,9 +149,12 @@ class JobsPage(QWidget):
         self.tabs.currentChanged.connect(self._on_tabs_current_changed)
         self._cancel_shortcut.activated.connect(self._on_cancel_button_clicked)
         self._retry_shortcut.activated.connect(self._on_retry_button_clicked)
-        self._find_shortcut.activated.connect(self.filters.focus_text)
+        self._find_shortcut.activated.connect(self.focus_search)
         self._refresh_timer.timeout.connect(self._on_refresh_timer_timeout)
         self._countdown.timeout.connect(self._on_countdown_timeout)
+        self.states.message.action_triggered.connect(self._on_states_action_triggered)
+        for signal in (self.model.modelReset, self.model.rowsInserted, self.model.rowsRemoved, self.model.loaded):
+            signal.connect(self._update_state)
         context.hub.changed.connect(self._on_hub_changed)
         self._runner.job_progress.connect(self._on_runner_job_progress)
 
@@ -197,6 +182,38 @@ class JobsPage(QWidget):
 
     def say(self, text: str) -> None:
         self.message_label.setText(text)
+        self.message_label.setVisible(bool(text))
+
+    # --- what the window's shortcuts call -----------------------------------------------------
+
+    def focus_search(self) -> bool:
+        self.tabs.setCurrentIndex(0)
+        self.filters.focus_text()
+        return True
+
+    def refresh_page(self) -> None:
+        """Read the jobs, their counts and the failure groups again (off the GUI thread)."""
+        self.model.refresh()
+        self._update_actions()
+        self._schedule_refresh()
+
+    def delete_selected(self) -> None:
+        """Nothing: jobs are cancelled (the list's own Delete key), not deleted."""
+
+    def _update_state(self) -> None:
+        """The jobs, or why there are none: nothing has run yet, or the filter matches nothing."""
+        if self.model.loading:
+            return
+        if self.model.rowCount():
+            self.states.show_content()
+        elif self.filters.filter == JobFilter():
+            self.states.show_empty("No jobs yet", NO_JOBS)
+        else:
+            self.states.show_no_results(
+                "No job matches this filter",
+                "Choose All, another status or type, or change the text.",
+                [("clear", "Clear filter")],
+            )
 
     # --- helpers ------------------------------------------------------------------------------
 
@@ -216,7 +233,7 @@ class JobsPage(QWidget):
 
     def _update_actions(self) -> None:
         jobs = self.selected_jobs()
-        idle = not self._bulk_running
+        idle = not self.bulk.running
         self.retry_button.setEnabled(idle and any(job.status in RETRYABLE_STATUSES for job in jobs))
         self.cancel_button.setEnabled(idle and any(job.status in ACTIVE_JOB_STATUSES for job in jobs))
         self.cancel_button.setText("Cancel jobs" if len(jobs) > 1 else "Cancel job")
@@ -225,27 +242,7 @@ class JobsPage(QWidget):
         self.cancel_matching_button.setEnabled(idle)
 
     def _show_details(self) -> None:
-        jobs = self.selected_jobs()
-        if not jobs:
-            self.details.clear()
-            return
-        if len(jobs) > 1:
-            states: dict[str, int] = {}
-            for job in jobs:
-                states[job.status.value.lower()] = states.get(job.status.value.lower(), 0) + 1
-            parts = ", ".join(f"{count} {state}" for state, count in sorted(states.items()))
-            self.details.setHtml(f"<p><b>{len(jobs)} jobs selected</b>: {html.escape(parts)}.</p>")
-            return
-        job = jobs[0]
-
-        def loaded(attempts: list[AttemptRecord]) -> None:
-            current = self.selected_job()
-            if current is not None and current.id == job.id:
-                label = self.model.target_label(current)
-                progress = self.model.progress_of(current.id)
-                self.details.setHtml(details_html(current, label, attempts, status_text(current, progress=progress)))
-
-        self._context.ops.run(lambda: self._app.queue.attempts(job.id), loaded)
+        self.details.show_jobs(self.selected_jobs())
 
     def _schedule_refresh(self) -> None:
         self._stale_counts = True
@@ -290,41 +287,6 @@ class JobsPage(QWidget):
 
         self._context.ops.run(self._app.jobs.failure_groups, grouped, refused)
 
-    def _bulk(self, verb: str, action: Callable[[Callable[[int], None]], Changed[BulkResult]], total: int) -> None:
-        """Run a bulk action off the GUI thread, its progress in the message line."""
-        progress = _BulkProgress(self)
-        progress.advanced.connect(lambda done: self.say(f"{verb} {done:,} of {total:,} jobs…"))
-        self._bulk_running = True
-        self._update_actions()
-        self.say(f"{verb} {total:,} jobs…")
-
-        def finished(result: BulkResult) -> None:
-            self._bulk_running = False
-            progress.deleteLater()
-            skipped = f"; {result.skipped:,} left as they were" if result.skipped else ""
-            done = "queued again" if verb == "Retrying" else "cancelled"
-            self.say(f"{result.count:,} job(s) {done}{skipped}.")
-            self._update_actions()
-            self._schedule_refresh()
-
-        def refused(exc: Exception) -> None:
-            self._bulk_running = False
-            progress.deleteLater()
-            self.say(str(exc))
-            self._update_actions()
-
-        self._context.ops.write(lambda: action(progress.advanced.emit), finished, refused)
-
-    def _retry(self, job_ids: list[str]) -> None:
-        self._bulk("Retrying", lambda progress: self._app.retry_jobs(job_ids, progress), len(job_ids))
-
-    def _cancel(self, job_ids: list[str]) -> None:
-        self._bulk("Cancelling", lambda progress: self._app.cancel_jobs(job_ids, progress), len(job_ids))
-
-    def _matching(self, statuses: tuple[JobStatus, ...], then: Callable[[list[str]], None]) -> None:
-        where = self.filters.filter
-        self._context.ops.run(lambda: self._app.jobs.matching_ids(where, statuses), then)
-
     # --- slots --------------------------------------------------------------------------------
 
     def _on_hub_changed(self, changes: Changes, _initiator: object) -> None:
@@ -362,6 +324,10 @@ class JobsPage(QWidget):
         self._show_details()
         self._refresh_counts()
 
+    def _on_states_action_triggered(self, key: str) -> None:
+        if key == "clear":
+            self.filters.clear()
+
     def _on_tabs_current_changed(self, _index: int) -> None:
         if self.tabs.currentWidget() is self.failures:
             self._refresh_groups()
@@ -371,61 +337,32 @@ class JobsPage(QWidget):
         self._show_details()
 
     def _on_refresh_button_clicked(self) -> None:
-        self.model.reload()
-        self._update_actions()
-        self._schedule_refresh()
+        self.refresh_page()
 
     def _on_retry_button_clicked(self) -> None:
-        jobs = [job for job in self.selected_jobs() if job.status in RETRYABLE_STATUSES]
-        if not jobs or self._bulk_running:
-            return
-        if len(jobs) > 1 and not self.confirm(f"Run {len(jobs):,} failed or cancelled jobs again?"):
-            return
-        self._retry([job.id for job in jobs])
+        self.bulk.retry(self.selected_jobs())
 
     def _on_cancel_button_clicked(self) -> None:
-        jobs = [job for job in self.selected_jobs() if job.status in ACTIVE_JOB_STATUSES]
-        if not jobs or self._bulk_running:
-            return
-        if len(jobs) > 1 and not self.confirm(f"Cancel {len(jobs):,} waiting or running jobs?"):
-            return
-        self._cancel([job.id for job in jobs])
+        self.bulk.cancel(self.selected_jobs())
 
     def _on_retry_matching_button_clicked(self) -> None:
-        def found(ids: list[str]) -> None:
-            if not ids:
-                self.say("No failed or cancelled job matches the filter.")
-            elif self.confirm(f"Run {len(ids):,} failed or cancelled jobs that match the filter again?"):
-                self._retry(ids)
-
-        self._matching(RETRYABLE_STATUSES, found)
+        self.bulk.retry_matching(self.filters.filter)
 
     def _on_cancel_matching_button_clicked(self) -> None:
-        def found(ids: list[str]) -> None:
-            if not ids:
-                self.say("No waiting or running job matches the filter.")
-            elif self.confirm(f"Cancel {len(ids):,} waiting or running jobs that match the filter?"):
-                self._cancel(ids)
-
-        self._matching(ACTIVE_JOB_STATUSES, found)
+        self.bulk.cancel_matching(self.filters.filter)
 
     def _on_failures_retry_requested(self, group: FailureGroup) -> None:
-        if self._bulk_running or not self.confirm(f"Run the {group.count:,} jobs that failed like this again?"):
-            return
-        signature = group.signature
-        self._bulk("Retrying", lambda progress: self._app.retry_failure_group(signature, progress), group.count)
+        self.bulk.retry_group(group)
+
+    def _on_bulk_running_changed(self, running: bool) -> None:
+        self._update_actions()
+        if not running:
+            self._schedule_refresh()
 
     def _on_copy_button_clicked(self) -> None:
         job = self.selected_job()
-        if job is None:
-            return
-        label = self.model.target_label(job)
-
-        def loaded(attempts: list[AttemptRecord]) -> None:
-            QApplication.clipboard().setText(details_text(job, label, attempts))
-            self.say(f"Details of job {job.id} copied: paste them into a bug report.")
-
-        self._context.ops.run(lambda: self._app.queue.attempts(job.id), loaded)
+        if job is not None:
+            self.details.copy_job(job, self.say)
 
     def _on_pools_pause_requested(self, pool: JobPool, paused: bool) -> None:
         name = POOL_NAMES[pool]

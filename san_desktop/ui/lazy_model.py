@@ -3,7 +3,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
-from PySide6.QtCore import QAbstractTableModel, QItemSelectionModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QItemSelectionModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    Signal,
+)
 from PySide6.QtWidgets import QTableView
 
 Index = QModelIndex | QPersistentModelIndex
@@ -21,8 +28,13 @@ class LazyTableModel(QAbstractTableModel, Generic[RowT]):
     ``COLUMNS``, ``fetch_page`` (rows older than an id, newest first), ``row_key`` (a time-ordered id)
     and ``cell``. With ``background``, pages are queried off the GUI thread and inserted when they
     arrive (a page that arrives after a reload is dropped).
+
+    Signals:
+        loaded(): a page was read and taken (rows inserted, or none: the list is complete), or a
+            ``refresh`` replaced the rows; a view tells "nothing here" from "not read yet" by it.
     """
 
+    loaded = Signal()
     COLUMNS: Sequence[str] = ()
 
     def __init__(self, page_size: int = 200, background: Background | None = None) -> None:
@@ -57,14 +69,41 @@ class LazyTableModel(QAbstractTableModel, Generic[RowT]):
     def reload(self) -> None:
         self._generation += 1
         self._loading = False
+        self._clear()
+        if self.canFetchMore(QModelIndex()):
+            self.fetchMore(QModelIndex())
+
+    def refresh(self, background: Background | None = None) -> None:
+        """Read the newest page again, off the GUI thread (with ``background``, else the model's own), and
+        show it in place of the loaded rows at once: no empty moment between, unlike ``reload``."""
+        run = background or self._background
+        if run is None:
+            self.reload()
+            return
+        self._generation += 1
+        generation = self._generation
+        self._loading = True  # no older page is asked for meanwhile: the rows are about to be replaced
+        limit = self._page_size
+
+        def arrived(rows: list[RowT]) -> None:
+            if generation == self._generation:
+                self._loading = False
+                self._clear()
+                self._take_page(rows)
+
+        def failed(_exc: Exception) -> None:
+            if generation == self._generation:
+                self._loading = False
+
+        run(lambda: self.fetch_page(None, limit), arrived, failed)
+
+    def _clear(self) -> None:
         self.beginResetModel()
         self._rows.clear()
         self._seq_of.clear()
         self._top, self._bottom = 0, 1
         self._exhausted = False
         self.endResetModel()
-        if self.canFetchMore(QModelIndex()):
-            self.fetchMore(QModelIndex())
 
     def canFetchMore(self, parent: Index = QModelIndex()) -> bool:  # noqa: B008 - Qt's signature
         return not parent.isValid() and not self._exhausted and not self._loading
@@ -95,15 +134,15 @@ class LazyTableModel(QAbstractTableModel, Generic[RowT]):
         if len(fetched) < self._page_size:
             self._exhausted = True
         page = [row for row in fetched if self.row_key(row) not in self._seq_of]
-        if not page:
-            return
-        first = self.rowCount()
-        self.beginInsertRows(QModelIndex(), first, first + len(page) - 1)
-        for row in page:  # an empty model has top 0 and bottom 1: the newest row gets number 0
-            self._bottom -= 1
-            self._rows[self._bottom] = row
-            self._seq_of[self.row_key(row)] = self._bottom
-        self.endInsertRows()
+        if page:
+            first = self.rowCount()
+            self.beginInsertRows(QModelIndex(), first, first + len(page) - 1)
+            for row in page:  # an empty model has top 0 and bottom 1: the newest row gets number 0
+                self._bottom -= 1
+                self._rows[self._bottom] = row
+                self._seq_of[self.row_key(row)] = self._bottom
+            self.endInsertRows()
+        self.loaded.emit()
 
     # --- live updates -------------------------------------------------------------------------
 

@@ -2,21 +2,12 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import QSize, Qt, QUrl, Signal
-from PySide6.QtGui import (
-    QAction,
-    QCloseEvent,
-    QDesktopServices,
-    QDragEnterEvent,
-    QDropEvent,
-    QKeySequence,
-)
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
-    QHBoxLayout,
     QLabel,
-    QListWidget,
-    QListWidgetItem,
     QMainWindow,
+    QSplitter,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -25,30 +16,33 @@ from PySide6.QtWidgets import (
 from san_desktop import APP_NAME
 from san_desktop.app import Changes
 from san_desktop.core.enums import JobPool, JobStatus
-from san_desktop.jobs.breaker import BreakerState
-from san_desktop.jobs.recovery import SweepReport
-from san_desktop.jobs.runner import BreakerChange
 from san_desktop.queue.monitor import JobFilter
 from san_desktop.ui.about_dialog import AboutDialog
 from san_desktop.ui.banner import Banner
 from san_desktop.ui.capture import CaptureController, CaptureOutcome
 from san_desktop.ui.cards_page import CardsPage
 from san_desktop.ui.context import AppContext
+from san_desktop.ui.folder_dialog import FolderPathDialog, open_folder
 from san_desktop.ui.inbox_page import InboxPage
 from san_desktop.ui.jobs_page import JobsPage
+from san_desktop.ui.navigation import NavigationList
 from san_desktop.ui.notifier import Notice, Notifier
+from san_desktop.ui.page_actions import PageActions, set_shortcuts
 from san_desktop.ui.placeholder_page import PlaceholderPage
 from san_desktop.ui.quiz_reminder import QuizReminder
 from san_desktop.ui.quizzes_page import QuizzesPage
 from san_desktop.ui.resources import app_icon
+from san_desktop.ui.runner_news import RunnerNews
 from san_desktop.ui.settings_dialog import SettingsDialog
+from san_desktop.ui.shortcuts_dialog import ShortcutsDialog
 from san_desktop.ui.stars_page import StarsPage
 from san_desktop.ui.til_page import TilPage
 from san_desktop.ui.tray import Tray
+from san_desktop.ui.window_state import WindowMemory, save_window_state
 
 log = logging.getLogger(__name__)
 
-# (key, navigation label, what the page will do)
+# (key, navigation label, what the page will do); its icon is resources/icons/page-<key>.svg
 PAGES: tuple[tuple[str, str, str], ...] = (
     ("inbox", "Inbox", "Everything you scrap, with the state of its analysis."),
     ("cards", "Cards", "Knowledge cards made from your scraps."),
@@ -80,6 +74,8 @@ class MainWindow(QMainWindow):
         self.resize(1100, 720)
         self.setMinimumSize(QSize(640, 420))
         self.setAcceptDrops(True)
+        self.settings_dialog: SettingsDialog | None = None
+        self.folder_dialog: FolderPathDialog | None = None
 
         self.capture = CaptureController(context.app, context.ops, self)
         self.inbox = InboxPage(context)
@@ -97,19 +93,17 @@ class MainWindow(QMainWindow):
             "jobs": self.jobs,
         }
 
-        self.navigation = QListWidget()
-        self.navigation.setObjectName("navigation")
-        self.navigation.setFixedWidth(170)
-        self.navigation.setStyleSheet("QListWidget#navigation::item { padding: 8px 12px; }")
+        self.navigation = NavigationList()
         self.pages = QStackedWidget()
         self._page_index: dict[str, int] = {}
+        self.memory = WindowMemory(self, context.settings.window)
         for key, label, promise in PAGES:
             page = built.get(key) or PlaceholderPage(label, promise)
             self._page_index[key] = self.pages.addWidget(page)
-            item = QListWidgetItem(label)
-            item.setData(Qt.ItemDataRole.UserRole, key)
-            self.navigation.addItem(item)
-        self.navigation.currentRowChanged.connect(self.pages.setCurrentIndex)
+            self.navigation.add_page(key, label, f"page-{key}")
+            self.memory.register_splitters_in(key, page)
+        self.page_actions = PageActions(self.pages.currentWidget, self._say, self)
+        self.navigation.currentRowChanged.connect(self._on_navigation_current_row_changed)
         self.navigation.setCurrentRow(0)
 
         self.banner = Banner()
@@ -118,14 +112,8 @@ class MainWindow(QMainWindow):
         outer.setContentsMargins(0, 0, 0, 0)
         outer.setSpacing(0)
         outer.addWidget(self.banner)
-        layout = QHBoxLayout()
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.navigation)
-        layout.addWidget(self.pages, 1)
-        outer.addLayout(layout, 1)
+        outer.addLayout(self.navigation.beside(self.pages), 1)
         self.setCentralWidget(central)
-        self._sweeps_seen = 0
-        self._resumed: frozenset[str] = frozenset()
 
         self._build_menus()
         self._build_status_bar()
@@ -137,17 +125,15 @@ class MainWindow(QMainWindow):
         self.til.open_card.connect(self._on_inbox_open_card)
         self.quizzes.open_card.connect(self._on_inbox_open_card)
         self.stars.settings_requested.connect(self._on_settings_action_triggered)
-        self._runner.stalled.connect(self._on_runner_stalled)
-        self._runner.breaker_changed.connect(self._on_runner_breaker_changed)
-        self._runner.sweep_finished.connect(self._on_runner_sweep_finished)
+        self.runner_news = RunnerNews(self._runner, self.banner, self.statusBar().showMessage, self._show_resumed, self)
         self._runner.pools_changed.connect(self._on_runner_pools_changed)
-        self.banner.link_activated.connect(self._on_banner_link_activated)
         context.hub.message.connect(self._on_hub_message)
         context.hub.changed.connect(self._on_hub_changed)
         if context.settings.capture.watch_clipboard:
             self.watch_action.setChecked(True)
         for problem in self._app.settings_problems:
             self.statusBar().showMessage(f"settings.json: {problem}", 20_000)
+        self._restore_state()
 
     # --- construction -------------------------------------------------------------------------
 
@@ -163,16 +149,24 @@ class MainWindow(QMainWindow):
         self.watch_action.toggled.connect(self._on_watch_action_toggled)
         file_menu.addAction(self.watch_action)
         file_menu.addSeparator()
-        settings_action = QAction("Se&ttings…", self)
-        settings_action.setShortcut(QKeySequence.StandardKey.Preferences)
-        settings_action.triggered.connect(self._on_settings_action_triggered)
-        file_menu.addAction(settings_action)
+        self.settings_action = QAction("Se&ttings…", self)
+        # Preferences is Cmd+, on macOS and nothing on Linux: Ctrl+, everywhere (Cmd+, on macOS, the same key)
+        set_shortcuts(self.settings_action, ("Ctrl+,", QKeySequence.StandardKey.Preferences))
+        self.settings_action.setMenuRole(QAction.MenuRole.PreferencesRole)
+        self.settings_action.triggered.connect(self._on_settings_action_triggered)
+        file_menu.addAction(self.settings_action)
         quit_action = QAction("&Quit", self)
-        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        set_shortcuts(quit_action, ("Ctrl+Q",))  # Quit's standard keys include none on Windows
         quit_action.triggered.connect(self.close)
         file_menu.addAction(quit_action)
 
+        edit_menu = self.menuBar().addMenu("&Edit")
+        edit_menu.addAction(self.page_actions.find)
+        edit_menu.addAction(self.page_actions.delete)
+
         view_menu = self.menuBar().addMenu("&View")
+        view_menu.addAction(self.page_actions.refresh)
+        view_menu.addSeparator()
         for number, (key, label, _promise) in enumerate(PAGES, start=1):
             action = QAction(label, self)
             action.setShortcut(QKeySequence(f"Ctrl+{number}"))
@@ -180,12 +174,18 @@ class MainWindow(QMainWindow):
             view_menu.addAction(action)
 
         help_menu = self.menuBar().addMenu("&Help")
+        self.shortcuts_action = QAction("&Keyboard shortcuts", self)
+        set_shortcuts(self.shortcuts_action, ("F1",))
+        self.shortcuts_action.triggered.connect(self._on_shortcuts_action_triggered)
+        help_menu.addAction(self.shortcuts_action)
+        self.open_data_action = QAction("Open &data folder", self)
+        self.open_data_action.triggered.connect(self._on_open_data_triggered)
+        help_menu.addAction(self.open_data_action)
+        help_menu.addSeparator()
         self.about_action = QAction(f"&About {APP_NAME}", self)
+        self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
         self.about_action.triggered.connect(self._on_about_action_triggered)
         help_menu.addAction(self.about_action)
-        open_data = QAction("Open &data folder", self)
-        open_data.triggered.connect(self._on_open_data_triggered)
-        help_menu.addAction(open_data)
 
     def _build_status_bar(self) -> None:
         about = self._app.about()
@@ -258,11 +258,10 @@ class MainWindow(QMainWindow):
     # --- navigation ---------------------------------------------------------------------------
 
     def show_page(self, key: str) -> None:
-        self.navigation.setCurrentRow(self._page_index[key])
+        self.navigation.setCurrentRow(self.navigation.row_of(key))
 
     def current_page_key(self) -> str:
-        item = self.navigation.currentItem()
-        return str(item.data(Qt.ItemDataRole.UserRole))
+        return self.navigation.key_at(self.navigation.currentRow()) or PAGES[0][0]
 
     def page(self, key: str) -> QWidget:
         widget = self.pages.widget(self._page_index[key])
@@ -271,6 +270,37 @@ class MainWindow(QMainWindow):
 
     def make_about_dialog(self) -> AboutDialog:
         return AboutDialog(self._app.about(), self)
+
+    def make_settings_dialog(self) -> SettingsDialog:
+        return SettingsDialog(self._context, self)
+
+    def make_shortcuts_dialog(self) -> ShortcutsDialog:
+        pages = [(label, self.page(key)) for key, label, _promise in PAGES]
+        return ShortcutsDialog.of(self.menuBar(), pages, self)
+
+    def open_settings(self) -> None:
+        """Settings, modal (its file, keyring and network work runs off the GUI thread while it is open).
+        Not deleted when closed: answers it asked for may still be on their way to it."""
+        dialog = self.make_settings_dialog()
+        self.settings_dialog = dialog
+        try:
+            dialog.exec()
+        finally:
+            self.settings_dialog = None
+
+    def remember_splitter(self, name: str, splitter: QSplitter) -> None:
+        """Keep ``splitter``'s sizes from one start to the next (the pages' own splitters are found
+        without this; for one made later, in a dialog or a sub-window kept open)."""
+        self.memory.register_splitter(name, splitter)
+
+    def _say(self, text: str) -> None:
+        self.statusBar().showMessage(text, 5_000)
+
+    def _restore_state(self) -> None:
+        stored = self._context.settings.window
+        self.memory.restore_geometry()
+        if stored.last_page in self._page_index:
+            self.show_page(stored.last_page)
 
     # --- drag and drop anywhere on the window -------------------------------------------------
 
@@ -307,44 +337,26 @@ class MainWindow(QMainWindow):
             8_000,
         )
 
+    def _on_navigation_current_row_changed(self, row: int) -> None:
+        key = self.navigation.key_at(row)
+        if key is not None:
+            self.pages.setCurrentIndex(self._page_index[key])
+        self.page_actions.page_changed()
+
     def _on_settings_action_triggered(self) -> None:
-        SettingsDialog(self._context, self).exec()
+        self.open_settings()
+
+    def _on_shortcuts_action_triggered(self) -> None:
+        dialog = self.make_shortcuts_dialog()
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
 
     def _on_about_action_triggered(self) -> None:
         self.make_about_dialog().exec()
 
-    def _on_runner_stalled(self, job_ids: list[str]) -> None:
-        self.statusBar().showMessage(
-            f"{len(job_ids)} job(s) have been running for unusually long; see Jobs. They are not started twice.",
-            30_000,
-        )
-
-    def _on_runner_breaker_changed(self, change: BreakerChange) -> None:
-        if change.status.state is BreakerState.OPEN:
-            self.statusBar().showMessage(
-                f"AI server unreachable or failing: AI jobs {change.status.describe()}.", 30_000
-            )
-        elif change.status.state is BreakerState.CLOSED:
-            self.statusBar().showMessage("AI server answers again; AI jobs resumed.", 10_000)
-
-    def _on_runner_sweep_finished(self, report: SweepReport) -> None:
-        self._sweeps_seen += 1
-        resumed = report.requeued_interrupted
-        if not resumed:
-            return
-        self._resumed = frozenset(resumed)
-        count = len(resumed)
-        jobs = f"{count} jobs" if count != 1 else "1 job"
-        were = "were" if count != 1 else "was"
-        if self._sweeps_seen == 1:
-            text = f"{jobs} interrupted when SAN Desktop last closed unexpectedly {were} resumed."
-        else:
-            text = f"{jobs} interrupted when another SAN Desktop process ended unexpectedly {were} resumed."
-        self.banner.tell(text, "Show them")
-
-    def _on_banner_link_activated(self) -> None:
+    def _show_resumed(self, ids: frozenset[str]) -> None:
         self.show_page("jobs")
-        self.jobs.show_filter(JobFilter(ids=self._resumed), ids_label=f"{len(self._resumed)} resumed jobs")
+        self.jobs.show_filter(JobFilter(ids=ids), ids_label=f"{len(ids)} resumed jobs")
 
     def _on_runner_pools_changed(self) -> None:
         settings = self._app.settings.jobs
@@ -369,7 +381,7 @@ class MainWindow(QMainWindow):
                 self.statusBar().showMessage("Settings changed by another program; now in use.", 10_000)
 
     def _on_open_data_triggered(self) -> None:
-        QDesktopServices.openUrl(QUrl.fromLocalFile(str(self._app.data_dir)))
+        self.folder_dialog = open_folder(self._app.data_dir, self)
 
     # --- shutdown -----------------------------------------------------------------------------
 
@@ -377,12 +389,14 @@ class MainWindow(QMainWindow):
         if not self._closed:
             self._closed = True
             log.info("Main window closing")
+            state = self.memory.state(self.current_page_key())
             if self.capture.watching:
                 self.capture.set_watching(False)
             self.notifier.stop()
             self.quiz_reminder.stop()
             self.tray.hide()
             self._context.shutdown()
+            save_window_state(self._app, state)  # the runner and background work have stopped
             self._app.close()
             self.shut_down.emit()
         event.accept()

@@ -3,7 +3,7 @@ quiz falls due, and "Generate quizzes for today" (followed to its end: how many 
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QWidget
 
 from san_desktop.app import Changed, Changes
 from san_desktop.core.enums import JobStatus
@@ -11,16 +11,23 @@ from san_desktop.core.errors import SanError
 from san_desktop.queue.records import JobRecord
 from san_desktop.services.quizzes import QuizDay
 from san_desktop.ui.context import AppContext
+from san_desktop.ui.empty_state import EmptyState
 from san_desktop.ui.quiz_card import text_label
 
-EMPTY = (
-    "<b>No quizzes due.</b><br>Quizzes are made from a day's cards: generate them for today, or wait until "
-    "the ones you answered come back."
+GENERATE = "generate"  # the key of the Generate button
+NONE_DUE = "No quizzes due"
+NONE_DUE_TEXT = "Generate quizzes from today's cards, or wait until the ones you answered come back."
+NONE_YET = "No quizzes yet"
+NONE_YET_TEXT = (
+    "Quizzes are made from a day's cards — a true-or-false and a short answer each — and come back just "
+    "before you would forget them. Make them from today's cards, or let them be made when a day's TIL is "
+    "finished (Settings&nbsp;›&nbsp;Quizzes)."
 )
 
 
-class NothingDue(QWidget):
-    """No signals of its own: the page refreshes when the quizzes it asked for are made (their job)."""
+class NothingDue(EmptyState):
+    """The Quizzes page's empty state. No signals of its own (``EmptyState``'s): the page refreshes when
+    the quizzes it asked for are made (their job)."""
 
     def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -29,33 +36,35 @@ class NothingDue(QWidget):
         self._generation: tuple[str, str] | None = None  # (job id, day) of the generation asked for here
 
         self.summary = text_label(scale=1.2)
-        self.empty = text_label(rich=True)
+        self.summary.setAlignment(self.title.alignment())
+        self.empty = self.text
         self.next_due = text_label()
-        self.generate_button = QPushButton("Generate quizzes for today")
+        self.next_due.setAlignment(self.title.alignment())
+        self.generate_button = self.button(GENERATE)
+        self.generate_button.setText("Generate quizzes for today")
         self.generate_button.setToolTip("Make quizzes from today's cards (those that have none yet)")
         self.generate_state = text_label()
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.summary)
-        layout.addWidget(self.empty)
-        layout.addWidget(self.next_due)
-        row = QHBoxLayout()
-        row.addWidget(self.generate_button)
-        row.addStretch(1)
-        layout.addLayout(row)
-        layout.addWidget(self.generate_state)
-        layout.addStretch(1)
+        self.generate_state.setAlignment(self.title.alignment())
+        self.column.insertWidget(0, self.summary)
+        self.column.insertWidget(self.column.indexOf(self.steps), self.next_due)
+        self.column.insertWidget(self.column.indexOf(self.note), self.generate_state)
         self.generate_button.clicked.connect(self.generate_today)
         context.hub.changed.connect(self._on_hub_changed)
-        self.show_state(None, "", "")
+        self.show_queue(None, "", "")
 
-    def show_state(self, loaded: bool | None, summary: str, next_due: str) -> None:
-        """``loaded`` None: the queue is still being read."""
+    def show_queue(self, loaded: bool | None, summary: str, next_due: str, *, any_quizzes: bool = True) -> None:
+        """``loaded`` None: the queue is still being read. ``any_quizzes`` False: none is waiting at all
+        (a fresh start): what quizzes are and how they are made."""
         self.summary.setText(summary)
         self.summary.setVisible(bool(summary))
-        self.empty.setText("Loading quizzes…" if loaded is None else EMPTY)
+        if loaded is None:
+            self.show_state("", "Loading quizzes…")
+        elif any_quizzes or summary:
+            self.show_state(NONE_DUE, NONE_DUE_TEXT, [(GENERATE, self.generate_button.text())])
+        else:
+            self.show_state(NONE_YET, NONE_YET_TEXT, [(GENERATE, self.generate_button.text())])
         self.next_due.setText(next_due)
         self.next_due.setVisible(bool(next_due))
-        self.generate_button.setVisible(loaded is not None)
 
     def generate_today(self) -> None:
         """Ask for quizzes of today's cards (those that have none yet)."""

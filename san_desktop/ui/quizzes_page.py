@@ -116,7 +116,9 @@ class QuizzesPage(QWidget):
                 self._summary = summary_text(self._session)
                 self._session.clear()
             self.card.clear()
-            self.nothing_due.show_state(True, self._summary, next_due_text(state.next_due, state.now))
+            self.nothing_due.show_queue(
+                True, self._summary, next_due_text(state.next_due, state.now), any_quizzes=state.next_due is not None
+            )
             self.stack.setCurrentWidget(self.nothing_due)
             if state.next_due is not None and state.now is not None:
                 wait_ms = int((state.next_due - state.now).total_seconds() * 1000) + 500
@@ -202,6 +204,17 @@ class QuizzesPage(QWidget):
             QMessageBox.StandardButton.No,
         )
         return answer == QMessageBox.StandardButton.Yes
+
+    # --- what the window's shortcuts call -----------------------------------------------------
+
+    def focus_search(self) -> bool:
+        return False  # one quiz at a time: nothing to search
+
+    def refresh_page(self) -> None:
+        self.refresh()
+
+    def delete_selected(self) -> None:
+        """Nothing: deleting a quiz (its review history) is asked for on the quiz, and confirmed there."""
 
     # --- slots --------------------------------------------------------------------------------
 

@@ -11,15 +11,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QModelIndex, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QKeySequence, QShortcut, QShowEvent
-from PySide6.QtWidgets import (
-    QComboBox,
-    QHBoxLayout,
-    QLabel,
-    QPushButton,
-    QStackedWidget,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from san_desktop.app import Changes
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES
@@ -27,12 +19,14 @@ from san_desktop.core.errors import SanError
 from san_desktop.queue.records import JobRecord
 from san_desktop.services.stars import Recommendation
 from san_desktop.ui.context import AppContext
+from san_desktop.ui.empty_state import StateStack
 from san_desktop.ui.quiz_card import text_label
 from san_desktop.ui.stars_activity import StarsActivity
 from san_desktop.ui.stars_state import NEVER_SYNCED, STAR_JOB_TYPES, StarsSnapshot, empty_text, load_stars
 from san_desktop.ui.stars_table import StarsTable, StarsTableModel
 
 ALL_LANGUAGES = "All languages"
+SHOW_ALL = "all_languages"  # the no-results state's button
 MESSAGE_MS = 10_000  # a passing message (hidden, refused) clears itself after this
 
 UrlOpener = Callable[[QUrl], bool]
@@ -74,9 +68,6 @@ class StarsPage(QWidget):
         self.open_button.setToolTip("Open the chosen repository in your browser (Enter, or double-click)")
         self.hide_button = QPushButton("Not interested")
         self.hide_button.setToolTip("Hide the chosen repository from this and future recommendations (Delete)")
-        self.empty = text_label()
-        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.empty_button = QPushButton()
 
         header = QHBoxLayout()
         header.addWidget(QLabel("<h2>Stars</h2>"))
@@ -93,16 +84,10 @@ class StarsPage(QWidget):
         list_layout.setContentsMargins(0, 0, 0, 0)
         list_layout.addWidget(self.table, 1)
         list_layout.addLayout(actions)
-        empty_view = QWidget()
-        empty_layout = QVBoxLayout(empty_view)
-        empty_layout.addStretch(1)
-        empty_layout.addWidget(self.empty)
-        empty_layout.addWidget(self.empty_button, 0, Qt.AlignmentFlag.AlignHCenter)
-        empty_layout.addStretch(2)
-        self.stack = QStackedWidget()
-        self.stack.addWidget(list_view)
-        self.stack.addWidget(empty_view)
-        self.list_view, self.empty_view = list_view, empty_view
+        self.stack = StateStack(list_view)
+        self.list_view, self.empty_view = list_view, self.stack.message
+        self.empty = self.stack.message.text
+        self.empty_button = self.stack.message.button("empty")  # Open Settings…, or Refresh
         layout = QVBoxLayout(self)
         layout.addLayout(header)
         layout.addWidget(self.activity)
@@ -117,6 +102,7 @@ class StarsPage(QWidget):
         self.open_button.clicked.connect(self.open_current)
         self.hide_button.clicked.connect(self.hide_current)
         self.empty_button.clicked.connect(self._on_empty_button_clicked)
+        self.stack.message.action_triggered.connect(self._on_stack_action_triggered)
         self.table.activated.connect(self._on_table_activated)
         self.table.selectionModel().currentRowChanged.connect(self._on_table_current_row_changed)
         self.activity.busy_changed.connect(self._on_activity_busy_changed)
@@ -168,17 +154,23 @@ class StarsPage(QWidget):
     def _show_list_or_empty(self) -> None:
         snapshot = self.snapshot
         if self.model.rows or snapshot is None:
-            self.stack.setCurrentWidget(self.list_view)
+            self.stack.show_content()
+            return
+        if snapshot.language is not None and snapshot.connected and not snapshot.recommendations:
+            self.stack.show_no_results(
+                f"Nothing in {snapshot.language}", empty_text(snapshot), [(SHOW_ALL, "Show all languages")]
+            )
             return
         hidden_all = bool(snapshot.recommendations)  # read with rows, and each was hidden since
-        self.empty.setText(
+        text = (
             "You hid every recommendation shown: Refresh once you have learned more."
             if hidden_all
             else empty_text(snapshot)
         )
-        self.empty_button.setText("Open Settings…" if not snapshot.connected else "Refresh")
-        self.empty_button.setVisible(not snapshot.connected or self.empty.text() == NEVER_SYNCED)
-        self.stack.setCurrentWidget(self.empty_view)
+        offer = not snapshot.connected or text == NEVER_SYNCED
+        action = [("empty", "Open Settings…" if not snapshot.connected else "Refresh")] if offer else []
+        title = "GitHub is not connected" if not snapshot.connected else "No recommendations yet"
+        self.stack.show_empty(title, text, action)
 
     # --- refreshing ---------------------------------------------------------------------------
 
@@ -266,6 +258,18 @@ class StarsPage(QWidget):
         self.open_button.setEnabled(chosen)
         self.hide_button.setEnabled(chosen)
 
+    # --- what the window's shortcuts call -----------------------------------------------------
+
+    def focus_search(self) -> bool:
+        return False  # the language filter is a list to choose from, not a text to search
+
+    def refresh_page(self) -> None:
+        """Read what is stored again (off the GUI thread); the Refresh button asks GitHub."""
+        self.reload()
+
+    def delete_selected(self) -> None:
+        """Nothing here: Delete in the list is "Not interested" (the list's own key, with Undo)."""
+
     # --- slots --------------------------------------------------------------------------------
 
     def showEvent(self, event: QShowEvent) -> None:
@@ -284,6 +288,11 @@ class StarsPage(QWidget):
 
     def _on_language_activated(self, _index: int) -> None:
         self.reload()
+
+    def _on_stack_action_triggered(self, key: str) -> None:
+        if key == SHOW_ALL:
+            self.language.setCurrentIndex(0)
+            self.reload()
 
     def _on_empty_button_clicked(self) -> None:
         if self.snapshot is not None and not self.snapshot.connected:

@@ -29,9 +29,16 @@ from san_desktop.core.workflow import TIL_STEPS, TilStatus
 from san_desktop.jobs.registry import JobProgress
 from san_desktop.services.til import DayInfo, TilView
 from san_desktop.ui.context import AppContext
+from san_desktop.ui.empty_state import StateStack
 from san_desktop.ui.til_review import TilReviewWindow
 
 _STATUS_MARK = {TilStatus.COMPLETED: "✓", TilStatus.FAILED: "!"}
+NO_DAYS = "No days with cards yet"
+NO_DAYS_TEXT = (
+    "A “Today I Learned” note is written from a day's cards. Scrap what you learn; once its cards are made, "
+    "the day appears here — choose it and press Generate, then review the note and commit it to GitHub or "
+    "a local git repository."
+)
 
 
 class TilPage(QWidget):
@@ -93,12 +100,15 @@ class TilPage(QWidget):
         right_layout.addWidget(self.recall_label)
         right_layout.addWidget(self.recall, 1)
         splitter = QSplitter()
+        splitter.setObjectName("days_text")  # its sizes are remembered under this name
+        splitter.setChildrenCollapsible(False)
         splitter.addWidget(self.days)
         splitter.addWidget(right)
         splitter.setStretchFactor(1, 4)
+        self.states = StateStack(splitter)
         layout = QVBoxLayout(self)
         layout.addWidget(self.heading)
-        layout.addWidget(splitter, 1)
+        layout.addWidget(self.states, 1)
 
         self.days.currentItemChanged.connect(self._on_days_current_item_changed)
         self.generate_button.clicked.connect(self._on_generate_button_clicked)
@@ -136,6 +146,24 @@ class TilPage(QWidget):
             self.days.setCurrentRow(rows.index(keep))
         elif rows:
             self.days.setCurrentRow(0)
+        if rows:
+            self.states.show_content()
+        else:
+            self.states.show_empty(NO_DAYS, NO_DAYS_TEXT)
+
+    # --- what the window's shortcuts call -----------------------------------------------------
+
+    def focus_search(self) -> bool:
+        return False  # the days are few and listed newest first: nothing to search
+
+    def refresh_page(self) -> None:
+        """Read the days, and the day shown, again (off the GUI thread)."""
+        self.reload_days()
+        if self._day is not None:
+            self._load(self._day)
+
+    def delete_selected(self) -> None:
+        """Nothing: a day's TIL is not deleted, only written again (Generate) or replaced by a version."""
 
     def select_day(self, local_date: str) -> bool:
         for row in range(self.days.count()):

@@ -16,8 +16,8 @@ from san_desktop.jobs.processors import registry_for
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.queue.records import Classification, JobEvent
 from san_desktop.ui.context import AppContext
-from san_desktop.ui.inbox_page import _FAILED as FAILURE_COLOUR  # that of a failed analysis
 from san_desktop.ui.inbox_page import InboxPage
+from san_desktop.ui.scrap_table import FAILED_COLOUR as FAILURE_COLOUR  # that of a failed analysis
 
 
 def _status(status: JobStatus) -> Callable[[JobEvent], bool]:

@@ -57,3 +57,55 @@ def test_a_row_older_than_every_loaded_one_waits_for_scrolling(qtbot: QtBot) -> 
     model.fetchMore(QModelIndex())
     model.fetchMore(QModelIndex())
     assert _shown(model) == ["e", "d", "c", "b", "a"]
+
+
+class _Deferred:
+    """A background that keeps each query until the test delivers it (as a worker would, later)."""
+
+    def __init__(self) -> None:
+        self.waiting: list[tuple[Any, Any]] = []
+
+    def __call__(self, query: Any, deliver: Any, _fail: Any) -> None:
+        self.waiting.append((query, deliver))
+
+    def deliver_all(self) -> None:
+        waiting, self.waiting = self.waiting, []
+        for query, deliver in waiting:
+            deliver(query())
+
+
+def test_refresh_keeps_the_rows_until_the_new_ones_arrive_then_says_it_loaded(qtbot: QtBot) -> None:
+    model = _Keys(["a", "b"], page_size=10)
+    model.reload()
+    background = _Deferred()
+    loaded: list[int] = []
+    model.loaded.connect(lambda: loaded.append(model.rowCount()))
+    model.stored.append("c")
+
+    model.refresh(background)
+    assert _shown(model) == ["b", "a"]  # no empty moment while the query runs
+    loading_meanwhile = model.loading
+    background.deliver_all()
+    assert loading_meanwhile
+    assert _shown(model) == ["c", "b", "a"]
+    assert not model.loading
+    assert loaded == [3]
+
+
+def test_a_refresh_that_arrives_after_a_reload_is_dropped(qtbot: QtBot) -> None:
+    model = _Keys(["a"], page_size=10)
+    model.reload()
+    background = _Deferred()
+    model.refresh(background)
+    model.stored.append("b")
+    model.reload()  # newer than the refresh asked for before it
+    model.stored.remove("b")
+    background.deliver_all()  # reads the store as it is now, but was asked for before the reload
+    assert _shown(model) == ["b", "a"]
+
+
+def test_an_empty_page_still_says_the_list_is_loaded(qtbot: QtBot) -> None:
+    model = _Keys([], page_size=10)
+    with qtbot.waitSignal(model.loaded, timeout=1_000):
+        model.reload()
+    assert model.rowCount() == 0

@@ -21,6 +21,7 @@ from san_desktop.core.settings import SETTINGS_FILE
 from san_desktop.services.quizzes import QuizNotFoundError, QuizView
 from san_desktop.ui.context import AppContext
 from san_desktop.ui.main_window import MainWindow
+from san_desktop.ui.quiz_nothing_due import NONE_DUE, NONE_YET
 from san_desktop.ui.quiz_queue import interval_text, summary_text
 from san_desktop.ui.quiz_reminder import QuizReminder
 from san_desktop.ui.quizzes_page import QuizzesPage
@@ -242,7 +243,7 @@ def test_the_last_answer_ends_the_session_with_its_summary(qtbot: QtBot, context
     assert _counts(page) == "New 0 · Learning 0 · Review 0"
     assert page.nothing_due.isVisibleTo(page)
     assert page.nothing_due.summary.text() == "Reviewed 2 quizzes: 1 again, 1 good"
-    assert "No quizzes due." in page.nothing_due.empty.text()
+    assert page.nothing_due.title.text() == NONE_DUE
     assert page.nothing_due.next_due.text().startswith("The next quiz is due at ")
     assert page.nothing_due.next_due.text().endswith("(in a minute).")  # the one answered Again
 
@@ -280,7 +281,7 @@ def test_a_quiz_answered_again_comes_back_question_first(
 
 def test_a_day_without_cards_says_why_no_quizzes_can_be_made(qtbot: QtBot, context: AppContext) -> None:
     page = _shown_page(qtbot, context)
-    qtbot.waitUntil(lambda: "No quizzes due." in page.nothing_due.empty.text(), timeout=5_000)
+    qtbot.waitUntil(lambda: page.nothing_due.title.text() == NONE_YET, timeout=5_000)  # a fresh start
     assert _counts(page) == "New 0 · Learning 0 · Review 0"
 
     page.nothing_due.generate_button.click()
