@@ -1,8 +1,7 @@
 from __future__ import annotations
 
 from PySide6 import __version__ as pyside_version
-from PySide6.QtCore import Qt, QUrl
-from PySide6.QtGui import QDesktopServices
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -15,6 +14,7 @@ from PySide6.QtWidgets import (
 
 from san_desktop import APP_NAME
 from san_desktop.app import AboutInfo
+from san_desktop.ui.folder_dialog import open_folder
 from san_desktop.ui.resources import app_icon
 
 
@@ -59,4 +59,4 @@ class AboutDialog(QDialog):
         return label
 
     def _on_open_folder_clicked(self) -> None:
-        QDesktopServices.openUrl(QUrl.fromLocalFile(str(self._data_dir)))
+        open_folder(self._data_dir, self)  # shows the path when nothing can open it

@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 
 from san_desktop.services.cards import CardDetail, CardService, CardSummary
 from san_desktop.ui.lazy_model import LazyTableModel
+from san_desktop.ui.look import tone
 
 
 class CardListModel(LazyTableModel[CardSummary]):
@@ -46,7 +47,8 @@ def similar_label(title: str, score: float) -> str:
 
 def card_html(detail: CardDetail) -> str:
     card = detail.card
-    tags = " ".join(f"<span style='color:#2f6f5e'>#{html.escape(tag)}</span>" for tag in card.tags)
+    tag_colour = tone("tag").name()
+    tags = " ".join(f"<span style='color:{tag_colour}'>#{html.escape(tag)}</span>" for tag in card.tags)
     source = html.escape(detail.source_type.lower() + (f": {detail.source_ref}" if detail.source_ref else ""))
     parts = [
         f"<h2>{html.escape(card.title)}</h2>",

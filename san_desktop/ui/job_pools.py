@@ -9,8 +9,9 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
 from san_desktop.core.enums import POOL_NAMES, JobPool
 from san_desktop.jobs.runner import JobRunner, PoolState, PoolStatus
+from san_desktop.ui.look import tone_style
 
-PAUSED_STYLE = "color: #b3261e;"
+PAUSED_STYLE = "error"  # the tone of a paused pool
 
 
 class PoolBar(QWidget):
@@ -58,7 +59,7 @@ class PoolBar(QWidget):
             label = self.labels[pool]
             label.setText(f"{name} jobs: {status.describe()}")
             paused = status.state in (PoolState.PAUSED_BY_USER, PoolState.PAUSED_BY_BREAKER)
-            label.setStyleSheet(PAUSED_STYLE if paused else "")
+            label.setStyleSheet(tone_style(PAUSED_STYLE) if paused else "")
             user_paused = self._runner.settings.paused(pool)
             button = self.pause_buttons[pool]
             button.setText("Resume" if user_paused else "Pause")

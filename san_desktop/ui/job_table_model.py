@@ -4,7 +4,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor
 
 from san_desktop.app import LABELLED_JOB_TYPES, SanApp
 from san_desktop.core.enums import JobStatus, JobType
@@ -14,12 +13,13 @@ from san_desktop.queue.monitor import JobFilter
 from san_desktop.queue.payloads import CardAnalysisPayload, load_payload
 from san_desktop.queue.records import JobRecord
 from san_desktop.ui.lazy_model import Background, LazyTableModel
+from san_desktop.ui.look import tone
 
-STATUS_COLORS = {
-    JobStatus.FAILED: QColor("#b3261e"),
-    JobStatus.COMPLETED: QColor("#2e7d32"),
-    JobStatus.PROCESSING: QColor("#1565c0"),
-    JobStatus.CANCELLED: QColor("#757575"),
+STATUS_TONES = {  # ``look.tone`` names: readable on light and dark windows
+    JobStatus.FAILED: "error",
+    JobStatus.COMPLETED: "success",
+    JobStatus.PROCESSING: "info",
+    JobStatus.CANCELLED: "muted",
 }
 
 
@@ -156,7 +156,8 @@ class JobTableModel(LazyTableModel[JobRecord]):
                 without_type_name((job.error_message or "").split("\n", 1)[0]),
             )[column]
         if role == Qt.ItemDataRole.ForegroundRole and column == 2:
-            return STATUS_COLORS.get(job.status)
+            name = STATUS_TONES.get(job.status)
+            return tone(name) if name else None
         if role == Qt.ItemDataRole.ToolTipRole:
             if column == 5 and job.error_message:
                 return job.error_message

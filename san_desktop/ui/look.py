@@ -1,10 +1,11 @@
 """The window chrome's measures: one spacing scale (multiples of 4 px) and one type scale (steps from the
-application font), so the navigation, dialogs and status bar line up. Colours always come from the palette,
-never from here: the window follows the system's light or dark palette."""
+application font), so the navigation, dialogs and status bar line up. Colours come from the palette, and the
+few status colours it has no role for (``tone``) have a light and a dark variant: the window follows the
+system's light or dark palette."""
 
 from __future__ import annotations
 
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette
 from PySide6.QtWidgets import QLayout
 
 SPACE_XS = 4
@@ -32,3 +33,31 @@ def scaled_font(base: QFont, step: int = 0, *, bold: bool = False) -> QFont:
 def set_margins(layout: QLayout, horizontal: int = SPACE_L, vertical: int = SPACE_M, spacing: int = SPACE_S) -> None:
     layout.setContentsMargins(horizontal, vertical, horizontal, vertical)
     layout.setSpacing(spacing)
+
+
+# Status colours, each readable on a light and on a dark window (the palette has no roles for them).
+_TONES: dict[str, tuple[str, str]] = {  # name: (on light, on dark)
+    "error": ("#b3261e", "#f2b8b5"),
+    "success": ("#2e7d32", "#81c995"),
+    "info": ("#1565c0", "#8ab4f8"),
+    "warning": ("#8a5300", "#fdd663"),
+    "muted": ("#666666", "#a8a8a8"),
+    "tag": ("#2f6f5e", "#7fcfb7"),
+}
+
+
+def is_dark(palette: QPalette | None = None) -> bool:
+    window = (palette or QGuiApplication.palette()).color(QPalette.ColorRole.Window)
+    return window.lightness() < 128
+
+
+def tone(name: str, palette: QPalette | None = None) -> QColor:
+    """The status colour ``name`` ("error", "success", "info", "warning", "muted", "tag") for the palette
+    in use (the application's unless given)."""
+    light, dark = _TONES[name]
+    return QColor(dark if is_dark(palette) else light)
+
+
+def tone_style(name: str) -> str:
+    """A style sheet colouring a label's text with ``tone(name)``."""
+    return f"color: {tone(name).name()};"

@@ -125,6 +125,7 @@ class MainWindow(QMainWindow):
         self.til.open_card.connect(self._on_inbox_open_card)
         self.quizzes.open_card.connect(self._on_inbox_open_card)
         self.stars.settings_requested.connect(self._on_settings_action_triggered)
+        self.inbox.open_settings.connect(self._on_inbox_open_settings)
         self.runner_news = RunnerNews(self._runner, self.banner, self.statusBar().showMessage, self._show_resumed, self)
         self._runner.pools_changed.connect(self._on_runner_pools_changed)
         context.hub.message.connect(self._on_hub_message)
@@ -278,10 +279,12 @@ class MainWindow(QMainWindow):
         pages = [(label, self.page(key)) for key, label, _promise in PAGES]
         return ShortcutsDialog.of(self.menuBar(), pages, self)
 
-    def open_settings(self) -> None:
-        """Settings, modal (its file, keyring and network work runs off the GUI thread while it is open).
-        Not deleted when closed: answers it asked for may still be on their way to it."""
+    def open_settings(self, section: str = "") -> None:
+        """Settings, modal (its file, keyring and network work runs off the GUI thread while it is open),
+        with the first field of ``section`` ("ai", "github") focused when given. Not deleted when closed:
+        answers it asked for may still be on their way to it."""
         dialog = self.make_settings_dialog()
+        dialog.focus_section(section)
         self.settings_dialog = dialog
         try:
             dialog.exec()
@@ -345,6 +348,9 @@ class MainWindow(QMainWindow):
 
     def _on_settings_action_triggered(self) -> None:
         self.open_settings()
+
+    def _on_inbox_open_settings(self, section: str) -> None:
+        self.open_settings(section)
 
     def _on_shortcuts_action_triggered(self) -> None:
         dialog = self.make_shortcuts_dialog()

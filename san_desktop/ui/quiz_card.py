@@ -15,10 +15,11 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBox
 from san_desktop.ai.quizzes import BLANK, OX_TRUE, answer_matches
 from san_desktop.core.enums import QuizType
 from san_desktop.services.quizzes import RATING_NAMES, QuizView
+from san_desktop.ui.look import tone_style
 from san_desktop.ui.quiz_queue import interval_text
 
-_MATCH = "color: #2e7d32;"
-_MISMATCH = "color: #8a5300;"
+_MATCH = "success"
+_MISMATCH = "warning"
 
 
 def text_label(text: str = "", *, rich: bool = False, scale: float = 1.0) -> QLabel:
@@ -56,7 +57,7 @@ class QuizCard(QWidget):
         self._shown_at = time.monotonic()
 
         self.kind = text_label()
-        self.kind.setStyleSheet("color: #666;")
+        self.kind.setStyleSheet(tone_style("muted"))
         self.question = text_label(rich=True, scale=1.5)
         self.typed = QLineEdit()
         self.typed.setPlaceholderText("Type your answer, then press Enter")
@@ -66,7 +67,7 @@ class QuizCard(QWidget):
         self.hint = text_label()
         self.explanation = text_label()
         self.source = text_label()
-        self.source.setStyleSheet("color: #666;")
+        self.source.setStyleSheet(tone_style("muted"))
         self.open_card_button = QPushButton("Open card")
         self.rate_buttons = {rating: QPushButton(name) for rating, name in RATING_NAMES.items()}
         self.suspend_button = QPushButton("Suspend")
@@ -206,10 +207,10 @@ class QuizCard(QWidget):
             return
         if answer_matches(typed, quiz.answer, quiz.accepted):
             self.hint.setText("✓ Your answer matches")
-            self.hint.setStyleSheet(_MATCH)
+            self.hint.setStyleSheet(tone_style(_MATCH))
         else:
             self.hint.setText(f"Your answer: {typed} — the card says: {quiz.answer}")
-            self.hint.setStyleSheet(_MISMATCH)
+            self.hint.setStyleSheet(tone_style(_MISMATCH))
         self.hint.setVisible(True)
 
     def _on_open_card_button_clicked(self) -> None:

@@ -21,6 +21,7 @@ from san_desktop.core.enums import QuizType
 from san_desktop.core.errors import SanError
 from san_desktop.services.quizzes import QuizView
 from san_desktop.ui.context import AppContext
+from san_desktop.ui.look import tone_style
 
 
 def split_accepted(text: str) -> list[str]:
@@ -57,7 +58,7 @@ class QuizEditDialog(QDialog):
         self.explanation.setTabChangesFocus(True)
         self.status = QLabel()
         self.status.setWordWrap(True)
-        self.status.setStyleSheet("color: #b3261e;")
+        self.status.setStyleSheet(tone_style("error"))
 
         form = QFormLayout()
         form.addRow("Statement:" if ox else "Question:", self.question)

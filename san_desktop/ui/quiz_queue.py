@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from san_desktop.services.quizzes import RATING_NAMES, DueCounts, QuizNotFoundError, QuizService, QuizView
+from san_desktop.ui.look import tone
 
 LOOK_AHEAD = 2  # due quizzes read at once: the next, and the one after in case the next is a sibling
 
@@ -57,9 +58,9 @@ def load_queue(quizzes: QuizService, keep: str | None = None, avoid_card: str | 
 def counts_html(counts: DueCounts) -> str:
     """New · Learning · Review in Anki's colours."""
     return (
-        f"<span style='color:#1565c0'>New {counts.new}</span> · "
-        f"<span style='color:#c62828'>Learning {counts.learning}</span> · "
-        f"<span style='color:#2e7d32'>Review {counts.review}</span>"
+        f"<span style='color:{tone('info').name()}'>New {counts.new}</span> · "
+        f"<span style='color:{tone('error').name()}'>Learning {counts.learning}</span> · "
+        f"<span style='color:{tone('success').name()}'>Review {counts.review}</span>"
     )
 
 

@@ -5,17 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor
 
 from san_desktop.core.enums import JobStatus, SourceType
 from san_desktop.core.text import preview
 from san_desktop.services.scraps import ScrapInfo, ScrapService
 from san_desktop.ui.job_table_model import local_time
 from san_desktop.ui.lazy_model import LazyTableModel
+from san_desktop.ui.look import tone
 from san_desktop.ui.scrap_states import card_error, card_failed, card_text, refine_text, scrap_label
 
 CAPTURED, SCRAP, SOURCE, CARD, REFINED = range(5)
-FAILED_COLOUR = QColor("#b3261e")  # a failed analysis, fetch or refinement
+FAILED_TONE = "error"  # a failed analysis, fetch or refinement (``look.tone``)
 
 
 def _text_tooltip(info: ScrapInfo) -> str:
@@ -53,7 +53,7 @@ class ScrapTableModel(LazyTableModel[ScrapInfo]):
         if role == Qt.ItemDataRole.ForegroundRole and (
             (column == 3 and card_failed(info)) or (column == 4 and info.refine_status is JobStatus.FAILED)
         ):
-            return FAILED_COLOUR
+            return tone(FAILED_TONE)
         if role == Qt.ItemDataRole.ToolTipRole:
             if column == 1:
                 return _text_tooltip(info)

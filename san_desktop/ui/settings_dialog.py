@@ -181,6 +181,12 @@ class SettingsDialog(QDialog):
         context.hub.changed.connect(self._on_hub_changed)
         self._update_enabled()
 
+    def focus_section(self, section: str) -> None:
+        """Put the cursor in a section's first field ("ai": the provider, "github": the repository)."""
+        field = {"ai": self.provider, "github": self.repository}.get(section)
+        if field is not None:
+            field.setFocus()
+
     def _remote(self) -> bool:
         return bool(self.provider.currentData() == "openai")
 

@@ -13,10 +13,11 @@ from san_desktop.jobs.registry import JobProgress
 from san_desktop.jobs.runner import JobRunner, PoolState
 from san_desktop.queue.records import JobEvent, JobRecord
 from san_desktop.services.stars import StarsStatus
+from san_desktop.ui.look import tone_style
 from san_desktop.ui.quiz_card import text_label
 from san_desktop.ui.stars_state import FETCHING, SETTINGS_LINK, activity, newer, summary_text
 
-ERROR_STYLE = "color: #b3261e;"
+ERROR_STYLE = "error"  # the tone of a failed refresh
 
 
 class StarsActivity(QWidget):
@@ -44,7 +45,7 @@ class StarsActivity(QWidget):
         self.progress.setFixedWidth(140)
         self.progress.setTextVisible(False)
         self.error = text_label(rich=True)
-        self.error.setStyleSheet(ERROR_STYLE)
+        self.error.setStyleSheet(tone_style(ERROR_STYLE))
         self.error.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse)
         running = QHBoxLayout()
         running.addWidget(self.progress)

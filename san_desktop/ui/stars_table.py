@@ -8,7 +8,7 @@ import html
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSize, Qt, QTimer
-from PySide6.QtGui import QColor, QPainter, QPalette, QResizeEvent, QTextDocument
+from PySide6.QtGui import QPainter, QPalette, QResizeEvent, QTextDocument
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
@@ -21,10 +21,10 @@ from PySide6.QtWidgets import (
 )
 
 from san_desktop.services.stars import Recommendation
+from san_desktop.ui.look import tone
 from san_desktop.ui.stars_state import compact_count
 
 RANK, REPOSITORY, REASON, LANGUAGE, TOPICS, STARS = range(6)
-ARCHIVED_COLOUR = QColor("#777777")
 DESCRIPTION_CHARS = 100  # of the description shown under the name (the tooltip has all of it)
 # column widths: fixed ones, and the shares of the rest (each at least its minimum; narrower, it scrolls)
 FIXED_WIDTHS = {RANK: 40, LANGUAGE: 90, STARS: 60}
@@ -85,7 +85,7 @@ class StarsTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return self._tooltip(item, column)
         if role == Qt.ItemDataRole.ForegroundRole and item.archived:
-            return ARCHIVED_COLOUR
+            return tone("muted")
         if role == Qt.ItemDataRole.TextAlignmentRole and column in (RANK, STARS):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
         if role == Qt.ItemDataRole.TextAlignmentRole:
@@ -99,7 +99,7 @@ class StarsTableModel(QAbstractTableModel):
         """The repository cell as the delegate draws it."""
         name = f"<b>{html.escape(item.full_name)}</b>"
         if item.archived:
-            name += f" <span style='color:{ARCHIVED_COLOUR.name()}'>[archived]</span>"
+            name += f" <span style='color:{tone('muted').name()}'>[archived]</span>"
         description = html.escape(_shortened(item.description.strip(), DESCRIPTION_CHARS))
         return f"{name}<br><span style='color:{description_colour}'>{description}</span>" if description else name
 
@@ -140,11 +140,11 @@ class RepositoryDelegate(QStyledItemDelegate):
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
         group = QPalette.ColorGroup.Active
         text = option.palette.color(group, QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text)
-        quiet = text.name() if selected else ARCHIVED_COLOUR.name()
+        quiet = text.name() if selected else tone("muted").name()
         document = QTextDocument()
         document.setDocumentMargin(PADDING)
         document.setDefaultFont(option.font)
-        colour = ARCHIVED_COLOUR.name() if isinstance(item, Recommendation) and item.archived else text.name()
+        colour = tone("muted").name() if isinstance(item, Recommendation) and item.archived else text.name()
         document.setDefaultStyleSheet(f"body {{ color: {colour}; }}")
         body = StarsTableModel.repository_html(item, quiet) if isinstance(item, Recommendation) else ""
         document.setHtml(f"<body>{body}</body>")

@@ -30,6 +30,7 @@ from san_desktop.jobs.registry import JobProgress
 from san_desktop.services.til import DayInfo, TilView
 from san_desktop.ui.context import AppContext
 from san_desktop.ui.empty_state import StateStack
+from san_desktop.ui.look import tone_style
 from san_desktop.ui.til_review import TilReviewWindow
 
 _STATUS_MARK = {TilStatus.COMPLETED: "✓", TilStatus.FAILED: "!"}
@@ -74,7 +75,7 @@ class TilPage(QWidget):
         self.state.setWordWrap(True)
         self.notice = QLabel()
         self.notice.setWordWrap(True)
-        self.notice.setStyleSheet("color: #8a5300;")
+        self.notice.setStyleSheet(tone_style("warning"))
         self.versions = QComboBox()
         self.text = QTextBrowser()
         self.text.setOpenLinks(False)  # links open in the browser (http/https only), never in the app
@@ -216,7 +217,7 @@ class TilPage(QWidget):
             return
         if failed:
             self.state.setText(f"Failed at the {view.last_failed_step} step: {view.last_error_message}")
-            self.state.setStyleSheet("color: #b3261e;")
+            self.state.setStyleSheet(tone_style("error"))
         else:
             self.state.setStyleSheet("")
             self.state.setText("Generating…" if running else f"Version {view.current_version or '-'}")

@@ -17,7 +17,8 @@ from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.queue.records import Classification, JobEvent
 from san_desktop.ui.context import AppContext
 from san_desktop.ui.inbox_page import InboxPage
-from san_desktop.ui.scrap_table import FAILED_COLOUR as FAILURE_COLOUR  # that of a failed analysis
+from san_desktop.ui.look import tone
+from san_desktop.ui.scrap_table import FAILED_TONE
 
 
 def _status(status: JobStatus) -> Callable[[JobEvent], bool]:
@@ -120,7 +121,7 @@ def test_a_link_whose_page_could_not_be_fetched_says_why_and_can_be_carded_from_
     tooltip = page.model.data(card, TOOLTIP)
     assert NOT_FOUND in tooltip
     assert "the server said 404" in tooltip
-    assert page.model.data(card, FOREGROUND) == FAILURE_COLOUR
+    assert page.model.data(card, FOREGROUND) == tone(FAILED_TONE)
     assert not page.retry_fetch_button.isHidden()
     assert not page.link_card_button.isHidden()
     assert page.retry_button.isHidden()  # no analysis was asked for: nothing to retry

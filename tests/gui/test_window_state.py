@@ -307,3 +307,24 @@ def test_open_data_folder_shows_nothing_more_when_a_file_manager_opens_it(
     window.open_data_action.trigger()
     assert len(opened) == 1
     assert window.folder_dialog is None
+
+
+def test_the_inbox_welcome_offers_set_up_and_opens_settings_at_its_section(qtbot: QtBot, context: AppContext) -> None:
+    window = _active_window(qtbot, context)
+    window.show_page("inbox")
+    offers = window.inbox.states.message.buttons
+    qtbot.waitUntil(lambda: "ai" in offers and not offers["ai"].isHidden(), timeout=5_000)  # offered, not forced
+    assert window.settings_dialog is None
+    focused: list[QWidget | None] = []
+
+    def close_dialog() -> None:
+        dialog = QApplication.activeModalWidget()
+        assert isinstance(dialog, SettingsDialog)
+        focused.append(dialog.focusWidget())
+        focused.append(dialog.provider)
+        dialog.close()
+
+    QTimer.singleShot(0, close_dialog)
+    qtbot.mouseClick(offers["ai"], Qt.MouseButton.LeftButton)  # returns once the dialog is closed
+    assert len(focused) == 2
+    assert focused[0] is focused[1]  # the AI section's first field has the cursor
