@@ -39,6 +39,7 @@ LEADING_DETERMINERS = frozenset({"the", "a", "an", "this", "that", "these", "tho
 _AFTER_VERB = LEADING_DETERMINERS | frozenset(
     "every each all any some no their his her it them you us both only its one two many much".split()
 )
+_BEFORE_VERB = frozenset("and or that which who it also then".split())  # "… and replicates its log"
 KNOWN_TERMS = frozenset().union(*CATEGORY_KEYWORDS.values())
 
 
@@ -105,7 +106,7 @@ def _verbs_in_context(words: list[Word]) -> list[Word]:
             and word.surface.endswith("s")
             and not word.surface.endswith(("ss", "us", "is"))
             and word.key not in KNOWN_TERMS
-            and words[index - 1].topic
+            and (words[index - 1].topic or words[index - 1].key in _BEFORE_VERB)
             and words[index + 1].key in _AFTER_VERB
         ):
             words[index] = replace(word, topic=False)
@@ -138,13 +139,6 @@ def _runs(sentence: str) -> list[list[Word]]:
     if current:
         runs.append(current)
     return runs
-
-
-def _surface(words: list[Word]) -> str:
-    parts = []
-    for word in words:
-        parts.append(word.surface if is_name(word.surface) else word.surface.lower())
-    return " ".join(parts)
 
 
 def heading(text: str) -> str | None:
@@ -245,16 +239,21 @@ def key_terms(text: str, limit: int = 12) -> list[Term]:
         if len(piece) == 3 and count < 2 and not in_heading:
             continue
         score = sum(word_score(w.key) for w in piece) / math.sqrt(len(piece)) * (1.0 + 0.3 * (count - 1))
-        candidates.append(Term(key, _surface(piece), score, first_seen[key], tuple(w.key for w in piece)))
+        surface = " ".join(surfaces[w.key] for w in piece)  # each word as the text spells it most
+        candidates.append(Term(key, surface, score, first_seen[key], tuple(w.key for w in piece)))
     candidates.sort(key=lambda term: (-term.score, term.first))
     chosen: list[Term] = []
-    used: set[str] = set()
+    used: dict[str, int] = {}  # word → how often the chosen phrase holding it occurs
     for term in candidates:
-        # a name may stand beside a phrase holding it ("WAL" and "WAL mode"); other words may not
-        if used.intersection(term.words) and not (len(term.words) == 1 and is_name(term.surface)):
+        overlap = [used[word] for word in term.words if word in used]
+        # a name may stand beside a phrase holding it when it also occurs without it ("WAL" beside "WAL
+        # mode"), never as its echo ("READ" beside "REPEATABLE READ"); other words may not
+        if overlap and not (len(term.words) == 1 and is_name(term.surface) and counts[term.key] > max(overlap)):
             continue
         chosen.append(term)
-        used.update(term.words)
+        occurrences = phrase_counts[term.key] if len(term.words) > 1 else counts[term.key]
+        for held in term.words:
+            used[held] = max(used.get(held, 0), occurrences)
         if len(chosen) == limit:
             break
     return chosen

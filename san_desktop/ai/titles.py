@@ -96,6 +96,7 @@ def _subject(text: str) -> str | None:
     if is_mostly_korean(sentence):
         return _korean_subject(sentence, words)
     kept: list[Word] = []
+    following: Word | None = None  # the word the subject stops at (its verb, when it is one)
     for word in words:
         if not kept and word.key in LEADING_DETERMINERS:
             continue
@@ -103,12 +104,18 @@ def _subject(text: str) -> str | None:
         if joins or (word.key in _TITLE_JOINERS and kept):
             kept.append(word)
         else:
+            following = word
             break
     while kept and kept[-1].key in _TITLE_JOINERS:
         kept.pop()
     topics = [w for w in kept if w.topic]
-    if not topics or len(kept) > 7 or (len(topics) == 1 and not is_name(topics[0].surface) and len(words) > 3):
-        return None  # a lone ordinary word ("Indexes") says less than the best terms
+    if not topics or len(kept) > 7:
+        return None
+    named = is_name(topics[0].surface) or (
+        topics[0].surface[:1].isupper() and following is not None and not following.topic
+    )
+    if len(topics) == 1 and not named and len(words) > 3:
+        return None  # a lone ordinary word ("indexes") says less than the best terms; "Raft elects …" names
     return sentence[kept[0].start : kept[-1].end]
 
 

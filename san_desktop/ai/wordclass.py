@@ -140,7 +140,16 @@ def english_topic_word(key: str) -> bool:
         or key in ENGLISH_VERB_FORMS
         or key in ADJECTIVES_AND_ADVERBS
         or (key.endswith("ly") and len(key) > 4)
+        or _superlative(key)
     )
+
+
+def _superlative(key: str) -> bool:
+    """smallest, largest, biggest: an adjective's -est form."""
+    if not key.endswith("est") or len(key) < 6:
+        return False
+    stem = key[:-3]
+    return stem in ADJECTIVES_AND_ADVERBS or stem + "e" in ADJECTIVES_AND_ADVERBS or stem[:-1] in ADJECTIVES_AND_ADVERBS
 
 
 def korean_topic_word(stem: str) -> bool:

@@ -132,3 +132,18 @@ def test_a_link_without_its_page_is_named_by_its_address(link: str, title: str) 
     assert card.title == title
     assert card.summary == link
     assert all(tag_problems(tag) == [] and "." not in tag for tag in card.tags)
+
+
+def test_a_name_opening_the_text_is_its_title_and_tags_do_not_echo_their_phrases() -> None:
+    raft = _card(
+        "Raft elects a leader that accepts every write and replicates its log to the followers. A follower that "
+        "hears nothing for an election timeout becomes a candidate and asks for votes."
+    )
+    assert raft.title == "Raft"
+    assert "replicates" not in raft.tags  # a verb, even after "and"
+    isolation = _card(
+        "트랜잭션 격리 수준이 REPEATABLE READ면 트랜잭션은 첫 읽기 시점의 스냅샷을 본다. PostgreSQL에서는 같은 행을 "
+        "동시에 고치면 직렬화 오류가 나므로 애플리케이션이 다시 시도해야 한다."
+    )
+    assert "REPEATABLE READ" in isolation.tags
+    assert not {"REPEATABLE", "READ"} & set(isolation.tags)  # only ever seen as the phrase
