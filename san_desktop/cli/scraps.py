@@ -17,7 +17,7 @@ from san_desktop.core.urls import is_web_url
 
 if TYPE_CHECKING:
     from san_desktop.app import SanApp
-    from san_desktop.services.scraps import ScrapInfo
+    from san_desktop.services.scrap_info import ScrapInfo
 
 
 MAX_LIMIT = 100_000

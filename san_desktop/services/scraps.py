@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -31,6 +30,7 @@ from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, KnowledgeCard, Scrap
 from san_desktop.queue.errors import DuplicateJobError
 from san_desktop.queue.job_queue import SWEEP_HOOK_BATCH, JobQueue
+from san_desktop.services.scrap_info import AWAITING_PAGE, ScrapInfo, scrap_infos
 
 log = logging.getLogger(__name__)
 
@@ -56,41 +56,6 @@ class CaptureResult:
     @property
     def duplicate(self) -> bool:
         return not self.created
-
-
-@dataclass(frozen=True)
-class ScrapInfo:
-    id: str
-    source_type: SourceType
-    source_ref: str | None
-    content: str
-    refined: bool
-    created_at: datetime
-    deleted: bool
-    card_id: str | None
-    card_title: str | None
-    analysis_status: JobStatus | None  # of the newest CARD_ANALYSIS job
-    analysis_error: str | None
-    analysis_job_id: str | None
-    refine_status: JobStatus | None
-    refine_error: str | None = None
-    refine_job_id: str | None = None
-    analysis_run_after: datetime | None = None  # a waiting retry's time
-    refine_run_after: datetime | None = None
-    title: str | None = None  # a link's page title
-    fetch_status: JobStatus | None = None  # of the newest PAGE_FETCH job (links only)
-    fetch_error: str | None = None
-    fetch_job_id: str | None = None
-    fetch_run_after: datetime | None = None
-
-    @property
-    def awaiting_page(self) -> bool:
-        """A link whose page has not been fetched (its text is still the address)."""
-        return self.source_type is SourceType.URL and self.content == self.source_ref
-
-
-# A link scrap whose page was not fetched yet: analysing or refining it waits for the page.
-AWAITING_PAGE = sa.and_(Scrap.source_type == SourceType.URL, Scrap.content == Scrap.source_ref)
 
 
 class ScrapService:
@@ -291,7 +256,7 @@ class ScrapService:
             query = query.where(Scrap.id < before_id)
         with self.db.sessions() as session:
             ids = list(session.scalars(query))
-            return self._infos(session, ids)
+            return scrap_infos(session, ids)
 
     def get(self, scrap_id: str) -> ScrapInfo:
         infos = self.get_many([scrap_id])
@@ -302,7 +267,7 @@ class ScrapService:
     def get_many(self, scrap_ids: list[str]) -> list[ScrapInfo]:
         """The scraps among ``scrap_ids`` that exist (deleted ones included, marked so)."""
         with self.db.sessions() as session:
-            return self._infos(session, scrap_ids)
+            return scrap_infos(session, scrap_ids)
 
     def labels(self, scrap_ids: list[str]) -> dict[str, str]:
         """A human label per scrap (its card's title, or the start of its text), for job lists."""
@@ -315,73 +280,6 @@ class ScrapService:
                 .where(Scrap.id.in_(scrap_ids))
             ).all()
         return {row.id: row.title or preview(row.content, 60) for row in rows}
-
-    @staticmethod
-    def _infos(session: Session, ids: list[str]) -> list[ScrapInfo]:
-        if not ids:
-            return []
-        scraps = {s.id: s for s in session.scalars(sa.select(Scrap).where(Scrap.id.in_(ids)))}
-        cards = {
-            row.scrap_id: (row.id, row.title)
-            for row in session.execute(
-                sa.select(KnowledgeCard.scrap_id, KnowledgeCard.id, KnowledgeCard.title).where(
-                    KnowledgeCard.scrap_id.in_(ids)
-                )
-            )
-        }
-        newest: dict[tuple[str, JobType], tuple[JobStatus, str | None, str, datetime | None]] = {}
-        for row in session.execute(
-            sa.select(
-                AsyncJob.target_id,
-                AsyncJob.job_type,
-                AsyncJob.status,
-                AsyncJob.error_message,
-                AsyncJob.id,
-                AsyncJob.run_after,
-            )
-            .where(
-                AsyncJob.target_id.in_(ids),
-                AsyncJob.job_type.in_([JobType.CARD_ANALYSIS, JobType.SCRAP_REFINE, JobType.PAGE_FETCH]),
-            )
-            .order_by(AsyncJob.id)
-        ):
-            newest[(row.target_id, row.job_type)] = (row.status, row.error_message, row.id, row.run_after)
-        infos = []
-        for scrap_id in ids:
-            scrap = scraps.get(scrap_id)
-            if scrap is None:
-                continue
-            card = cards.get(scrap_id)
-            analysis = newest.get((scrap_id, JobType.CARD_ANALYSIS))
-            refine = newest.get((scrap_id, JobType.SCRAP_REFINE))
-            fetch = newest.get((scrap_id, JobType.PAGE_FETCH))
-            infos.append(
-                ScrapInfo(
-                    id=scrap.id,
-                    source_type=scrap.source_type,
-                    source_ref=scrap.source_ref,
-                    content=scrap.content,
-                    refined=scrap.refined_content is not None,
-                    created_at=scrap.created_at,
-                    deleted=scrap.deleted_at is not None,
-                    card_id=card[0] if card else None,
-                    card_title=card[1] if card else None,
-                    analysis_status=analysis[0] if analysis else None,
-                    analysis_error=analysis[1] if analysis else None,
-                    analysis_job_id=analysis[2] if analysis else None,
-                    refine_status=refine[0] if refine else None,
-                    refine_error=refine[1] if refine else None,
-                    refine_job_id=refine[2] if refine else None,
-                    analysis_run_after=analysis[3] if analysis else None,
-                    refine_run_after=refine[3] if refine else None,
-                    title=scrap.title,
-                    fetch_status=fetch[0] if fetch else None,
-                    fetch_error=fetch[1] if fetch else None,
-                    fetch_job_id=fetch[2] if fetch else None,
-                    fetch_run_after=fetch[3] if fetch else None,
-                )
-            )
-        return infos
 
 
 def orphan_hook(session: Session, queue: JobQueue) -> int:

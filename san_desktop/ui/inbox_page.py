@@ -18,7 +18,7 @@ from san_desktop.app import Changes
 from san_desktop.core.errors import SanError
 from san_desktop.core.redact import first_cause
 from san_desktop.core.text import preview
-from san_desktop.services.scraps import ScrapInfo
+from san_desktop.services.scrap_info import ScrapInfo
 from san_desktop.ui.capture import CaptureOutcome
 from san_desktop.ui.context import AppContext
 from san_desktop.ui.empty_state import PageState, StateStack

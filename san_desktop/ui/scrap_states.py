@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from san_desktop.core.enums import JobStatus, SourceType
 from san_desktop.core.redact import first_cause
-from san_desktop.services.scraps import ScrapInfo
+from san_desktop.services.scrap_info import ScrapInfo
 
 
 def first_line(error: str | None) -> str:

@@ -8,7 +8,8 @@ from PySide6.QtCore import Qt
 
 from san_desktop.core.enums import JobStatus, SourceType
 from san_desktop.core.text import preview
-from san_desktop.services.scraps import ScrapInfo, ScrapService
+from san_desktop.services.scrap_info import ScrapInfo
+from san_desktop.services.scraps import ScrapService
 from san_desktop.ui.job_table_model import local_time
 from san_desktop.ui.lazy_model import LazyTableModel
 from san_desktop.ui.look import tone
