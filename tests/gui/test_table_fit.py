@@ -89,7 +89,7 @@ def test_a_long_title_is_cut_after_a_whole_word(qtbot: QtBot) -> None:
 
 
 def test_the_cards_page_cuts_its_titles_at_words(qtbot: QtBot, context: AppContext, app: SanApp) -> None:
-    cards_of(app, ["Raft elects a leader; the leader replicates its log to followers and commits entries."])
+    cards_of(app, ["# Raft leader election and log replication\n\nThe leader replicates its log to followers."])
     window = MainWindow(context)
     qtbot.addWidget(window)
     window.show()
