@@ -118,7 +118,9 @@ class JobsPage(QWidget):
         # shortcuts: Delete only where the jobs are (not while typing a filter)
         self._cancel_shortcut = QShortcut(QKeySequence.StandardKey.Delete, self.table)
         self._cancel_shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self._cancel_shortcut.setWhatsThis("Cancel the selected jobs")
         self._retry_shortcut = QShortcut(QKeySequence("Ctrl+R"), self)
+        self._retry_shortcut.setWhatsThis("Retry the selected jobs")
         self._retry_shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         # the window's Find lets go of Ctrl+F while this page shows, so the page works alone too
         self._find_shortcut = QShortcut(QKeySequence.StandardKey.Find, self)

@@ -108,10 +108,12 @@ class QuizCard(QWidget):
         self._reveal_keys = [QShortcut(QKeySequence(key), self) for key in ("Space", "Return", "Enter")]
         for shortcut in self._reveal_keys:
             shortcut.activated.connect(self.reveal)
+        self._reveal_keys[0].setWhatsThis("Show the answer")  # listed in Help (once, not for each key)
         self._rate_keys: list[QShortcut] = []
         for rating, button in self.rate_buttons.items():
             shortcut = QShortcut(QKeySequence(str(rating)), self)
             shortcut.activated.connect(lambda r=rating: self._rate(r))
+            shortcut.setWhatsThis(f"Rate the answer: {RATING_NAMES[rating]}")
             button.clicked.connect(lambda _checked=False, r=rating: self._rate(r))
             self._rate_keys.append(shortcut)
         self.typed.returnPressed.connect(self.reveal)

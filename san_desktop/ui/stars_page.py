@@ -112,6 +112,7 @@ class StarsPage(QWidget):
         self._hide_shortcut = QShortcut(QKeySequence.StandardKey.Delete, self.table)
         self._hide_shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self._hide_shortcut.activated.connect(self.hide_current)
+        self._hide_shortcut.setWhatsThis("Not interested in the selected repository")
         context.hub.changed.connect(self._on_hub_changed)
         self._update_refresh()
         self._update_buttons()
