@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from san_desktop.ai.base import MAX_TAG_LENGTH, MAX_TAGS, split_sentences
-from san_desktop.ai.lexicon import CATEGORY_KEYWORDS, ENGLISH_STOPWORDS
+from san_desktop.ai.lexicon import ENGLISH_STOPWORDS, KNOWN_TERMS
 from san_desktop.ai.wordclass import (
     english_topic_word,
     fold_plural,
@@ -40,7 +40,6 @@ _AFTER_VERB = LEADING_DETERMINERS | frozenset(
     "every each all any some no their his her it them you us both only its one two many much".split()
 )
 _BEFORE_VERB = frozenset("and or that which who it also then".split())  # "… and replicates its log"
-KNOWN_TERMS = frozenset().union(*CATEGORY_KEYWORDS.values())
 
 
 @dataclass(frozen=True)

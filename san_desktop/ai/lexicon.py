@@ -87,3 +87,6 @@ CATEGORY_KEYWORDS: dict[str, frozenset[str]] = {
         테스트 단위 통합 커버리지 목""".split()
     ),
 }
+
+# Every category keyword: a technical term wherever it appears (tags, quiz terms, word scores).
+KNOWN_TERMS: frozenset[str] = frozenset().union(*CATEGORY_KEYWORDS.values())

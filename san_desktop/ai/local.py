@@ -29,7 +29,7 @@ from san_desktop.ai.base import (
 )
 from san_desktop.ai.categories import MIN_EVIDENCE, choose_category
 from san_desktop.ai.keyterms import key_terms, tags
-from san_desktop.ai.lexicon import CATEGORY_KEYWORDS
+from san_desktop.ai.lexicon import KNOWN_TERMS
 from san_desktop.ai.summary import summarize
 from san_desktop.ai.titles import link_words, title
 from san_desktop.ai.wordclass import is_name, tokens
@@ -56,13 +56,12 @@ def keyword_scores(text: str) -> tuple[Counter[str], dict[str, str]]:
         # names keep their capitals (SQLite, PySide6, WAL); ordinary words are shown in lower case
         if key not in surfaces or is_name(surface):
             surfaces[key] = surface if is_name(surface) else key
-    known = frozenset().union(*CATEGORY_KEYWORDS.values())
     scores: Counter[str] = Counter()
     for key, count in counts.items():
         score = 1.0 + math.log(count)
         if key in head:
             score += 0.5
-        if is_name(surfaces[key]) or key in known:
+        if is_name(surfaces[key]) or key in KNOWN_TERMS:
             score *= 1.6  # technical names and terms make the best tags
         score *= min(1.4, 0.8 + len(key) / 10)
         scores[key] = score  # type: ignore[assignment]

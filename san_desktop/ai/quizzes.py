@@ -12,14 +12,13 @@ import zlib
 from collections.abc import Sequence
 
 from san_desktop.ai.base import QuizDraft, TilCard, split_sentences
-from san_desktop.ai.lexicon import CATEGORY_KEYWORDS
+from san_desktop.ai.lexicon import KNOWN_TERMS
 from san_desktop.ai.local import keyword_scores
 from san_desktop.ai.wordclass import is_name, strip_korean_particle, tokens
 from san_desktop.core.enums import QuizType
 
 BLANK = "_____"
 OX_TRUE, OX_FALSE = "O", "X"
-KNOWN_TERMS = frozenset().union(*CATEGORY_KEYWORDS.values())
 # an OX statement is about its card when at least this share of its content words are the card's
 STATEMENT_OVERLAP = 0.5
 

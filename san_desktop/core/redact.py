@@ -75,11 +75,15 @@ def without_type_name(error: str) -> str:
     return _TYPE_NAME.sub("", error)
 
 
-def first_cause(error: str | None) -> str:
-    """The failure itself, as a person reads it: the first of a recorded cause chain (``A <- B``), its first
-    line, without the exception's name."""
+def first_line(error: str | None) -> str:
+    """The failure itself: the first of a recorded cause chain (``A <- B``), its first line."""
     head = (error or "").split(" <- ", 1)[0].strip()
-    return without_type_name(head.splitlines()[0]) if head else ""
+    return head.splitlines()[0] if head else ""
+
+
+def first_cause(error: str | None) -> str:
+    """``first_line`` as a person reads it: without the exception's name."""
+    return without_type_name(first_line(error))
 
 
 def error_details(exc: BaseException) -> str:

@@ -6,14 +6,8 @@ import re
 from datetime import UTC, datetime
 
 from san_desktop.core.enums import JobStatus, SourceType
-from san_desktop.core.redact import first_cause
+from san_desktop.core.redact import first_cause, first_line
 from san_desktop.services.scrap_info import ScrapInfo
-
-
-def first_line(error: str | None) -> str:
-    """The failure itself: the first of its cause chain (``A <- B``), its first line."""
-    head = (error or "").split(" <- ", 1)[0].strip()
-    return head.splitlines()[0] if head else ""
 
 
 def retryable(status: JobStatus | None) -> bool:

@@ -10,14 +10,13 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from PySide6.QtCore import Qt, QTimer, QUrl
+from PySide6.QtCore import Qt, QUrl
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from san_desktop.app import SanApp
 from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.ids import new_id
-from san_desktop.core.settings import GitHubSettings
 from san_desktop.services.stars import StarsStatus
 from san_desktop.ui.context import AppContext
 from san_desktop.ui.main_window import MainWindow
@@ -33,9 +32,10 @@ from san_desktop.ui.stars_state import (
     failure_text,
     summary_text,
 )
-from tests.support.github_server import TOKEN, FakeGitHub, fake_github_server
+from tests.support.dialogs import close_next_modal
+from tests.support.github_server import TOKEN, FakeGitHub
 from tests.support.jobs import jobs_of
-from tests.support.stars import STAR_TOPICS, learn_sqlite_and_react, star_topics
+from tests.support.stars import STAR_TOPICS, connected_github, learn_sqlite_and_react, star_topics
 from tests.support.til import run_one
 
 # Showing a top-level widget on the offscreen platform makes Qt warn about size hints it cannot pass on.
@@ -51,9 +51,7 @@ def no_token_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def github(app: SanApp) -> Iterator[FakeGitHub]:
-    with fake_github_server() as fake:
-        app.save_settings(replace(app.settings, github=GitHubSettings(api_url=fake.url)))
-        app.set_github_token(TOKEN)
+    with connected_github(app) as fake:
         yield fake
 
 
@@ -308,15 +306,7 @@ def test_the_window_opens_settings_for_the_stars_page(qtbot: QtBot, window: Main
     page = window.page("stars")
     assert isinstance(page, StarsPage)
     qtbot.waitUntil(lambda: page.snapshot is not None, timeout=5_000)
-    shown: list[object] = []
-
-    def close_dialog() -> None:
-        dialog = QApplication.activeModalWidget()
-        shown.append(dialog)
-        if dialog is not None:
-            dialog.close()
-
-    QTimer.singleShot(0, close_dialog)
+    shown = close_next_modal()
     qtbot.mouseClick(page.empty_button, Qt.MouseButton.LeftButton)  # returns once the dialog is closed
     assert len(shown) == 1
     assert isinstance(shown[0], SettingsDialog)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
-from PySide6.QtCore import QSize, Qt, QTimer, QUrl
+from PySide6.QtCore import QSize, Qt, QUrl
 from PySide6.QtGui import QColor, QGuiApplication, QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import QApplication, QLineEdit, QSplitter, QVBoxLayout, QWidget
 from pytestqt.qtbot import QtBot
@@ -24,6 +24,7 @@ from san_desktop.ui.navigation import NavigationList
 from san_desktop.ui.resources import tinted_pixmap
 from san_desktop.ui.settings_dialog import SettingsDialog
 from san_desktop.ui.window_state import decode_splitters, encode_splitters
+from tests.support.dialogs import close_next_modal
 
 # Offscreen windows cannot be raised or have their size hints passed on; Qt says so as a warning.
 pytestmark = pytest.mark.qt_log_ignore("propagateSizeHints", "systemTrayWindowChanged", "does not support raise")
@@ -176,15 +177,7 @@ def test_a_first_start_opens_on_the_inbox_at_the_default_size(qtbot: QtBot, cont
 def test_ctrl_comma_opens_settings(qtbot: QtBot, context: AppContext) -> None:
     window = _active_window(qtbot, context)
     assert QKeySequence("Ctrl+,") in window.settings_action.shortcuts()  # on Linux too, where Preferences is none
-    shown: list[object] = []
-
-    def close_dialog() -> None:
-        dialog = QApplication.activeModalWidget()
-        shown.append(dialog)
-        if dialog is not None:
-            dialog.close()
-
-    QTimer.singleShot(0, close_dialog)
+    shown = close_next_modal()
     qtbot.keyClick(window.navigation, Qt.Key.Key_Comma, Qt.KeyboardModifier.ControlModifier)  # returns once closed
     assert len(shown) == 1
     assert isinstance(shown[0], SettingsDialog)
@@ -320,14 +313,12 @@ def test_the_inbox_welcome_offers_set_up_and_opens_settings_at_its_section(qtbot
     assert window.settings_dialog is None
     focused: list[QWidget | None] = []
 
-    def close_dialog() -> None:
-        dialog = QApplication.activeModalWidget()
+    def look(dialog: QWidget) -> None:
         assert isinstance(dialog, SettingsDialog)
         focused.append(dialog.focusWidget())
         focused.append(dialog.provider)
-        dialog.close()
 
-    QTimer.singleShot(0, close_dialog)
+    close_next_modal(look)
     qtbot.mouseClick(offers["ai"], Qt.MouseButton.LeftButton)  # returns once the dialog is closed
     assert len(focused) == 2
     assert focused[0] is focused[1]  # the AI section's first field has the cursor

@@ -3,8 +3,13 @@ five topics (each topic in its own language)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+
 from san_desktop.app import SanApp
-from tests.support.github_server import FakeGitHub
+from san_desktop.core.settings import GitHubSettings
+from tests.support.github_server import TOKEN, FakeGitHub, fake_github_server
 from tests.support.til import cards_of
 
 STAR_CARDS = (
@@ -29,6 +34,15 @@ STAR_TOPICS: dict[str, tuple[str, tuple[str, ...], str]] = {  # topic: (descript
     "photo": ("Film photography darkroom notes about exposure and developing negatives", ("film",), "Python"),
 }
 PER_TOPIC = 3
+
+
+@contextmanager
+def connected_github(app: SanApp) -> Iterator[FakeGitHub]:
+    """A GitHub-shaped server on 127.0.0.1 that ``app``'s settings and token point at."""
+    with fake_github_server() as fake:
+        app.save_settings(replace(app.settings, github=GitHubSettings(api_url=fake.url)))
+        app.set_github_token(TOKEN)
+        yield fake
 
 
 def learn_sqlite_and_react(app: SanApp) -> None:

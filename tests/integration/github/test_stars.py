@@ -4,24 +4,20 @@ at the first known star), the errors GitHub can give, and the ranking against th
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 
 import pytest
 
 from san_desktop.app import SanApp
 from san_desktop.core.enums import AttemptOutcome, JobStatus, JobType
-from san_desktop.core.settings import GitHubSettings
-from tests.support.github_server import TOKEN, FakeGitHub, Request, fake_github_server
+from tests.support.github_server import TOKEN, FakeGitHub, Request
 from tests.support.jobs import jobs_of
-from tests.support.stars import STAR_CARDS, STAR_TOPICS, learn_sqlite_and_react, star_topics
+from tests.support.stars import STAR_CARDS, STAR_TOPICS, connected_github, learn_sqlite_and_react, star_topics
 from tests.support.til import run_one
 
 
 @pytest.fixture
 def github(app: SanApp) -> Iterator[FakeGitHub]:
-    with fake_github_server() as fake:
-        app.save_settings(replace(app.settings, github=GitHubSettings(api_url=fake.url)))
-        app.set_github_token(TOKEN)
+    with connected_github(app) as fake:
         yield fake
 
 
