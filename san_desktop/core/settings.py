@@ -7,6 +7,7 @@ import logging
 import math
 import os
 import re
+from collections.abc import Callable
 from dataclasses import Field, asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from san_desktop.core.enums import JobPool
 from san_desktop.core.errors import SanError, StorageFullError, is_storage_full
+from san_desktop.core.repo_paths import DEFAULT_TEMPLATE, check_branch_name, check_repository_name, parse_template
 
 log = logging.getLogger(__name__)
 
@@ -28,12 +30,16 @@ def _number(default: float, low: float, high: float) -> Any:
 
 DAY = 86_400.0
 _CLOCK = re.compile(r"(?:[01]\d|2[0-3]):[0-5]\d")
-_REPOSITORY = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
 # the window's remembered state (written by the window, so a bad value is a hand edit)
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{0,4000}={0,2}")
 _SPLITTER = r"[A-Za-z0-9_.-]{1,80}=\d{1,6}(?:,\d{1,6}){0,9}"
 _SPLITTERS = re.compile(rf"{_SPLITTER}(?:;{_SPLITTER}){{0,49}}")
 _PAGE = re.compile(r"[a-z0-9_-]{1,40}")
+
+
+def _unless_empty(check: Callable[[str], object]) -> Callable[[str], object]:
+    """``check`` for a setting whose empty value means "not set"."""
+    return lambda value: check(value) if value else None
 
 
 def _validate(instance: Any, section: str) -> None:
@@ -134,11 +140,12 @@ class GitHubSettings:
 
     target: str = field(default="github", metadata={"choices": GITHUB_TARGETS})
     api_url: str = field(default="https://api.github.com", metadata={"url": True})  # GHE: https://HOST/api/v3
-    repository: str = field(default="", metadata={"repository": True})  # owner/name
-    branch: str = "main"
-    path_template: str = "TIL/{yyyy}/{mm}/{dd}/{slug}.md"
+    repository: str = field(default="", metadata={"check": _unless_empty(check_repository_name)})  # owner/name
+    branch: str = field(default="main", metadata={"check": check_branch_name})
+    path_template: str = field(default=DEFAULT_TEMPLATE, metadata={"check": parse_template})
     local_repository: str = ""  # a folder holding a git repository
-    local_branch: str = "til"  # a branch that is not checked out there (the working tree is never touched)
+    # a branch checked out in no work tree there (the user's files and index are never touched)
+    local_branch: str = field(default="til", metadata={"check": check_branch_name})
     author_name: str = ""  # empty: the repository's own configuration
     author_email: str = ""
 
@@ -266,8 +273,11 @@ def check_value(section: str, key: str, value: Any, item: Field[Any] | None = No
     if (pattern := item.metadata.get("pattern")) is not None and value and not pattern[0].fullmatch(value):
         shown = value if len(value) <= 60 else f"{value[:57]}..."
         raise ValueError(f"{name} must be {pattern[1]}, not {shown!r}")
-    if item.metadata.get("repository") and value and not _REPOSITORY.fullmatch(value):
-        raise ValueError(f"{name} must be owner/name, not {value!r}")
+    if (check := item.metadata.get("check")) is not None:
+        try:
+            check(value)
+        except ValueError as exc:
+            raise ValueError(f"{name}: {exc}") from None
     if item.metadata.get("url"):
         parsed = urlsplit(value)
         if parsed.scheme not in ("http", "https") or not parsed.hostname:

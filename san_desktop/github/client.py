@@ -11,6 +11,7 @@ permanent with GitHub's message, 404 → permanent saying whether the repository
 from __future__ import annotations
 
 import base64
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -22,6 +23,7 @@ import httpx
 
 from san_desktop.core.errors import PermanentError, RateLimitedError, TransientError
 from san_desktop.core.redact import register_secret
+from san_desktop.core.repo_paths import check_repo_path, check_repository_name
 
 API_VERSION = "2022-11-28"
 WRITE_INTERVAL_SECONDS = 1.0  # GitHub: content-creating requests at least a second apart
@@ -39,6 +41,7 @@ class TokenRejectedError(PermanentError):
 class RemoteFile:
     sha: str  # the blob sha (needed to replace the file)
     content: bytes
+    is_file: bool = True  # False: a folder, a link or a submodule is at the path
 
 
 @dataclass(frozen=True)
@@ -117,10 +120,11 @@ class GitHubClient:
             return TokenRejectedError(
                 "GitHub rejected the token (401): set a valid one in Settings or with `san github token set`"
             )
-        if status in (403, 429) and headers.get("retry-after"):
-            return RateLimitedError(f"{detail} (secondary rate limit)", _seconds(headers["retry-after"]))
-        if status in (403, 429) and headers.get("x-ratelimit-remaining") == "0":
-            reset = float(headers.get("x-ratelimit-reset") or 0)
+        if status in (403, 429) and (retry_after := _header_numbers(headers, "retry-after")):
+            return RateLimitedError(f"{detail} (secondary rate limit)", max(retry_after))
+        remaining = _header_numbers(headers, "x-ratelimit-remaining")
+        if status in (403, 429) and remaining and min(remaining) <= 0:
+            reset = max(_header_numbers(headers, "x-ratelimit-reset") or [0.0])
             return RateLimitedError(f"{detail} (rate limit used up)", max(0.0, reset - time.time()))
         if status == 409:
             return TransientError(f"{detail} (the branch moved meanwhile; it is fetched again)")
@@ -164,12 +168,12 @@ class GitHubClient:
 
     def can_push(self, repository: str) -> bool:
         """Whether the token may push to ``owner/name`` (404 when it cannot even see it)."""
-        response = self._request("GET", f"repos/{repository}", what=f"look at the repository {repository}")
+        response = self._request("GET", _repo(repository), what=f"look at the repository {repository}")
         return bool((response.json().get("permissions") or {}).get("push"))
 
     def branch_exists(self, repository: str, branch: str) -> bool:
         try:
-            self._request("GET", f"repos/{repository}/branches/{quote(branch, safe='')}", what=f"find branch {branch}")
+            self._request("GET", f"{_repo(repository)}/branches/{quote(branch, safe='')}", what=f"find branch {branch}")
         except PermanentError as exc:
             if " 404 " in f" {exc} ":
                 return False
@@ -177,21 +181,19 @@ class GitHubClient:
         return True
 
     def read_file(self, repository: str, path: str, branch: str) -> RemoteFile | None:
-        response = self._request(
-            "GET", f"repos/{repository}/contents/{quote(path)}", what="read the file", params={"ref": branch}
-        )
+        response = self._request("GET", _contents(repository, path), what="read the file", params={"ref": branch})
         if response.status_code == 404:
             return None
         data = response.json()
         if not isinstance(data, dict) or data.get("type") != "file":
-            raise PermanentError(f"{path} in {repository} is a folder, not a file")
+            return RemoteFile(sha="", content=b"", is_file=False)  # a folder lists its entries
         return RemoteFile(sha=str(data["sha"]), content=base64.b64decode(data.get("content") or ""))
 
     def last_commit(self, repository: str, path: str, branch: str) -> CommitResult:
         """The newest commit that touched ``path`` on ``branch``."""
         response = self._request(
             "GET",
-            f"repos/{repository}/commits",
+            f"{_repo(repository)}/commits",
             what="find the commit of the file",
             params={"path": path, "sha": branch, "per_page": 1},
         )
@@ -217,9 +219,7 @@ class GitHubClient:
             if wait > 0:
                 time.sleep(wait)
             try:
-                response = self._request(
-                    "PUT", f"repos/{repository}/contents/{quote(path)}", what=f"write {path}", json=body
-                )
+                response = self._request("PUT", _contents(repository, path), what=f"write {path}", json=body)
             finally:
                 _last_write[repository] = self._clock()
         commit = response.json().get("commit") or {}
@@ -231,8 +231,34 @@ def _write_lock(repository: str) -> threading.Lock:
         return _write_locks.setdefault(repository, threading.Lock())
 
 
-def _seconds(value: str) -> float:
+def _header_numbers(headers: httpx.Headers, name: str) -> list[float]:
+    """Every number a header carries: a header sent twice reads as "4990, 0", and a proxy may add its
+    own copy; what cannot be read as a number is left out."""
+    numbers = []
+    for value in headers.get_list(name, split_commas=True):
+        try:
+            number = float(value)
+        except ValueError:
+            continue
+        if math.isfinite(number):
+            numbers.append(max(0.0, number))
+    return numbers
+
+
+def _repo(repository: str) -> str:
+    """``repos/{owner}/{name}`` with both checked (``owner/..`` would reach another endpoint) and encoded."""
     try:
-        return max(0.0, float(value))
-    except ValueError:
-        return 60.0
+        owner, name = check_repository_name(repository)
+    except ValueError as exc:
+        raise PermanentError(str(exc)) from None
+    return f"repos/{quote(owner, safe='')}/{quote(name, safe='')}"
+
+
+def _contents(repository: str, path: str) -> str:
+    """The contents URL of ``path``: checked (no empty, ``.`` or ``..`` part that URL resolution would
+    fold away) and each part encoded."""
+    try:
+        check_repo_path(path)
+    except ValueError as exc:
+        raise PermanentError(str(exc)) from None
+    return f"{_repo(repository)}/contents/" + "/".join(quote(part, safe="") for part in path.split("/"))

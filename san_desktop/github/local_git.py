@@ -1,49 +1,66 @@
 """Committing one file to a branch of a local git repository with dulwich (no git binary needed).
 
-Only the TIL file goes into the commit, built from the branch's own tree: the working tree and the index
-are never read or written, so the user's modified, staged and untracked files stay exactly as they were.
-A branch that is checked out is refused (committing to it without touching the index would leave the
-checkout behind its branch). A retry finds its content already at the path and commits nothing twice.
+Only the TIL file goes into the commit, built from the branch's own tree: no work tree and no index is
+ever read or written, so the user's modified, staged and untracked files stay exactly as they were. A
+branch checked out in any work tree of the repository (the main one or a linked one) is refused:
+committing to it would leave that checkout behind its branch, its files shown as deleted.
+
+Nothing the user made is replaced: the path and the branch name pass ``core.repo_paths``; a file at the
+path that SAN Desktop did not write there (``replaceable`` says which it did) makes it take the next free
+name (-1 … -20), as on GitHub; a folder, a link or a submodule there is never touched. Every new tree
+passes git's own object checks before the branch moves, and the branch moves only if no one else moved
+it meanwhile. A retry finds its content already at the path and commits nothing twice.
 """
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TypeVar
 
-from dulwich.errors import NotGitRepository
-from dulwich.objects import Blob, Commit, ObjectID, Tree
+from dulwich.config import ConfigFile
+from dulwich.errors import NotGitRepository, ObjectFormatException
+from dulwich.file import FileLocked
+from dulwich.index import validate_path_element_hfs, validate_path_element_ntfs
+from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
 from dulwich.refs import HEADREF, Ref
 from dulwich.repo import Repo
 
-from san_desktop.core.errors import PermanentError, TransientError
+from san_desktop.core.errors import PermanentError, StorageFullError, TransientError
+from san_desktop.core.repo_paths import check_branch_name, check_repo_path, path_candidates, shown
 
+T = TypeVar("T", bound=ShaFile)
 FILE_MODE = 0o100644
 TREE_MODE = 0o040000
 
 
-def _tree_with(repo: Repo, tree_id: ObjectID | None, parts: list[bytes], blob_id: ObjectID) -> ObjectID:
-    tree = repo[tree_id] if tree_id else Tree()
-    assert isinstance(tree, Tree)
-    name = parts[0]
-    if len(parts) == 1:
-        tree.add(name, FILE_MODE, blob_id)
-    else:
-        existing = tree[name][1] if name in tree else None
-        tree.add(name, TREE_MODE, _tree_with(repo, existing, parts[1:], blob_id))
-    repo.object_store.add_object(tree)
-    return tree.id
+@dataclass(frozen=True)
+class LocalCommit:
+    commit_sha: str
+    path: str  # where the file went: the path asked for, or the next free one
 
 
-def _blob_at(repo: Repo, tree_id: ObjectID, parts: list[bytes]) -> ObjectID | None:
-    tree = repo[tree_id]
-    for index, name in enumerate(parts):
-        if not isinstance(tree, Tree) or name not in tree:
-            return None
-        _mode, sha = tree[name]
-        if index == len(parts) - 1:
-            return sha
-        tree = repo[sha]
+def repository_problem(folder: str) -> str | None:
+    """Why ``folder`` cannot take commits (a sentence naming the setting), or None when it can."""
+    if not folder:
+        return "No local git repository is set: set github.local_repository to a clone of your TIL repository."
+    path = Path(folder)
+    if not path.is_dir():
+        return f"The folder {folder} does not exist: set github.local_repository to a clone of your TIL repository."
+    try:
+        Repo(str(path)).close()
+    except NotGitRepository:
+        return (
+            f"The folder {folder} is not a git repository: set github.local_repository to the top folder of a "
+            "clone of your TIL repository (the one holding .git)."
+        )
+    except OSError as exc:
+        return f"The git repository in {folder} cannot be read ({exc.strerror or exc})."
     return None
 
 
@@ -55,47 +72,199 @@ def commit_file(
     message: str,
     author_name: str = "",
     author_email: str = "",
-) -> str:
-    """Commit ``content`` at ``path`` on ``branch`` (made from HEAD if it does not exist yet); returns
-    the commit id. Raises ``PermanentError`` with what to do when it cannot."""
+    replaceable: Callable[[str, bytes], bool] = lambda _path, _content: False,
+) -> LocalCommit:
+    """Commit ``content`` at ``path`` on ``branch`` (made from HEAD if it does not exist yet), or at the
+    next free name when a file SAN Desktop did not write is there (``replaceable(path, bytes)`` tells a file
+    SAN Desktop wrote). Raises ``PermanentError`` saying what to do when it cannot, ``TransientError`` when
+    another program holds the branch."""
     try:
-        repo = Repo(str(repository))
-    except NotGitRepository as exc:
-        raise PermanentError(f"{repository} is not a git repository (set github.local_repository)") from exc
-    with repo:
-        ref = Ref(b"refs/heads/" + branch.encode("utf-8"))
-        head = repo.refs.get_symrefs().get(HEADREF)
-        if head == ref and not repo.bare:
+        check_branch_name(branch)
+        check_repo_path(path)
+    except ValueError as exc:
+        raise PermanentError(str(exc)) from None
+    problem = repository_problem(str(repository))
+    if problem is not None:
+        raise PermanentError(problem)
+    try:
+        with Repo(str(repository)) as repo:
+            return _commit(repo, branch, path, content, message, author_name, author_email, replaceable)
+    except FileLocked as exc:
+        lock = os.fsdecode(exc.lockfilename)
+        raise TransientError(
+            f"The branch {branch} is locked by another git program ({lock} exists); SAN Desktop tries again. "
+            "If no git program is running, delete that file."
+        ) from None
+    except OSError as exc:
+        raise _write_error(repository, exc) from exc
+
+
+def _commit(
+    repo: Repo,
+    branch: str,
+    path: str,
+    content: bytes,
+    message: str,
+    author_name: str,
+    author_email: str,
+    replaceable: Callable[[str, bytes], bool],
+) -> LocalCommit:
+    ref = Ref(b"refs/heads/" + branch.encode("utf-8"))
+    where = _checked_out(repo).get(ref)
+    if where is not None:
+        raise PermanentError(
+            f"The branch {branch} is checked out in {where}: SAN Desktop commits only to a branch that no work "
+            "tree has checked out, so your index and files stay exactly as they are. Set github.local_branch "
+            "to another branch (it is created from your HEAD) and merge it when you like."
+        )
+    parent = _ref(repo, ref)
+    base = parent or _ref(repo, HEADREF)
+    base_tree = _as(Tree, repo[_as(Commit, repo[base]).tree]) if base else Tree()
+    blob = Blob.from_string(content)
+    for candidate in path_candidates(path):
+        parts = [part.encode("utf-8") for part in candidate.split("/")]
+        found = _entry_at(repo, base_tree, parts, branch, candidate)
+        if found is None:
+            break
+        mode, sha = found
+        if not stat.S_ISREG(mode):
+            continue  # a folder, a link or a submodule: never replaced
+        if sha == blob.id:
+            if parent is not None:
+                return LocalCommit(parent.decode("ascii"), candidate)  # already there: no second commit
+            break
+        if replaceable(candidate, _as(Blob, repo[sha]).data):
+            break
+    else:
+        raise PermanentError(
+            f"{shown(path)} and the names after it (-1 … -20) are all taken on the branch {branch}: give another path."
+        )
+    new_objects: list[ShaFile] = [blob]
+    tree_id = _tree_with(repo, base_tree, parts, blob.id, new_objects)
+    commit = _new_commit(repo, tree_id, [base] if base else [], message, author_name, author_email)
+    new_objects.append(commit)
+    _check(new_objects, parts)
+    for item in new_objects:
+        repo.object_store.add_object(item)
+    if not repo.refs.set_if_equals(ref, parent, commit.id):
+        raise TransientError(f"The branch {branch} moved while SAN Desktop committed; it tries again")
+    return LocalCommit(commit.id.decode("ascii"), candidate)
+
+
+def _entry_at(repo: Repo, tree: Tree, parts: list[bytes], branch: str, path: str) -> tuple[int, ObjectID] | None:
+    """The (mode, sha) at ``parts`` below ``tree``, or None when nothing is there. A file, link or
+    submodule where a folder of the path should be is refused: no other name would get past it."""
+    for depth, name in enumerate(parts):
+        if name not in tree:
+            return None
+        mode, sha = tree[name]
+        if depth == len(parts) - 1:
+            return mode, sha
+        if not stat.S_ISDIR(mode):
+            taken = b"/".join(parts[: depth + 1]).decode("utf-8")
             raise PermanentError(
-                f"The branch {branch} is checked out in {repository}: SAN Desktop commits only to a branch that "
-                "is not checked out, so your index and files stay exactly as they are. Set github.local_branch "
-                "to another branch (it is created from your HEAD) and merge it when you like."
+                f"{taken} is a file on the branch {branch}, so {shown(path)} cannot be made below it: give "
+                "another path."
             )
-        parent = _ref(repo, ref)
-        base = parent or _ref(repo, HEADREF)
-        parts = [part.encode("utf-8") for part in path.strip("/").split("/")]
-        blob = Blob.from_string(content)
-        base_tree = repo[base].tree if base else None  # type: ignore[attr-defined]
-        if parent is not None and base_tree is not None and _blob_at(repo, base_tree, parts) == blob.id:
-            return parent.decode("ascii")  # already there (a retry after a crash): no second commit
-        repo.object_store.add_object(blob)
-        commit = Commit()
-        commit.tree = _tree_with(repo, base_tree, parts, blob.id)
-        commit.parents = [base] if base else []
-        config = repo.get_config_stack()
-        name = author_name or _config(config, b"name") or "SAN Desktop"
-        email = author_email or _config(config, b"email") or "san-desktop@localhost"
-        commit.author = commit.committer = f"{name} <{email}>".encode()
-        now = datetime.now().astimezone()
-        commit.author_time = commit.commit_time = int(now.timestamp())
-        offset = now.utcoffset()
-        commit.author_timezone = commit.commit_timezone = int(offset.total_seconds()) if offset else 0
-        commit.encoding = b"UTF-8"
-        commit.message = message.encode("utf-8")
-        repo.object_store.add_object(commit)
-        if not repo.refs.set_if_equals(ref, parent, commit.id):
-            raise TransientError(f"The branch {branch} moved while SAN Desktop committed; it tries again")
-        return commit.id.decode("ascii")
+        tree = _as(Tree, repo[sha])
+    return None
+
+
+def _tree_with(repo: Repo, tree: Tree, parts: list[bytes], blob_id: ObjectID, made: list[ShaFile]) -> ObjectID:
+    """A copy of ``tree`` with the blob at ``parts`` (new folders made as needed); the new trees are
+    appended to ``made``, not stored."""
+    copy = Tree()
+    for entry in tree.items():
+        copy.add(entry.path, entry.mode, entry.sha)
+    name = parts[0]
+    if len(parts) == 1:
+        copy.add(name, FILE_MODE, blob_id)
+    else:
+        below = _as(Tree, repo[tree[name][1]]) if name in tree else Tree()
+        copy.add(name, TREE_MODE, _tree_with(repo, below, parts[1:], blob_id, made))
+    made.append(copy)
+    return copy.id
+
+
+def _new_commit(
+    repo: Repo, tree_id: ObjectID, parents: list[ObjectID], message: str, author_name: str, author_email: str
+) -> Commit:
+    commit = Commit()
+    commit.tree = tree_id
+    commit.parents = parents
+    config = repo.get_config_stack()
+    name = author_name or _config(config, b"name") or "SAN Desktop"
+    email = author_email or _config(config, b"email") or "san-desktop@localhost"
+    commit.author = commit.committer = f"{name} <{email}>".encode()
+    now = datetime.now().astimezone()
+    commit.author_time = commit.commit_time = int(now.timestamp())
+    offset = now.utcoffset()
+    commit.author_timezone = commit.commit_timezone = int(offset.total_seconds()) if offset else 0
+    commit.encoding = b"UTF-8"
+    commit.message = message.encode("utf-8")
+    return commit
+
+
+def _check(objects: list[ShaFile], names: list[bytes]) -> None:
+    """git's own checks of every new object and name (what ``git fsck`` would say), before any is stored."""
+    try:
+        for item in objects:
+            item.check()
+        for name in names:
+            if not (validate_path_element_ntfs(name) and validate_path_element_hfs(name)):
+                raise ObjectFormatException(f"invalid name {name!r}")
+    except ObjectFormatException as exc:
+        raise PermanentError(f"SAN Desktop refused to write a commit git would call damaged ({exc}).") from exc
+
+
+def _checked_out(repo: Repo) -> dict[bytes, str]:
+    """Each branch checked out in a work tree of the repository, with that work tree's folder."""
+    common = Path(repo.commondir())
+    heads: list[tuple[Path, str]] = []
+    if not ConfigFile.from_path(str(common / "config")).get_boolean((b"core",), b"bare", False):
+        heads.append((common / "HEAD", str(common.parent if common.name == ".git" else common)))
+    worktrees = common / "worktrees"
+    if worktrees.is_dir():
+        for entry in sorted(worktrees.iterdir()):
+            try:
+                gitdir = (entry / "gitdir").read_text(encoding="utf-8").strip()
+            except OSError:
+                gitdir = str(entry)
+            heads.append((entry / "HEAD", str(Path(gitdir).parent)))
+    found: dict[bytes, str] = {}
+    for head, folder in heads:
+        try:
+            text = head.read_bytes().strip()
+        except OSError:
+            continue
+        if text.startswith(b"ref: "):
+            found.setdefault(text[5:].strip(), folder)
+    return found
+
+
+def _write_error(repository: Path, exc: OSError) -> Exception:
+    """A failed write to the user's repository, as a sentence; a full disk waits, the rest is the user's
+    to fix (said without the words a full disk is recognised by)."""
+    if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+        return StorageFullError(repository, "the TIL was not committed yet")
+    where = f" ({exc.filename})" if exc.filename else ""
+    if exc.errno == errno.EROFS:
+        return PermanentError(
+            f"Cannot commit to {repository}: its file system is mounted without write access{where}. Make it "
+            "writable (or choose another repository), then retry the commit."
+        )
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return PermanentError(
+            f"Cannot commit to {repository}: permission denied{where}. Make the repository writable for you, "
+            "then retry the commit."
+        )
+    return PermanentError(f"Cannot commit to {repository}: {exc.strerror or exc}{where}.")
+
+
+def _as(kind: type[T], item: ShaFile) -> T:
+    if not isinstance(item, kind):
+        raise PermanentError(f"The repository holds a {item.type_name.decode()} where a {kind.__name__} belongs.")
+    return item
 
 
 def _ref(repo: Repo, name: Ref) -> ObjectID | None:

@@ -1,9 +1,10 @@
 """TIL_GITHUB_COMMIT (target: a ``til_github_commits`` row), on the GitHub pool.
 
 GitHub: read the path; if the same content is already there (a run that died after GitHub accepted its
-write), record that commit instead of making a second; if another file is there, take the next free name
-(-1 … -20); otherwise write it (with the blob sha when replacing this TIL's own earlier file). Local: one
-commit on a branch that is not checked out. The request row and the job finish in one transaction.
+write), record that commit instead of making a second; if a file this TIL did not write is there (or one
+it wrote, edited since), or a folder, take the next free name (-1 … -20); otherwise write it (with the blob
+sha when replacing this TIL's own earlier file). Local: one commit under the same rules, on a branch no
+work tree has checked out (``github.local_git``). The request row and the job finish in one transaction.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import sqlalchemy as sa
 from san_desktop.core.enums import CommitStatus, CommitTarget, ErrorKind
 from san_desktop.core.errors import PermanentError, TargetNotFoundError
 from san_desktop.core.redact import error_message
+from san_desktop.core.repo_paths import check_branch_name, check_repo_path, check_repository_name, path_candidates
 from san_desktop.core.settings import GitHubSettings
 from san_desktop.db.models import TilCommit, TilVersion
 from san_desktop.github.client import CommitResult, GitHubClient
@@ -24,7 +26,7 @@ from san_desktop.github.local_git import commit_file
 from san_desktop.jobs.classify import classify
 from san_desktop.jobs.registry import JobContext
 from san_desktop.queue.errors import JobInterruptedError, JobSupersededError
-from san_desktop.services.commits import MAX_SUFFIX, with_suffix
+from san_desktop.services.commits import content_digest
 
 log = logging.getLogger(__name__)
 
@@ -49,29 +51,32 @@ class TilCommitProcessor:
                 raise TargetNotFoundError(f"version {request.version} of the TIL")
             target, repository, branch = request.target, request.repository, request.branch
             path, message = request.path, request.message
-            # a file this TIL committed before is replaced by the new version; anyone else's never is
-            replaceable = (
-                session.scalar(
-                    sa.select(TilCommit.id).where(
-                        TilCommit.summary_id == request.summary_id,
-                        TilCommit.repository == repository,
-                        TilCommit.branch == branch,
-                        TilCommit.path == path,
-                        TilCommit.status == CommitStatus.COMPLETED,
-                    )
+            # what this TIL wrote before at each path: that file may be replaced by a new version; a file
+            # anyone else wrote (or edited since) never is
+            rows = session.execute(
+                sa.select(TilCommit.path, TilCommit.content_hash).where(
+                    TilCommit.summary_id == request.summary_id,
+                    TilCommit.repository == repository,
+                    TilCommit.branch == branch,
+                    TilCommit.status == CommitStatus.COMPLETED,
                 )
-                is not None
             )
+            written = {(written_path, content_hash) for written_path, content_hash in rows}
         content = context.files.store.read_text(key).encode("utf-8")
         with context.checkpoint() as session:
             _update(session, request_id, status=CommitStatus.PROCESSING, error_message=None)
+
+        def replaceable(candidate: str, existing: bytes) -> bool:
+            return (candidate, content_digest(existing)) in written
+
         try:
             if target is CommitTarget.LOCAL:
                 settings = self.settings()
-                sha = commit_file(
-                    Path(repository), branch, path, content, message, settings.author_name, settings.author_email
-                )
-                result = CommitResult(sha, "")
+                local = commit_file(
+                    Path(repository), branch, path, content, message, settings.author_name, settings.author_email,
+                    replaceable,
+                )  # fmt: skip
+                result, path = CommitResult(local.commit_sha, ""), local.path
             else:
                 result, path = self._github(repository, branch, path, content, message, replaceable)
         except (JobInterruptedError, JobSupersededError):
@@ -92,19 +97,32 @@ class TilCommitProcessor:
         log.info("TIL committed to %s (%s) at %s: %s", repository, branch, path, result.commit_sha)
 
     def _github(
-        self, repository: str, branch: str, path: str, content: bytes, message: str, replaceable: bool
+        self,
+        repository: str,
+        branch: str,
+        path: str,
+        content: bytes,
+        message: str,
+        replaceable: Callable[[str, bytes], bool],
     ) -> tuple[CommitResult, str]:
         token = self.token()
         if not token:
             raise PermanentError("No GitHub token is stored: `san github token set`, or GH_TOKEN")
+        try:  # a request stored before these rules were checked at request time
+            check_repository_name(repository)
+            check_branch_name(branch)
+            check_repo_path(path)
+        except ValueError as exc:
+            raise PermanentError(str(exc)) from None
         with GitHubClient(self.settings().api_url, token) as github:
-            candidates = [path, *(with_suffix(path, n) for n in range(1, MAX_SUFFIX + 1))]
-            for candidate in candidates:
+            for candidate in path_candidates(path):
                 existing = github.read_file(repository, candidate, branch)
+                if existing is not None and not existing.is_file:
+                    continue  # a folder, a link or a submodule: never replaced
                 if existing is not None and existing.content == content:
                     # already written (the app died after GitHub accepted it): record it, no second commit
                     return github.last_commit(repository, candidate, branch), candidate
-                if existing is None or (candidate == path and replaceable):
+                if existing is None or replaceable(candidate, existing.content):
                     try:
                         sha = existing.sha if existing else None
                         return github.put_file(repository, candidate, branch, content, message, sha), candidate

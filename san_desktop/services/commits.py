@@ -7,7 +7,7 @@ import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import datetime
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -16,15 +16,16 @@ from sqlalchemy.orm import Session
 from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, CommitStatus, CommitTarget, JobType
 from san_desktop.core.errors import SanError
+from san_desktop.core.repo_paths import check_branch_name, check_repo_path, parse_template, path_candidates
 from san_desktop.core.settings import GitHubSettings
 from san_desktop.core.workflow import TilStatus
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, DailySummary, TilCommit, TilVersion
+from san_desktop.github.local_git import repository_problem
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobRecord
 from san_desktop.services.til import parse_day
 
-MAX_SUFFIX = 20
 LIVE = (CommitStatus.PENDING, CommitStatus.PROCESSING, CommitStatus.COMPLETED)
 
 
@@ -66,16 +67,8 @@ def slug(title: str, fallback: str) -> str:
 
 
 def render_path(template: str, local_date: str, title: str) -> str:
-    day = date.fromisoformat(local_date)
-    return template.format(
-        yyyy=f"{day.year:04d}", mm=f"{day.month:02d}", dd=f"{day.day:02d}", date=local_date,
-        slug=slug(title, local_date),
-    ).strip("/")  # fmt: skip
-
-
-def with_suffix(path: str, n: int) -> str:
-    stem, dot, ext = path.rpartition(".")
-    return f"{stem}-{n}.{ext}" if dot else f"{path}-{n}"
+    """The file path of a day's TIL; ValueError when the template or the path it gives is refused."""
+    return parse_template(template).render(local_date, slug(title, local_date))
 
 
 def _live() -> sa.ColumnElement[bool]:
@@ -153,9 +146,15 @@ class CommitService:
                 )
             repository, branch = settings.repository, settings.branch
         else:
-            if not settings.local_repository or not (Path(settings.local_repository) / ".git").exists():
-                raise SanError("No local git repository is set: set github.local_repository to a cloned repository.")
+            if (problem := repository_problem(settings.local_repository)) is not None:
+                raise SanError(problem)
             repository, branch = str(Path(settings.local_repository).resolve()), settings.local_branch
+        try:  # settings.json may hold a value from before these rules
+            check_branch_name(branch)
+            if path is not None:
+                check_repo_path(path)
+        except ValueError as exc:
+            raise SanError(str(exc)) from None
         content_hash = version.content_hash
         same = session.scalar(
             sa.select(TilCommit).where(
@@ -201,8 +200,11 @@ class CommitService:
                 )
             )
         )
-        base = render_path(template, summary.local_date, summary.title or summary.local_date)
-        for candidate in [base, *(with_suffix(base, n) for n in range(1, MAX_SUFFIX + 1))]:
+        try:
+            base = render_path(template, summary.local_date, summary.title or summary.local_date)
+        except ValueError as exc:
+            raise SanError(f"{exc} Change github.path_template in Settings, or give a path.") from None
+        for candidate in path_candidates(base):
             if candidate not in taken:
                 return candidate
         raise SanError(f"No free path near {base} in {repository} ({branch}): give one with --path.")

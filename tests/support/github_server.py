@@ -70,12 +70,14 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-        def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        def _send(
+            self, status: int, payload: Any, headers: dict[str, str] | list[tuple[str, str]] | None = None
+        ) -> None:
             body = json.dumps(payload).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
-            for key, value in (headers or {}).items():
+            for key, value in headers.items() if isinstance(headers, dict) else headers or []:
                 self.send_header(key, value)
             self.end_headers()
             self.wfile.write(body)
@@ -110,7 +112,11 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             if rest.startswith("/contents/"):
                 file_path = rest[len("/contents/") :]
                 if method == "GET":
-                    content = fake.files.get((query.get("ref", "main"), file_path))
+                    branch = query.get("ref", "main")
+                    content = fake.files.get((branch, file_path))
+                    inside = [p for b, p in fake.files if b == branch and p.startswith(file_path + "/")]
+                    if content is None and inside:  # a folder: GitHub lists its entries
+                        return self._send(200, [{"type": "file", "path": p} for p in inside])
                     if content is None:
                         return self._send(404, {"message": "Not Found"})
                     return self._send(
@@ -156,6 +162,11 @@ def _handler(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             if behaviour == "ratelimit":
                 headers = {"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(int(time.time()) + 120)}
                 return self._send(403, {"message": "API rate limit exceeded"}, headers)
+            if behaviour == "ratelimit-twice":  # the header twice (a proxy's copy beside GitHub's): "4990, 0"
+                reset = str(int(time.time()) + 120)
+                twice = [("x-ratelimit-remaining", "4990"), ("x-ratelimit-remaining", "0")]
+                twice.append(("x-ratelimit-reset", reset))
+                return self._send(403, {"message": "API rate limit exceeded"}, twice)
             if behaviour == "secondary":
                 return self._send(403, {"message": "You have exceeded a secondary rate limit"}, {"retry-after": "30"})
             if behaviour == "500":

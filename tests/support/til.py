@@ -55,3 +55,10 @@ def run_one(app: SanApp, job_type: JobType) -> JobRecord:
     assert claim is not None
     executor(app).run(claim)
     return app.queue.get(claim.job.id)
+
+
+def til_text(app: SanApp, day: str) -> str:
+    """The day's current TIL text (the day has one)."""
+    markdown = app.til.get(day).markdown
+    assert markdown is not None
+    return markdown

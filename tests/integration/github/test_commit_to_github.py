@@ -86,6 +86,7 @@ def test_a_taken_path_gets_a_suffix(app: SanApp, github: FakeGitHub, day: str) -
         ("409", JobStatus.PENDING, ErrorKind.TRANSIENT, 1, "the branch moved"),
         ("500", JobStatus.PENDING, ErrorKind.TRANSIENT, 1, "GitHub answered 500"),
         ("ratelimit", JobStatus.PENDING, ErrorKind.TRANSIENT, 0, "rate limit used up"),
+        ("ratelimit-twice", JobStatus.PENDING, ErrorKind.TRANSIENT, 0, "rate limit used up"),
         ("secondary", JobStatus.PENDING, ErrorKind.TRANSIENT, 0, "secondary rate limit"),
     ],
 )
@@ -108,7 +109,7 @@ def test_each_answer_ends_in_the_right_state(
     assert message in (job.error_message or "")
     (request,) = app.commits.list(day)
     assert request.status is (CommitStatus.FAILED if status is JobStatus.FAILED else CommitStatus.PROCESSING)
-    if behaviour in ("ratelimit", "secondary"):
+    if behaviour in ("ratelimit", "ratelimit-twice", "secondary"):
         assert job.run_after is not None
         assert (job.run_after - app.queue.clock()).total_seconds() > 20
     if status is JobStatus.PENDING:  # and the next attempt goes through

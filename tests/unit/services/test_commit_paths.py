@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from san_desktop.services.commits import render_path, slug, with_suffix
+from san_desktop.services.commits import render_path, slug
 
 
 def test_a_korean_title_stays_readable() -> None:
@@ -17,8 +17,3 @@ def test_the_template_gives_the_dated_path() -> None:
     assert (
         render_path("TIL/{yyyy}/{mm}/{dd}/{slug}.md", "2026-03-07", "Raft leaders") == "TIL/2026/03/07/raft-leaders.md"
     )
-
-
-def test_collisions_get_numbered_names() -> None:
-    assert with_suffix("TIL/2026/03/07/raft.md", 1) == "TIL/2026/03/07/raft-1.md"
-    assert with_suffix("TIL/notes", 20) == "TIL/notes-20"
