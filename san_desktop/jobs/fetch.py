@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
@@ -17,12 +18,16 @@ from san_desktop.db.models import Scrap
 from san_desktop.jobs.registry import JobContext
 from san_desktop.services.scraps import ScrapService
 
+if TYPE_CHECKING:
+    from san_desktop.web.addresses import Network
+
 log = logging.getLogger(__name__)
 
 
 class PageFetchProcessor:
-    def __init__(self, settings: Callable[[], CaptureSettings]) -> None:
+    def __init__(self, settings: Callable[[], CaptureSettings], network: Network | None = None) -> None:
         self.settings = settings
+        self.network = network  # None: the system's (a test brings a made-up public internet)
 
     def __call__(self, context: JobContext) -> None:
         from san_desktop.web.extract import readable_page  # (httpx, trafilatura: loaded by this job only)
@@ -40,6 +45,7 @@ class PageFetchProcessor:
             max_bytes=settings.fetch_max_bytes,
             timeout=settings.fetch_timeout_seconds,
             between_reads=context.raise_if_cancelled,
+            network=self.network,
         )
         context.progress("read", 2, 2)
         title, text = readable_page(page)
