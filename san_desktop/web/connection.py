@@ -1,7 +1,7 @@
 """The connections of one page download (issue 23): dialled only to the addresses ``AddressGuard`` checked,
 and bounded by one deadline for the whole request. httpx's own timeouts are per read, so a server sending one
 header line a second could hold a download (and the one-thread network pool behind it) for minutes; here
-every connect, TLS handshake, read and write waits at most until the deadline.
+every lookup, connect, TLS handshake, read and write waits at most until the deadline (and the read timeout).
 
 httpx does not let a transport choose httpcore's network backend; ``GuardedTransport`` therefore replaces the
 connection pool of an ``httpx.HTTPTransport`` (and fails loudly if a new httpx has none to replace).
@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import functools
 import ssl
+import threading
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, TypeVar
 
 import httpcore
@@ -89,8 +92,9 @@ class _GuardedBackend(httpcore.NetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
     ) -> httpcore.NetworkStream:
+        lookup = functools.partial(_on_a_thread, functools.partial(self._guard.addresses, host, port))
         try:
-            addresses = self._guard.addresses(host, port)
+            addresses = self._deadline.within(lookup, timeout, httpcore.ConnectTimeout)
         except OSError as exc:  # the name does not resolve: as httpcore says it
             raise httpcore.ConnectError(str(exc)) from exc
         failure: httpcore.ConnectError | None = None
@@ -115,6 +119,24 @@ class _GuardedBackend(httpcore.NetworkBackend):
         self, path: str, timeout: float | None = None, socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None
     ) -> httpcore.NetworkStream:
         raise httpcore.ConnectError("pages are fetched over TCP only")
+
+
+def _on_a_thread(call: Callable[[], _T], seconds: float) -> _T:
+    """``call()``, waited for at most ``seconds``: the system resolver has no timeout of its own to give. A
+    lookup that hangs is left to finish on its (daemon) thread."""
+    future: Future[_T] = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(call())
+        except BaseException as exc:
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="page-fetch-lookup", daemon=True).start()
+    try:
+        return future.result(seconds)
+    except FutureTimeout as exc:
+        raise httpcore.ConnectTimeout(f"the name did not resolve within {seconds:g} s") from exc
 
 
 class GuardedTransport(httpx.HTTPTransport):

@@ -5,6 +5,7 @@ attack (a decompression bomb, headers sent one line at a time, redirects anywher
 from __future__ import annotations
 
 import functools
+import ssl
 import struct
 import threading
 import zlib
@@ -59,9 +60,10 @@ class Site:
     release: threading.Event = field(default_factory=threading.Event)  # ends the never-answering page
     header_pace: float = 0.2  # /slow-headers: the pause before each header line
     pages: dict[str, Page] = field(default_factory=dict)  # a test's own pages, by path
+    scheme: str = "http"
 
     def url(self, path: str, host: str = "127.0.0.1") -> str:
-        return f"http://{host}:{self.port}{path}"
+        return f"{self.scheme}://{host}:{self.port}{path}"
 
     def serve(self, path: str, page: Page) -> str:
         self.pages[path] = page
@@ -91,8 +93,8 @@ def gzip_bomb(inflated: int = 4 << 30) -> bytes:
 
 
 @contextmanager
-def website() -> Iterator[Site]:
-    site = Site(0)
+def website(tls: ssl.SSLContext | None = None) -> Iterator[Site]:
+    site = Site(0, scheme="https" if tls else "http")
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: object) -> None:  # quiet
@@ -195,7 +197,7 @@ def website() -> Iterator[Site]:
             except OSError:
                 return  # the client stopped reading: as it should
 
-    with serving(Handler) as port:
+    with serving(Handler, tls) as port:
         site.port = port
         try:
             yield site

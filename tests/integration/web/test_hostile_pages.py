@@ -8,9 +8,11 @@ from __future__ import annotations
 import codecs
 import gzip
 import random
+import threading
 import time
 import zlib
 from collections.abc import Iterator
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
@@ -20,6 +22,7 @@ from san_desktop.web.fetch import PageFetchError, PageUnreachableError, download
 from tests.support.internet import PUBLIC_NAME, FakeInternet
 from tests.support.pages import ARTICLE, ARTICLE_TITLE, ELF_PROGRAM, PDF_DOCUMENT, Page, Site, gzip_bomb, website
 from tests.support.processes import run_python
+from tests.support.tls import server_context
 
 MAX_BYTES = 5_000_000
 KOREAN_TITLE = "래프트 합의 알고리즘"
@@ -216,3 +219,47 @@ def test_a_binary_body_is_not_a_web_page_whatever_its_label(site: Site, page: Pa
 def test_web_pages_in_any_encoding_and_packing_still_pass(site: Site, page: Page, title: str) -> None:
     downloaded = download(site.serve("/page", page), max_bytes=MAX_BYTES, timeout=5)
     assert readable_page(downloaded)[0] == title
+
+
+class _SilentResolver(FakeInternet):
+    """A name server that does not answer until the test ends (an attacker's own, say)."""
+
+    def __init__(self, answer: threading.Event) -> None:
+        self.answer = answer
+
+    def resolve(self, host: str, port: int) -> list[str]:
+        self.answer.wait(60)
+        return super().resolve(host, port)
+
+
+def test_a_name_that_does_not_resolve_in_time_is_dropped_at_the_timeout(site: Site) -> None:
+    answer = threading.Event()
+    started = time.monotonic()
+    try:
+        with pytest.raises(PageUnreachableError, match=r"did not answer within 0\.5 s"):
+            download(
+                site.url("/post/raft", PUBLIC_NAME), max_bytes=MAX_BYTES, timeout=0.5, network=_SilentResolver(answer)
+            )
+        assert time.monotonic() - started < 1.5 + 5  # not the resolver's 60 s
+    finally:
+        answer.set()
+
+
+# -- https: dialled to the checked address, verified against the name ------------------------------------
+
+
+@pytest.mark.parametrize(("certified", "fetched"), [(PUBLIC_NAME, True), ("someone-else.example", False)])
+def test_an_https_page_is_verified_against_its_name_though_dialled_by_address(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, certified: str, fetched: bool
+) -> None:
+    context, authority = server_context(certified, tmp_path)
+    monkeypatch.setenv("SSL_CERT_FILE", str(authority))  # the test authority, as a company's own would be
+    with website(tls=context) as secure:
+        url = secure.url("/post/raft", PUBLIC_NAME)
+        if fetched:
+            assert (
+                readable_page(download(url, max_bytes=MAX_BYTES, timeout=5, network=FakeInternet()))[0] == ARTICLE_TITLE
+            )
+        else:
+            with pytest.raises(PageUnreachableError, match="Hostname mismatch"):
+                download(url, max_bytes=MAX_BYTES, timeout=5, network=FakeInternet())
