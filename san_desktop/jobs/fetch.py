@@ -1,8 +1,10 @@
 """PAGE_FETCH (GitHub pool, the network pool; target: a link's scrap): download the page, take its readable
 article and title, and save them on the scrap; the same transaction asks for the card and refinement.
 
-A page that cannot be had (404, not HTML, too large, a redirect loop) fails at once with its reason; a
-timeout or a server error is tried again later. Either way the scrap keeps its address."""
+A page that cannot be had (404, not HTML by its label or its bytes, too large even packed, a redirect loop or
+one to a local address) fails at once with its reason; a timeout or a server error is tried again later.
+Either way the scrap keeps its address. No download outlasts three read timeouts, so one slow site holds the
+network pool no longer than that."""
 
 from __future__ import annotations
 
