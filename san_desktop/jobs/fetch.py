@@ -1,13 +1,16 @@
 """PAGE_FETCH (GitHub pool, the network pool; target: a link's scrap): download the page, take its readable
 article and title, and save them on the scrap; the same transaction asks for the card and refinement.
 
-A page that cannot be had (404, not HTML, too large, a redirect loop) fails at once with its reason; a
-timeout or a server error is tried again later. Either way the scrap keeps its address."""
+A page that cannot be had (404, not HTML by its label or its bytes, too large even packed, a redirect loop or
+one to a local address) fails at once with its reason; a timeout or a server error is tried again later.
+Either way the scrap keeps its address. No download outlasts three read timeouts, so one slow site holds the
+network pool no longer than that."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
@@ -17,12 +20,16 @@ from san_desktop.db.models import Scrap
 from san_desktop.jobs.registry import JobContext
 from san_desktop.services.scraps import ScrapService
 
+if TYPE_CHECKING:
+    from san_desktop.web.addresses import Network
+
 log = logging.getLogger(__name__)
 
 
 class PageFetchProcessor:
-    def __init__(self, settings: Callable[[], CaptureSettings]) -> None:
+    def __init__(self, settings: Callable[[], CaptureSettings], network: Network | None = None) -> None:
         self.settings = settings
+        self.network = network  # None: the system's (a test brings a made-up public internet)
 
     def __call__(self, context: JobContext) -> None:
         from san_desktop.web.extract import readable_page  # (httpx, trafilatura: loaded by this job only)
@@ -40,6 +47,7 @@ class PageFetchProcessor:
             max_bytes=settings.fetch_max_bytes,
             timeout=settings.fetch_timeout_seconds,
             between_reads=context.raise_if_cancelled,
+            network=self.network,
         )
         context.progress("read", 2, 2)
         title, text = readable_page(page)

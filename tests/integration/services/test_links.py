@@ -6,16 +6,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from urllib.parse import quote
 
 import pytest
 
 from san_desktop.app import SanApp
-from san_desktop.core.enums import JobStatus, JobType, SourceType
+from san_desktop.core.enums import JOB_POOLS, JobStatus, JobType, SourceType
 from san_desktop.core.errors import SanError
 from san_desktop.core.settings import CaptureSettings
 from san_desktop.db.models import AsyncJob
+from san_desktop.jobs.executor import JobExecutor
+from san_desktop.jobs.fetch import PageFetchProcessor
+from san_desktop.jobs.processors import registry_for
 from san_desktop.jobs.recovery import sweep
 from san_desktop.services.scraps import orphan_hook
+from tests.support.internet import PUBLIC_NAME, FakeInternet
 from tests.support.jobs import jobs_of
 from tests.support.pages import ARTICLE_TITLE, NAVIGATION_AND_FOOTER, Site, website
 from tests.support.til import run_one
@@ -80,6 +85,8 @@ def test_an_article_page_becomes_the_scraps_text_and_then_its_card(app: SanApp, 
         ("/image.png", "not a web page (image/png)"),
         ("/loop-a", "redirects more than 5 times"),
         ("/silent", "did not answer within 0.5 s"),
+        ("/program", "not a web page (an ELF program)"),  # no Content-Type
+        ("/fake.html", "not a web page (a PDF document, though the server calls it text/html)"),
     ],
 )
 def test_a_page_that_cannot_be_had_fails_with_its_reason_and_the_scrap_stays(
@@ -104,6 +111,34 @@ def test_a_page_that_cannot_be_had_fails_with_its_reason_and_the_scrap_stays(
     app.analyse_link_now(result.scrap_id)
     assert run_one(app, JobType.CARD_ANALYSIS).status is JobStatus.COMPLETED
     assert app.scraps.get(result.scrap_id).card_id is not None
+
+
+def test_a_public_page_that_redirects_to_a_local_address_fails_and_the_scrap_stays(app: SanApp, site: Site) -> None:
+    with website() as intranet:
+        link = site.url(f"/hops/4?to={quote(intranet.url('/post/intranet'))}", PUBLIC_NAME)
+        result = app.capture_url(link).value
+        # the product's fetch, on a made-up internet where PUBLIC_NAME is a public site
+        registry = registry_for(app)
+        registry.register(JobType.PAGE_FETCH, PageFetchProcessor(lambda: app.settings.capture, FakeInternet()))
+        claim = app.queue.claim_next(app.backend.require_session(), JOB_POOLS[JobType.PAGE_FETCH], {JobType.PAGE_FETCH})
+        assert claim is not None
+        JobExecutor(app.queue, registry, app.backend.require_session(), breakers={}).run(claim)
+        assert app.queue.get(claim.job.id).status is JobStatus.FAILED  # for good: asking again cannot help
+        assert intranet.requests == []
+    scrap = app.scraps.get(result.scrap_id)
+    assert scrap.awaiting_page
+    assert scrap.content.startswith(site.url("/hops/4?to=", PUBLIC_NAME))  # the address kept
+    assert "redirects to a local or private address (127.0.0.1, loopback)" in (scrap.fetch_error or "")
+    assert "Scrap that address itself if you mean it." in (scrap.fetch_error or "")
+    assert jobs_of(app.queue, JobType.CARD_ANALYSIS) == []  # no card of the intranet page
+
+
+def test_a_local_page_scrapped_on_purpose_becomes_a_card(app: SanApp, site: Site) -> None:
+    with website() as intranet:
+        result = app.capture_url(site.url(f"/hops/1?to={quote(intranet.url('/post/intranet'))}")).value
+        assert _fetch(app) is JobStatus.COMPLETED
+    assert app.scraps.get(result.scrap_id).title == ARTICLE_TITLE
+    assert {job.job_type for job in jobs_of(app.queue, statuses=(JobStatus.PENDING,))} >= {JobType.CARD_ANALYSIS}
 
 
 def test_retrying_a_failed_fetch_fetches_again(app: SanApp, site: Site) -> None:
