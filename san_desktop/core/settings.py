@@ -278,8 +278,8 @@ def check_value(section: str, key: str, value: Any, item: Field[Any] | None = No
 
 # where the secret that someone wrote into a URL setting belongs instead
 _SECRET_HOME = {
-    "ai": "the API key in Settings (kept in the keyring) or OPENAI_API_KEY",
-    "github": "the token in Settings (kept in the keyring) or GH_TOKEN",
+    "ai": "the API key in Settings or `san config set ai.api_key` (kept in the keyring), or in OPENAI_API_KEY",
+    "github": "the token in Settings or `san github token set` (kept in the keyring), or in GH_TOKEN",
 }
 
 

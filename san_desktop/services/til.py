@@ -345,7 +345,7 @@ class TilService:
         if out.is_dir():
             raise SanError(f"{out} is a folder: give a file name, e.g. {out / f'TIL-{view.local_date}.md'}")
         if not out.parent.is_dir():
-            raise SanError(f"Cannot write {out}: there is no folder {out.parent}.")
+            raise SanError(f"Cannot write {out}: there is no folder {out.parent} (create it, or choose another).")
         try:
             out.write_text(view.markdown, encoding="utf-8")
         except OSError as exc:

@@ -72,7 +72,7 @@ def test_til_export_writes_the_file(exported_day: str, tmp_path: Path) -> None:
 
 def test_til_export_into_a_missing_folder_says_so(exported_day: str) -> None:
     result = run_san("til", "export", exported_day, "--out", "/nonexistent/d/x.md")
-    _refused(result, 1, "Cannot write /nonexistent/d/x.md: there is no folder /nonexistent/d.")
+    _refused(result, 1, "Cannot write /nonexistent/d/x.md: there is no folder /nonexistent/d (create it, or choose")
 
 
 def test_til_export_to_a_folder_says_to_name_a_file(exported_day: str, tmp_path: Path) -> None:
