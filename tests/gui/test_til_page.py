@@ -56,6 +56,8 @@ def page(qtbot: QtBot, live_context: AppContext) -> TilPage:
     qtbot.waitUntil(lambda: len(live_context.app.cards.list_cards()) == 2, timeout=20_000)
     widget.reload_days()
     qtbot.waitUntil(lambda: widget.days.count() == 1 and widget._day is not None, timeout=5_000)
+    # the day's first read has answered: a late answer would otherwise overwrite what Generate shows
+    qtbot.waitUntil(lambda: widget.state.text() == "No TIL for this day yet.", timeout=5_000)
     return widget
 
 
