@@ -47,6 +47,7 @@ from san_desktop.services.secrets import (
     secret_with_source,
     set_secret,
 )
+from san_desktop.services.til_state import TilFollowsItsJob
 
 if TYPE_CHECKING:  # cards, TIL and commits (numpy and more) load when first used, not for `san scrap add`
     from san_desktop.services.cards import CardService
@@ -173,6 +174,7 @@ class SanApp:
         self._settings_stamp = _stamp(self.settings_path)
         self.providers = ProviderSource(settings.ai, api_key=ai_api_key)
         self.queue = JobQueue(self.db, settings.jobs, clock=clock)
+        self.queue.add_listener(TilFollowsItsJob(self.db))  # a TIL whose job was cancelled or failed follows it
         self.jobs = JobMonitor(self.queue)
         self.scraps = ScrapService(self.db, self.queue, settings.capture.max_bytes, changelog=self.changelog)
         self.artifacts = ArtifactStore(self.data_dir)

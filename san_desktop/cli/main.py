@@ -38,17 +38,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _join_option_values(argv: Sequence[str]) -> list[str]:
+def _join_option_values(argv: Sequence[str], parser: argparse.ArgumentParser) -> list[str]:
     """``--text -starts-with-a-dash`` as ``--text=-starts-with-a-dash``: argparse would take the value
-    for an option and refuse it."""
+    for an option and refuse it. ``--text -- VALUE`` (or ``--text=-- VALUE``), the usual way to say "what
+    follows is not an option", takes VALUE; argparse would drop the ``--`` and hand on an empty list."""
     joined: list[str] = []
     items = iter(argv)
     for item in items:
-        if item in TEXT_OPTIONS:
-            value = next(items, None)
-            joined.append(item if value is None else f"{item}={value}")
-        else:
+        option = next((name for name in TEXT_OPTIONS if item in (name, f"{name}=--")), None)
+        if option is None:
             joined.append(item)
+            continue
+        value = next(items, None) if item == option else "--"
+        if value == "--":
+            value = next(items, None)
+            if value is None:
+                parser.error(f"argument {option}: expected the text after -- (e.g. {option} -- -v)")
+        joined.append(item if value is None else f"{option}={value}")
     return joined
 
 
@@ -61,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"san {__version__}")
         return 0
     parser = build_parser()
-    args = parser.parse_args(_join_option_values(arguments))
+    args = parser.parse_args(_join_option_values(arguments, parser))
     handler: Callable[[argparse.Namespace], int] = args.handler
     real_out, real_err = sys.stdout, sys.stderr
     if real_out is not None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from san_desktop.cli.common import count, print_json, print_table, short_time
 from san_desktop.core.enums import JobStatus
 from san_desktop.core.errors import SanError
-from san_desktop.core.inputs import raw_limit, read_stdin
+from san_desktop.core.inputs import read_stdin
 from san_desktop.core.redact import first_cause
 from san_desktop.core.text import decode_bytes, preview
 from san_desktop.core.urls import is_web_url
@@ -88,7 +88,7 @@ def cmd_add(args: argparse.Namespace) -> int:
                 )
             result = app.capture_url(args.url).value
         elif args.stdin:
-            data = read_stdin(raw_limit(app.settings.capture.max_bytes))
+            data = read_stdin(app.settings.capture.max_bytes)
             result = app.capture_text(decode_bytes(data, "standard input")).value
         else:
             result = app.capture_text(args.text).value

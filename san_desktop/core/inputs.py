@@ -22,16 +22,21 @@ from san_desktop.core.text import RejectedContentError, format_size
 
 CHUNK_BYTES = 64 * 1024
 STDIN_IDLE_TIMEOUT_SECONDS = 60.0
-# Raw input may be larger than the text it decodes to (UTF-16 doubles ASCII; whitespace is trimmed):
-# the exact limit is applied to the decoded text, this one only bounds what is read.
-RAW_FACTOR = 4
+# The one limit of a capture is ``capture.max_bytes``: of what is read here (so a UTF-16 file counts its
+# two bytes a character), and again of the text it decodes to (``core.text.check_capturable``).
+LIMIT_SETTING = "capture.max_bytes"
 
 
-def raw_limit(max_text_bytes: int) -> int:
-    return max_text_bytes * RAW_FACTOR
+def too_large(name: str, limit: int, size: int | None = None) -> RejectedContentError:
+    measured = f"{format_size(size, limit)}, " if size is not None else ""
+    return RejectedContentError(
+        f"{name} is too large to scrap: {measured}larger than {format_size(limit, size)} ({LIMIT_SETTING}); "
+        "nothing was scrapped."
+    )
 
 
 def _read_limited(read: Callable[[int], bytes], limit: int, name: str) -> bytes:
+    """At most ``limit`` + 1 bytes are ever read: one more than allowed says it is too large."""
     data = bytearray()
     while True:
         chunk = read(min(CHUNK_BYTES, limit + 1 - len(data)))
@@ -39,9 +44,7 @@ def _read_limited(read: Callable[[int], bytes], limit: int, name: str) -> bytes:
             return bytes(data)
         data += chunk
         if len(data) > limit:
-            raise RejectedContentError(
-                f"{name} is too large to scrap: more than {format_size(limit)} (change capture.max_bytes in settings)."
-            )
+            raise too_large(name, limit)
 
 
 def read_file(path: Path, limit: int) -> bytes:
@@ -49,6 +52,8 @@ def read_file(path: Path, limit: int) -> bytes:
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
         fd = os.open(path, flags)
+    except FileNotFoundError as exc:
+        raise RejectedContentError(f"No such file: {path}.") from exc
     except OSError as exc:
         raise RejectedContentError(f"Could not read {path.name}: {exc.strerror or exc}.") from exc
     try:
@@ -58,10 +63,7 @@ def read_file(path: Path, limit: int) -> bytes:
                 f"{path.name} is not a regular file (a device, pipe, socket or folder); nothing was scrapped."
             )
         if info.st_size > limit:
-            raise RejectedContentError(
-                f"{path.name} is too large to scrap ({format_size(info.st_size, limit)}; the limit is "
-                f"{format_size(limit, info.st_size)})."
-            )
+            raise too_large(path.name, limit, info.st_size)
         try:
             return _read_limited(lambda size: os.read(fd, size), limit, path.name)
         except OSError as exc:

@@ -280,8 +280,38 @@ def check_value(section: str, key: str, value: Any, item: Field[Any] | None = No
             raise ValueError(f"{name}: {exc}") from None
     if item.metadata.get("url"):
         parsed = urlsplit(value)
+        if "@" in parsed.netloc:  # before any message that would show the value: it holds a secret
+            raise ValueError(f"{name} must not contain a user name or password: put {_secret_home(section)}")
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
             raise ValueError(f"{name} must be an http:// or https:// address with a host, not {value!r}")
+
+
+# where the secret that someone wrote into a URL setting belongs instead
+_SECRET_HOME = {
+    "ai": "the API key in Settings or `san config set ai.api_key` (kept in the keyring), or in OPENAI_API_KEY",
+    "github": "the token in Settings or `san github token set` (kept in the keyring), or in GH_TOKEN",
+}
+
+
+def _secret_home(section: str) -> str:
+    return _SECRET_HOME.get(section, "the secret in Settings (kept in the keyring)")
+
+
+def _without_userinfo(section: str, key: str, value: Any, problems: list[str]) -> Any:
+    """A hand-edited URL setting without its ``user:password@`` (reported without them)."""
+    if not isinstance(value, str) or not _field(section, key).metadata.get("url"):
+        return value
+    try:
+        parsed = urlsplit(value)
+    except ValueError:
+        return value  # refused as it is by the check
+    if "@" not in parsed.netloc:
+        return value
+    problems.append(
+        f"{section}.{key} holds a user name or password, which is left out: remove it from {SETTINGS_FILE} "
+        f"and put {_secret_home(section)}"
+    )
+    return parsed._replace(netloc=parsed.netloc.rpartition("@")[2]).geturl()
 
 
 def coerce(section: str, key: str, value: Any) -> Any:
@@ -328,7 +358,7 @@ def _section(name: str, raw: Any, problems: list[str]) -> Any:
     values: dict[str, Any] = {}
     for key, value in raw.items():
         try:
-            values[key] = coerce(name, key, value)
+            values[key] = coerce(name, key, _without_userinfo(name, key, value, problems))
         except ValueError as exc:
             problems.append(f"{exc}; using the default")
     return cls(**values)

@@ -44,6 +44,7 @@ from san_desktop.queue.payloads import CardAnalysisPayload, dump_payload, load_p
 from san_desktop.services.cards import save_card, save_embedding
 from san_desktop.services.scraps import orphan_hook
 from san_desktop.services.til import TilService
+from san_desktop.services.til_state import settle_stopped_hook
 
 EMBED_TEXT_LIMIT = 4000
 
@@ -203,6 +204,7 @@ def build_registry(
     registry.register(JobType.GITHUB_STAR_RECOMMENDATION, StarRankProcessor(providers, star_settings))
     registry.register(JobType.PAGE_FETCH, PageFetchProcessor(capture_settings))
     registry.sweep_hooks.append(orphan_hook)
+    registry.sweep_hooks.append(settle_stopped_hook)  # TILs whose job stopped (as the sweep may just have done)
     registry.sweep_hooks.append(stale_embedding_hook(providers))
     registry.sweep_hooks.append(orphan_artifacts_hook)
     registry.sweep_hooks.append(old_notices_hook)

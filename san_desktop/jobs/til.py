@@ -27,7 +27,7 @@ from san_desktop.core.failpoints import pause_here
 from san_desktop.core.redact import error_message
 from san_desktop.core.settings import QuizSettings, TilSettings
 from san_desktop.core.timeutil import local_zone, utcnow
-from san_desktop.core.workflow import TIL_ACTIVE, TIL_STEPS, Step, TilStatus, check_transition, resume_step
+from san_desktop.core.workflow import TIL_ACTIVE, TIL_STEPS, Step, TilStatus, resume_step
 from san_desktop.db.models import DailySummary, TilStepOutput, TilVersion
 from san_desktop.db.vectors import from_blob, to_blob
 from san_desktop.jobs.registry import JobContext
@@ -35,18 +35,12 @@ from san_desktop.queue.errors import JobInterruptedError, JobSupersededError
 from san_desktop.services.cards import nearest_cards
 from san_desktop.services.quizzes import request_generation
 from san_desktop.services.til import TilService
+from san_desktop.services.til_state import record_failure, set_status
 
 log = logging.getLogger(__name__)
 
 ARTIFACT_KIND = "til"
 INTERRUPTED = "The app stopped while this step ran; it was started again."
-
-
-def set_status(summary: DailySummary, new: TilStatus) -> None:
-    """The one way a TIL's status changes: checked against the transition table."""
-    check_transition(TilStatus(summary.status), new)
-    summary.status = new
-    summary.updated_at = utcnow()
 
 
 class TilGenerationProcessor:
@@ -93,11 +87,8 @@ class TilGenerationProcessor:
     @staticmethod
     def _record_failure(session: Session, summary_id: str, step: str, message: str) -> None:
         summary = session.get(DailySummary, summary_id)
-        if summary is None:
-            return
-        set_status(summary, TilStatus.FAILED)
-        summary.last_failed_step = step
-        summary.last_error_message = message[:1000]
+        if summary is not None:
+            record_failure(summary, step, message)
 
 
 class _Run:

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus, JobType, SourceType
 from san_desktop.core.errors import SanError, TargetNotFoundError
-from san_desktop.core.inputs import raw_limit, read_file
+from san_desktop.core.inputs import read_file
 from san_desktop.core.text import (
     DEFAULT_MAX_CAPTURE_BYTES,
     RejectedContentError,
@@ -192,11 +192,15 @@ class ScrapService:
         return None
 
     def capture_file(self, path: Path) -> CaptureResult:
+        if path.is_dir():
+            raise RejectedContentError(f"{path} is a folder, not a file; nothing was scrapped.")
+        if not path.exists():  # a missing file is called missing, whatever its name
+            raise RejectedContentError(f"No such file: {path}.")
         if path.suffix.lower() not in TEXT_FILE_SUFFIXES:
             raise RejectedContentError(
                 f"{path.name}: only text files can be scrapped ({', '.join(TEXT_FILE_SUFFIXES)})."
             )
-        text = decode_bytes(read_file(path, raw_limit(self.max_bytes)), path.name)  # the text is checked exactly below
+        text = decode_bytes(read_file(path, self.max_bytes), path.name)  # the decoded text is checked again below
         if path.suffix.lower() in (".html", ".htm"):
             return self.capture(html_to_text(text), SourceType.FILE, path.name, raw_content=text)
         return self.capture(text, SourceType.FILE, path.name)

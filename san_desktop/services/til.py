@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session, selectinload
 from san_desktop.ai.base import TilCard, code_blocks
 from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.core.enums import JobType, TilVersionKind
-from san_desktop.core.errors import SanError
+from san_desktop.core.errors import SanError, StorageFullError, is_storage_full
 from san_desktop.core.ids import new_id
 from san_desktop.core.workflow import TilStatus
 from san_desktop.db.database import Database
@@ -342,7 +342,16 @@ class TilService:
         view = self.get(local_date)
         if view.markdown is None:
             raise SanError(f"The TIL of {view.local_date} has no text yet (it is {view.status.value.lower()}).")
-        out.write_text(view.markdown, encoding="utf-8")
+        if out.is_dir():
+            raise SanError(f"{out} is a folder: give a file name, e.g. {out / f'TIL-{view.local_date}.md'}")
+        if not out.parent.is_dir():
+            raise SanError(f"Cannot write {out}: there is no folder {out.parent} (create it, or choose another).")
+        try:
+            out.write_text(view.markdown, encoding="utf-8")
+        except OSError as exc:
+            if is_storage_full(exc):
+                raise StorageFullError(out, "the TIL was not exported") from exc
+            raise SanError(f"Cannot write {out}: {exc.strerror or exc}.") from exc
         return out
 
     @staticmethod

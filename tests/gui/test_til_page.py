@@ -3,6 +3,7 @@ Retry resumes it; what the note renders can run nothing and load nothing."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 
 import pytest
@@ -30,6 +31,17 @@ class _FlakyWriter(LocalProvider):
         return super().write_til(day, cards)
 
 
+class _HeldWriter(LocalProvider):
+    def __init__(self) -> None:
+        self.drafting = threading.Event()
+        self.release = threading.Event()
+
+    def write_til(self, day: str, cards: Sequence[TilCard]) -> TilDraft:
+        self.drafting.set()
+        assert self.release.wait(20)
+        return super().write_til(day, cards)
+
+
 @pytest.fixture
 def page(qtbot: QtBot, live_context: AppContext) -> TilPage:
     for text in (
@@ -44,6 +56,8 @@ def page(qtbot: QtBot, live_context: AppContext) -> TilPage:
     qtbot.waitUntil(lambda: len(live_context.app.cards.list_cards()) == 2, timeout=20_000)
     widget.reload_days()
     qtbot.waitUntil(lambda: widget.days.count() == 1 and widget._day is not None, timeout=5_000)
+    # the day's first read has answered: a late answer would otherwise overwrite what Generate shows
+    qtbot.waitUntil(lambda: widget.state.text() == "No TIL for this day yet.", timeout=5_000)
     return widget
 
 
@@ -86,6 +100,27 @@ def test_a_failed_step_shows_its_error_and_retry_resumes(
 def server() -> Iterator[FakeOpenAI]:
     with fake_openai_server() as fake:
         yield fake
+
+
+def test_a_til_cancelled_while_drafting_shows_the_failure_and_retry_resumes(
+    qtbot: QtBot, page: TilPage, live_context: AppContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer = _HeldWriter()
+    monkeypatch.setattr(live_context.app.providers, "_provider", writer)
+    page.generate_button.click()
+    try:
+        qtbot.waitUntil(writer.drafting.is_set, timeout=20_000)
+        assert page._day is not None
+        job_id = live_context.app.til.get(page._day).active_job_id
+        assert job_id is not None
+        live_context.app.cancel_job(job_id)  # as the job monitor does
+        qtbot.waitUntil(lambda: not page.retry_button.isHidden(), timeout=20_000)
+        assert page.state.text() == "Failed at the draft step: Cancelled while the draft step ran."
+    finally:
+        writer.release.set()
+    page.retry_button.click()
+    qtbot.waitUntil(lambda: "TIL " in page.text.toPlainText(), timeout=20_000)
+    assert page.retry_button.isHidden()
 
 
 def test_a_note_with_scripts_images_and_javascript_links_renders_inert(qtbot: QtBot, server: FakeOpenAI) -> None:

@@ -73,7 +73,10 @@ def test_a_key_in_the_server_url_is_not_logged(
 ) -> None:
     setup_logging(backend.data_dir, stderr=True)
     url = server.url.replace("http://", f"http://user:{PLANTED}@")
-    ai = AISettings(provider="openai", base_url=url, chat_model="m", embedding_model="e")
+    ai = AISettings(provider="openai", base_url=server.url, chat_model="m", embedding_model="e")
+    # settings refuse such an address (tests/unit/core/test_settings.py); should one get through all the
+    # same, the logs still never show it
+    object.__setattr__(ai, "base_url", url)
 
     status = _run_one_analysis(backend, ProviderSource(ai), job_settings)
 

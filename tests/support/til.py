@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
+from san_desktop.ai.base import TilCard, TilDraft
+from san_desktop.ai.local import LocalProvider
 from san_desktop.app import SanApp
 from san_desktop.core.enums import JOB_POOLS, JobPool, JobType
+from san_desktop.core.errors import TransientError
 from san_desktop.jobs.executor import JobExecutor
 from san_desktop.jobs.processors import registry_for
 from san_desktop.queue.records import JobRecord
@@ -62,3 +66,31 @@ def til_text(app: SanApp, day: str) -> str:
     markdown = app.til.get(day).markdown
     assert markdown is not None
     return markdown
+
+
+class ScriptedProvider(LocalProvider):
+    """The embedded provider, with a TIL writer and an embedder the test can break, hold or count."""
+
+    def __init__(self) -> None:
+        self.til_calls = 0
+        self.til_embeds = 0
+        self.fail_draft = False
+        self.fail_embed = False
+        self.hold_draft: threading.Event | None = None
+        self.drafting = threading.Event()
+
+    def write_til(self, day: str, cards: Sequence[TilCard]) -> TilDraft:
+        self.til_calls += 1
+        self.drafting.set()
+        if self.hold_draft is not None:
+            assert self.hold_draft.wait(20)
+        if self.fail_draft:
+            raise TransientError("the AI server went away while drafting")
+        return super().write_til(day, cards)
+
+    def embed(self, texts: Sequence[str]) -> object:  # type: ignore[override]
+        if texts and texts[0].startswith("# TIL"):
+            self.til_embeds += 1
+            if self.fail_embed:
+                raise TransientError("the embedding server went away")
+        return super().embed(texts)

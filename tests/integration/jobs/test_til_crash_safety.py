@@ -145,3 +145,52 @@ def _appears(marker: Path, runner: subprocess.Popen[bytes]) -> bool:
             continue
         return False
     return False
+
+
+@pytest.mark.slow
+def test_a_til_killed_too_often_says_failed_and_offers_retry(data_dir: Path, server: FakeOpenAI) -> None:
+    """The job fails after ``max_interruptions`` (1 here) in the sweep of the next `san jobs run`: the TIL
+    follows it to FAILED at the draft step, and `san til list/show` say so, with how to resume."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    settings = {
+        "ai": {"provider": "openai", "base_url": server.url, "chat_model": "m", "embedding_model": "e"},
+        "jobs": {"poll_interval_seconds": 0.1, "backoff_base_seconds": 0.1, "max_interruptions": 1},
+    }
+    (data_dir / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    app: SanApp
+    with _app(data_dir) as app:
+        for text in TEXTS:
+            app.capture_text(text)
+    assert run_san("jobs", "run", "--until-idle", "--timeout", "60").returncode == 0  # the cards
+    with _app(data_dir) as app:
+        day = app.til.today()
+        job_id = app.generate_til(day).value.id
+    server.hold = _til_chat
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "san_desktop.cli.main", "jobs", "run"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=child_env(),
+    )
+    try:
+        assert server.held.wait(60), "the runner never reached the draft step"
+    finally:
+        runner.send_signal(signal.SIGKILL)
+        runner.wait(30)
+    server.hold = None
+    server.release.set()
+
+    assert run_san("jobs", "run", "--until-idle", "--timeout", "60").returncode == 0  # its sweep fails the job
+    listed = run_san("til", "list")
+    shown = run_san("til", "show", day)
+
+    with _app(data_dir) as app:
+        assert app.queue.get(job_id).status is JobStatus.FAILED
+    assert [line.split() for line in listed.stdout.splitlines()[1:]] == [[day, "3", "FAILED"]], listed.stdout
+    assert "Status: failed" in shown.stdout, shown.stdout
+    assert "Failed at the draft step: Interrupted 1 times" in shown.stdout
+    assert f"Resume it with: san til retry {day}" in shown.stdout
+    assert run_san("til", "retry", day).returncode == 0
+    assert run_san("jobs", "run", "--until-idle", "--timeout", "120").returncode == 0
+    with _app(data_dir) as app:
+        assert app.til.get(day).status is TilStatus.COMPLETED

@@ -126,8 +126,10 @@ def test_files(scraps: ScrapService, tmp_path: Path) -> None:
         scraps.capture_file(binary)
     with pytest.raises(RejectedContentError, match="only text files"):
         scraps.capture_file(image)
-    with pytest.raises(RejectedContentError, match="Could not read"):
+    with pytest.raises(RejectedContentError, match=r"No such file: .*missing\.txt"):
         scraps.capture_file(tmp_path / "missing.txt")
+    with pytest.raises(RejectedContentError, match="is a folder, not a file"):
+        scraps.capture_file(tmp_path)
     assert len(scraps.list_scraps()) == 2
 
 

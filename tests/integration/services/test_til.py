@@ -15,11 +15,8 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from san_desktop.ai.base import TilCard, TilDraft
-from san_desktop.ai.local import LocalProvider
 from san_desktop.app import SanApp
 from san_desktop.core.enums import JobPool, JobStatus, JobType
-from san_desktop.core.errors import TransientError
 from san_desktop.core.workflow import TIL_STEPS, TilStatus
 from san_desktop.db.models import DailySummary, Scrap
 from san_desktop.jobs.executor import JobExecutor
@@ -30,40 +27,13 @@ from san_desktop.services.app_sessions import start_session
 from san_desktop.services.til import NoCardsError
 from tests.support.jobs import jobs_of
 from tests.support.processes import child_env, run_san
+from tests.support.til import ScriptedProvider
 
 TEXTS = [
     "SQLite WAL mode lets readers continue while a writer commits to the database.",
     "React hooks let function components keep state.\n\n```js\nconst [n, setN] = useState(0);\n```",
     "Raft elects a leader; the leader replicates its log to followers.",
 ]
-
-
-class ScriptedProvider(LocalProvider):
-    """The embedded provider, with a TIL writer and an embedder the test can break, hold or count."""
-
-    def __init__(self) -> None:
-        self.til_calls = 0
-        self.til_embeds = 0
-        self.fail_draft = False
-        self.fail_embed = False
-        self.hold_draft: threading.Event | None = None
-        self.drafting = threading.Event()
-
-    def write_til(self, day: str, cards: Sequence[TilCard]) -> TilDraft:
-        self.til_calls += 1
-        self.drafting.set()
-        if self.hold_draft is not None:
-            assert self.hold_draft.wait(20)
-        if self.fail_draft:
-            raise TransientError("the AI server went away while drafting")
-        return super().write_til(day, cards)
-
-    def embed(self, texts: Sequence[str]) -> object:  # type: ignore[override]
-        if texts and texts[0].startswith("# TIL"):
-            self.til_embeds += 1
-            if self.fail_embed:
-                raise TransientError("the embedding server went away")
-        return super().embed(texts)
 
 
 @pytest.fixture

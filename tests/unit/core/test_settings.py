@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -75,3 +76,51 @@ def test_saving_never_writes_nan_and_leaves_no_temporary_file(tmp_path: Path) ->
     save_settings(tmp_path, Settings())
     assert json.loads((tmp_path / SETTINGS_FILE).read_text(encoding="utf-8"))["jobs"]["max_attempts"] == 3
     assert not (tmp_path / "settings.json.tmp").exists()
+
+
+SECRET = "sk-live-0123456789abcdef"
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value", "home"),
+    [
+        ("ai", "base_url", f"http://user:{SECRET}@127.0.0.1:11434/v1", "OPENAI_API_KEY"),
+        ("ai", "base_url", f"https://{SECRET}@api.example.org/v1", "OPENAI_API_KEY"),
+        ("ai", "base_url", f"ftp://user:{SECRET}@example.org", "OPENAI_API_KEY"),  # not echoed for the scheme
+        ("github", "api_url", f"https://x-access-token:{SECRET}@ghe.example.org/api/v3", "GH_TOKEN"),
+    ],
+)
+def test_a_url_with_a_user_name_or_password_is_refused_without_echoing_it(
+    section: str, key: str, value: str, home: str
+) -> None:
+    with pytest.raises(ValueError, match=f"{section}.{key} must not contain a user name or password") as refused:
+        with_value(Settings(), section, key, value)
+    message = str(refused.value)
+    assert home in message  # where the secret belongs instead
+    assert SECRET not in message
+    assert urlsplit(value).netloc.rpartition("@")[0] not in message  # nor the user name
+
+
+def test_the_settings_dialog_refuses_it_the_same_way() -> None:
+    with pytest.raises(ValueError, match="must not contain a user name or password") as refused:
+        AISettings(base_url=f"http://u:{SECRET}@host/v1")
+    assert SECRET not in str(refused.value)
+
+
+def test_a_hand_edited_url_with_a_password_loses_it_on_loading_and_it_is_not_reported(tmp_path: Path) -> None:
+    (tmp_path / SETTINGS_FILE).write_text(
+        json.dumps(
+            {
+                "ai": {"base_url": f"http://u:{SECRET}@127.0.0.1:8080/v1"},
+                "github": {"api_url": f"https://{SECRET}@ghe.example.org/api/v3"},
+            }
+        ),
+        encoding="utf-8",
+    )
+    settings, problems = load_settings_checked(tmp_path)
+    assert settings.ai.base_url == "http://127.0.0.1:8080/v1"  # the address kept, the secret dropped
+    assert settings.github.api_url == "https://ghe.example.org/api/v3"
+    text = "\n".join(problems)
+    assert "ai.base_url holds a user name or password, which is left out: remove it from settings.json" in text
+    assert "github.api_url holds a user name or password, which is left out" in text
+    assert SECRET not in text
