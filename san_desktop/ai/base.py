@@ -77,12 +77,24 @@ class TilDraft:
     markdown: str  # starts with "# TIL", one "## topic" section per group
 
 
-_FENCE = re.compile(r"^```[^\n]*\n.*?^```[ \t]*$", re.S | re.M)
+_FENCE_OPENING = re.compile(r"^```[^\n]*\n", re.M)
+_FENCE_CLOSING = re.compile(r"^```[ \t]*$", re.M)
 
 
 def code_blocks(text: str, limit: int = 2) -> tuple[str, ...]:
-    """The first fenced code blocks of a scrap, kept whole (with their language)."""
-    return tuple(match.group(0) for match in _FENCE.finditer(text))[:limit]
+    """The first fenced code blocks of a scrap, kept whole (with their language). A fence that nothing
+    closes ends the search: no later one is closed either (one pattern for both, lazily looking for the
+    closing line from every opening, was quadratic in a text of unclosed fences, issue 23)."""
+    blocks: list[str] = []
+    position = 0
+    while len(blocks) < limit:
+        opening = _FENCE_OPENING.search(text, position)
+        closing = _FENCE_CLOSING.search(text, opening.end()) if opening is not None else None
+        if opening is None or closing is None:
+            break
+        blocks.append(text[opening.start() : closing.end()])
+        position = closing.end()
+    return tuple(blocks)
 
 
 def group_by_topic(cards: Sequence[TilCard]) -> list[tuple[str, list[TilCard]]]:

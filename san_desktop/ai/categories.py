@@ -21,6 +21,7 @@ from importlib.resources import files
 from san_desktop.ai.base import DEFAULT_CATEGORIES, FALLBACK_CATEGORY
 from san_desktop.ai.keyterms import heading, prose
 from san_desktop.ai.lexicon import CATEGORY_KEYWORDS
+from san_desktop.ai.time_limit import check_time
 from san_desktop.ai.wordclass import english_topic_word, fold_plural, tokens
 
 EXAMPLES_FILE = "category_examples.jsonl"
@@ -116,6 +117,7 @@ def choose_category(
     text: str, categories: Sequence[str], model: Model | None = None, *, min_evidence: float = MIN_EVIDENCE
 ) -> str:
     counts = features(text)
+    check_time()
     model = model or default_model()
     allowed = [category for category in categories if category in model.priors]
     chosen = FALLBACK_CATEGORY

@@ -36,7 +36,7 @@ def make_provider(settings: AISettings, api_key: str | None = None) -> AIProvide
     if settings.provider == "local":
         from san_desktop.ai.local import LocalProvider
 
-        return LocalProvider()
+        return LocalProvider(time_limit_seconds=settings.local_time_limit_seconds)
     from san_desktop.ai.openai_compat import OpenAICompatibleProvider, OpenAISettings
 
     return OpenAICompatibleProvider(

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 
 from san_desktop.ai.base import MAX_TAG_LENGTH, MAX_TAGS, split_sentences
 from san_desktop.ai.lexicon import ENGLISH_STOPWORDS, KNOWN_TERMS
+from san_desktop.ai.time_limit import check_time
 from san_desktop.ai.wordclass import (
     english_topic_word,
     fold_plural,
@@ -25,16 +26,23 @@ from san_desktop.ai.wordclass import (
 )
 
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
-URL_PATTERN = re.compile(r"(?:https?://|www\.)\S+|\S+@\S+\.\w+", re.I)
+# Linear on any input (issue 23: ``\S+@\S+\.\w+`` was cubic in a token of @s): an e-mail address is
+# tried only where a token starts, after a lookahead that finds its first @ without backtracking; it ends at
+# the token's last ".word", as before.
+URL_PATTERN = re.compile(r"(?:https?://|www\.)\S+|(?<!\S)(?=\S(?>[^\s@]*)@\S\S*?\.\w)\S*\.\w+", re.I)
 _FILE_EXTENSIONS = (
     "html?|php|aspx?|jsp|py|pyc|md|markdown|txt|json|ya?ml|toml|csv|tsv|png|jpe?g|gif|svg|webp|pdf|zip|gz|tgz|tar|"
     "sh|bash|rs|go|java|kt|kts|swift|rb|c|h|cc|cpp|hpp|cs|ts|tsx|jsx|mjs|cjs|vue|css|scss|xml|ini|cfg|conf|log|db|"
     "sqlite3?|lock|exe|dll|so|dylib|bin|iso|dmg|apk|ipa|jar|war|sql|env|gradle"
 )
-_FILE_NAME = re.compile(rf"[\w\-]+(?:\.[\w\-]+)*\.(?:{_FILE_EXTENSIONS})\b", re.I)
+# Tried only where a dotted name starts (a later start in the same name cannot match when its start did
+# not), with parts that never give characters back: linear, where it was quadratic (issue 23).
+_FILE_NAME = re.compile(rf"(?<![\w\-])(?<![\w\-]\.)[\w\-]++(?:\.[\w\-]++)*\.(?:{_FILE_EXTENSIONS})\b", re.I)
 FILE_NAME_TAIL = re.compile(rf"\.(?:{_FILE_EXTENSIONS})$", re.I)
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9+#_]*(?:[.\-'][A-Za-z0-9+#_]+)*|[가-힣]+|\d+(?:\.\d+)?")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.M)
+# a heading line whole; its closing #s are stripped in ``heading`` (a lazy text before ``\s*#*\s*$`` was
+# cubic in a run of spaces, issue 23)
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+)$", re.M)
 LEADING_DETERMINERS = frozenset({"the", "a", "an", "this", "that", "these", "those", "our", "your", "my", "its"})
 _AFTER_VERB = LEADING_DETERMINERS | frozenset(
     "every each all any some no their his her it them you us both only its one two many much".split()
@@ -145,7 +153,8 @@ def heading(text: str) -> str | None:
     body = _FENCE.sub("\n", text).strip()
     found = _HEADING.search(body)
     if found and found.start() < 400:
-        return found.group(1).strip()
+        line = found.group(1).strip()
+        return line.rstrip("#").rstrip() or line  # "## Title ##": the closing #s are not the title
     lines = body.split("\n")
     first = lines[0].strip().rstrip(":")
     if not prose(first).strip():
@@ -180,6 +189,7 @@ def key_terms(text: str, limit: int = 12) -> list[Term]:
     lead = {w.key for w in words_of(top or sentences[0])}
     offset = 0
     for index, sentence in enumerate(sentences):
+        check_time()
         for run in _runs(sentence):
             for word in run:
                 counts[word.key] += 1

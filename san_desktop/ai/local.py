@@ -4,15 +4,21 @@ Cards from the text alone (issue 16): the heading or key phrase as title (``keyt
 summary (``summary``), key terms as tags, a naive Bayes category trained on shipped examples
 (``categories``); a text clean-up for refinement; template TILs; and hashed character n-gram embeddings
 (signed feature hashing with crc32, never Python's randomised ``hash()``).
+
+Bounded (issue 23): a card is made from the text's first ``ANALYSIS_WINDOW`` characters, and every call
+stops with ``AnalysisTooLongError`` past its time limit (``ai.local_time_limit_seconds``).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+import time
 import zlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -31,17 +37,39 @@ from san_desktop.ai.categories import MIN_EVIDENCE, choose_category
 from san_desktop.ai.keyterms import key_terms, tags
 from san_desktop.ai.lexicon import KNOWN_TERMS
 from san_desktop.ai.summary import summarize
+from san_desktop.ai.time_limit import Clock, check_time, time_limit
 from san_desktop.ai.titles import link_words, title
 from san_desktop.ai.wordclass import is_name, tokens
 from san_desktop.core.enums import QuizType
+from san_desktop.core.failpoints import pause_here
+from san_desktop.core.settings import AISettings
 from san_desktop.core.text import preview
 
+P = ParamSpec("P")
+R = TypeVar("R")
 LOCAL_EMBEDDING_MODEL = "local-hashed-ngram-v1"  # also ai.factory.LOCAL_EMBEDDING_MODEL (a test keeps them equal)
 LOCAL_DIMENSIONS = 512
 # Hashed n-grams overlap less than model embeddings: similar texts sit further apart.
 LOCAL_SIMILARITY_THRESHOLD = 0.7
 
 _CODE_FENCE = re.compile(r"```.*?```", re.S)
+# What a card is made from: key terms read 300 sentences and the summary ranks 120, so an article of up to
+# ~50,000 characters (300 sentences of 160) is read whole, and no text costs more than one that long.
+ANALYSIS_WINDOW = 50_000
+_SPACES = re.compile(r"[ \t]+")
+_WORD_SLACK = 200  # characters the window may end early to end between two words
+DEFAULT_TIME_LIMIT: float = AISettings.local_time_limit_seconds  # seconds, the setting's default
+
+
+def analysis_window(text: str, limit: int = ANALYSIS_WINDOW) -> str:
+    """The part of ``text`` a card is made from: all of it up to ``limit`` characters, else its start,
+    cut between two words (a token longer than the slack is cut where the limit falls)."""
+    if len(text) <= limit:
+        return text
+    for end in range(limit, max(0, limit - _WORD_SLACK), -1):
+        if text[end].isspace():
+            return text[:end].rstrip()
+    return text[:limit]
 
 
 def keyword_scores(text: str) -> tuple[Counter[str], dict[str, str]]:
@@ -68,19 +96,41 @@ def keyword_scores(text: str) -> tuple[Counter[str], dict[str, str]]:
     return scores, surfaces
 
 
+def _time_limited(method: Callable[Concatenate[LocalProvider, P], R]) -> Callable[Concatenate[LocalProvider, P], R]:
+    """The provider's call runs within its time limit."""
+
+    def limited(provider: LocalProvider, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        with time_limit(provider.time_limit_seconds, provider._clock):
+            return method(provider, *args, **kwargs)
+
+    functools.update_wrapper(limited, method)  # its name and docstring (the wrapper's type stays exact)
+    return limited
+
+
 class LocalProvider:
     """The embedded default: works offline, needs no model and no key."""
 
     name = "local"
     embedding_model = LOCAL_EMBEDDING_MODEL
     similarity_threshold = LOCAL_SIMILARITY_THRESHOLD
+    time_limit_seconds: float | None = DEFAULT_TIME_LIMIT  # (defaults here too: subclasses may skip __init__)
+    _clock: Clock = time.monotonic
 
+    def __init__(self, time_limit_seconds: float | None = DEFAULT_TIME_LIMIT, clock: Clock = time.monotonic) -> None:
+        """``time_limit_seconds``: how long one call may take (None: no limit)."""
+        self.time_limit_seconds = time_limit_seconds
+        self._clock = clock
+
+    @_time_limited
     def analyze_card(self, text: str, categories: Sequence[str]) -> CardDraft:
         """Title from the heading or the key phrase, an extractive summary, the key terms as tags, and the
-        category of the shipped model (issue 16)."""
+        category of the shipped model (issue 16), from the text's first ``ANALYSIS_WINDOW`` characters."""
+        pause_here("local.analyze_card")  # tests of a provider that never returns stop here
+        text = analysis_window(text)
         slug = link_words(text)  # a link alone (its page not fetched): its address names it
         source = f"{text}\n\n{slug}" if slug else text
         terms = key_terms(source)
+        check_time()
         draft = CardDraft(
             title=slug[:1].upper() + slug[1:] if slug else title(text, terms),
             summary=summarize(text) or preview(re.sub(r"(?m)^#+\s*", "", text), 200),
@@ -90,9 +140,10 @@ class LocalProvider:
         )
         return finalize_draft(draft, categories)
 
+    @_time_limited
     def refine_scrap(self, text: str) -> str:
         """Tidy a scrap without changing what it says: whitespace, repeated lines, broken paragraphs.
-        Code blocks are kept exactly as they were."""
+        Code blocks are kept exactly as they were. All of the text (it is kept instead of the original)."""
         parts = re.split(r"(```.*?```)", text, flags=re.S)
         cleaned = []
         for index, part in enumerate(parts):
@@ -100,8 +151,10 @@ class LocalProvider:
                 cleaned.append(part.strip("\n"))
                 continue
             lines: list[str] = []
-            for raw in part.split("\n"):
-                line = re.sub(r"[ \t]+", " ", raw).strip()
+            for number, raw in enumerate(part.split("\n")):
+                if number % 1024 == 0:
+                    check_time()
+                line = _SPACES.sub(" ", raw).strip() if raw else ""
                 if line and lines and line == lines[-1]:
                     continue  # a line pasted twice
                 if not line and lines and not lines[-1]:
@@ -110,6 +163,7 @@ class LocalProvider:
             cleaned.append("\n".join(lines).strip("\n"))
         return "\n\n".join(piece for piece in cleaned if piece.strip()).strip()
 
+    @_time_limited
     def write_til(self, day: str, cards: Sequence[TilCard]) -> TilDraft:
         """Offline: the day's cards grouped by category, each with its short summary, tags, source link
         and code; the title names the biggest topics."""
@@ -118,15 +172,19 @@ class LocalProvider:
         title = ", ".join(topic for topic, _members in groups[:3]) or "nothing captured"
         return TilDraft(title=title[:200], markdown=assemble_til(day, title, sections))
 
+    @_time_limited
     def make_quizzes(self, cards: Sequence[TilCard], quiz_types: Sequence[QuizType]) -> list[QuizDraft]:
         from san_desktop.ai.quizzes import local_quizzes  # (it builds on this module)
 
         return local_quizzes(cards, quiz_types)
 
+    @_time_limited
     def embed(self, texts: Sequence[str]) -> Vectors:
+        """One row per text, of its first ``ANALYSIS_WINDOW`` characters."""
         matrix = np.zeros((len(texts), LOCAL_DIMENSIONS), dtype=np.float32)
         for row, text in enumerate(texts):
-            for feature, weight in _features(text).items():
+            check_time()
+            for feature, weight in _features(analysis_window(text)).items():
                 digest = zlib.crc32(feature.encode("utf-8"))
                 sign = 1.0 if digest & 0x80000000 else -1.0
                 matrix[row, digest % LOCAL_DIMENSIONS] += sign * weight

@@ -3,7 +3,8 @@
 Structured output: JSON schema first; when the server does not support it, ``json_object``; then a plain
 prompt whose answer is repaired (the first JSON object in it). A truncated answer (``finish_reason ==
 "length"``) or a refusal is an error, never a card. HTTP errors are left to the job runner's
-classification (401/403 permanent, 429 waits for Retry-After, 5xx and timeouts transient).
+classification (429 waits for Retry-After, 5xx and timeouts transient, other 4xx permanent); a rejected key
+(401, or a 403 naming the key) is a ``CredentialsRejectedError``, which pauses the AI pool.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from san_desktop.ai.base import (
     group_by_topic,
 )
 from san_desktop.core.enums import QuizType
-from san_desktop.core.errors import PermanentError, TransientError
+from san_desktop.core.errors import CredentialsRejectedError, PermanentError, TransientError
 
 log = logging.getLogger(__name__)
 
@@ -315,7 +316,7 @@ class OpenAICompatibleProvider:
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         response = self._post("embeddings", {"model": self.settings.embedding_model, "input": list(texts)})
-        _raise_for_status(response)
+        self._raise_for_status(response)
         try:
             items = sorted(response.json()["data"], key=lambda item: item["index"])
             matrix = np.asarray([item["embedding"] for item in items], dtype=np.float32)
@@ -355,7 +356,7 @@ class OpenAICompatibleProvider:
                             MODES[self._mode_index],
                         )
                 continue
-            _raise_for_status(response)
+            self._raise_for_status(response)
             return self._parse_chat(response)
 
     def _chat(self, instructions: str, text: str, mode: str, name: str, schema: dict[str, Any]) -> httpx.Response:
@@ -387,6 +388,9 @@ class OpenAICompatibleProvider:
                 f"No answer from {self._client.base_url}{path} within {limit:g} s "
                 "(raise ai.timeout_seconds for slow local models)"
             ) from exc
+
+    def _raise_for_status(self, response: httpx.Response) -> None:
+        _raise_for_status(response, has_key=bool(self.settings.api_key))
 
     @staticmethod
     def _parse_chat(response: httpx.Response) -> dict[str, Any]:
@@ -423,9 +427,14 @@ def _error_detail(response: httpx.Response) -> tuple[str, str]:
     return " ".join(response.text.split())[:300], ""
 
 
-def _raise_for_status(response: httpx.Response) -> None:
+_KEY_WORDS = re.compile(r"api[ _-]?key|\bkey\b|unauthori[sz]ed|authenticat", re.I)
+
+
+def _raise_for_status(response: httpx.Response, *, has_key: bool = True) -> None:
     """Like ``raise_for_status``, with the server's own explanation in the message (the job layer still
-    classifies by status and headers). An exhausted quota is a 429 that waiting does not end."""
+    classifies by status and headers). An exhausted quota is a 429 that waiting does not end; a rejected
+    key (401, or a 403 whose explanation names the key) is said as such, in words of our own (some servers
+    quote the key back)."""
     if response.is_success:
         return
     message, code = _error_detail(response)
@@ -434,6 +443,15 @@ def _raise_for_status(response: httpx.Response) -> None:
     if message:
         summary += f": {message}"
     error = httpx.HTTPStatusError(summary, request=request, response=response)
+    status = response.status_code
+    if status == 401 or (status == 403 and _KEY_WORDS.search(f"{code} {message}")):
+        if not has_key:
+            raise CredentialsRejectedError(
+                f"The AI server asks for an API key ({status}): set one in Settings"
+            ) from error
+        raise CredentialsRejectedError(
+            f"The AI server rejected the API key ({status}): set a valid key in Settings"
+        ) from error
     if response.status_code == 429 and code == "insufficient_quota":
         raise PermanentError(
             "The AI account's quota is exhausted (insufficient_quota): add credit or change the AI settings"

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from san_desktop.ai.base import QuizDraft, TilCard, split_sentences
 from san_desktop.ai.lexicon import KNOWN_TERMS
 from san_desktop.ai.local import keyword_scores
+from san_desktop.ai.time_limit import check_time
 from san_desktop.ai.wordclass import is_name, strip_korean_particle, tokens
 from san_desktop.core.enums import QuizType
 
@@ -164,6 +165,7 @@ def local_quizzes(cards: Sequence[TilCard], quiz_types: Sequence[QuizType]) -> l
     terms_of = {card.card_id: (card, _key_terms(card)) for card in cards}  # once each: swaps look at all
     drafts: list[QuizDraft] = []
     for card, terms in terms_of.values():
+        check_time()
         cloze = _cloze(card, terms) if QuizType.SHORT_ANSWER in quiz_types else None
         if cloze is not None:
             drafts.append(cloze[0])

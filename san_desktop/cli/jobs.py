@@ -16,6 +16,7 @@ from san_desktop.queue.monitor import JobFilter
 
 if TYPE_CHECKING:
     from san_desktop.app import SanApp
+    from san_desktop.jobs.runner import PoolStatus
     from san_desktop.queue.job_queue import JobQueue
     from san_desktop.queue.monitor import BulkResult
     from san_desktop.queue.records import JobRecord
@@ -30,7 +31,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     sub = jobs.add_subparsers(dest="jobs_command", metavar="ACTION", required=True)
 
     run = sub.add_parser("run", help="run jobs without a window (takes the data directory's lock)")
-    run.add_argument("--until-idle", action="store_true", help="exit when nothing is runnable now")
+    run.add_argument(
+        "--until-idle",
+        action="store_true",
+        help="exit when nothing is runnable now (exit code 75 when failures or a rejected key paused the AI pool)",
+    )
     run.add_argument(
         "--wait-retries",
         action="store_true",
@@ -132,11 +137,11 @@ def _queue(args: argparse.Namespace) -> AbstractContextManager[SanApp]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from san_desktop.app import open_app
-    from san_desktop.jobs.headless import run_headless  # Qt is loaded only by the commands that need it
+    from san_desktop.jobs.headless import POOL_PAUSED, run_headless  # Qt loads only for the commands needing it
     from san_desktop.jobs.processors import registry_for
 
     with open_app(args.data_dir, kind="headless") as app:
-        code = run_headless(
+        outcome = run_headless(
             app.backend,
             registry_for(app),
             app.settings.jobs,
@@ -145,11 +150,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             ai_threads=app.settings.ai_threads,
         )
-        if args.until_idle and code == 0:
+        if args.until_idle and outcome.code in (0, POOL_PAUSED):
             paused = [pool for pool in JobPool if app.settings.jobs.paused(pool)]
             _tell_about_waiting_jobs(app.queue, [t for t in JobType if JOB_POOLS[t] not in paused])
             _tell_about_paused_pools(app, paused)
-        return code
+            for status in outcome.paused:
+                _tell_about_a_pool_paused_by_the_breaker(app, status)
+        return outcome.code
 
 
 def _tell_about_waiting_jobs(queue: JobQueue, job_types: list[JobType]) -> None:
@@ -176,6 +183,22 @@ def _tell_about_paused_pools(app: SanApp, pools: list[JobPool]) -> None:
                 f"`san jobs resume {pool.value.lower()}` lets them run.",
                 file=sys.stderr,
             )
+
+
+def _tell_about_a_pool_paused_by_the_breaker(app: SanApp, status: PoolStatus) -> None:
+    """``--until-idle`` stopped while failures, or a key the server rejected, paused a pool (exit code 75)."""
+    name = POOL_NAMES[status.pool]
+    types = frozenset(job_type for job_type in JobType if JOB_POOLS[job_type] is status.pool)
+    waiting = app.jobs.counts(JobFilter(job_types=types))[JobStatus.PENDING]
+    if status.reason is not None:  # only the user can fix it
+        why = f"paused. {status.reason} (or `san config set ai.api_key`), then run `san jobs run` again."
+    else:
+        last = f" (the last: {redact(status.last_error)})" if status.last_error else ""
+        why = (
+            f"paused after {status.failures} failures in a row{last}; run `san jobs run` again later, or see "
+            "`san jobs failures`."
+        )
+    print(f"{waiting} {name} job(s) wait: the {name} pool is {why}", file=sys.stderr)
 
 
 def cmd_list(args: argparse.Namespace) -> int:

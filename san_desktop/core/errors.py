@@ -140,6 +140,12 @@ class RateLimitedError(TransientError):
         self.retry_after = max(0.0, retry_after)
 
 
+class CredentialsRejectedError(PermanentError):
+    """The service refused the configured key (401, or a 403 that names the key): no job of its pool can
+    succeed until the user changes it. A pool with a breaker pauses at once and its jobs wait, spending no
+    attempt; elsewhere the job fails, as any permanent error does."""
+
+
 class TargetNotFoundError(PermanentError):
     """What a job works on is gone (seed 000: deleted targets fail without retry)."""
 

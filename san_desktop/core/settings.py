@@ -102,6 +102,8 @@ class AISettings:
     timeout_seconds: float = _number(120.0, 0.1, 3600.0)  # slow local models need long timeouts
     temperature: float = _number(0.2, 0.0, 2.0)
     til_cards_per_call: int = _number(20, 1, 200)  # writing a TIL: cards per request (map step)
+    # the embedded provider: one call (a card, a TIL, quizzes) stops past this, with a sentence saying why
+    local_time_limit_seconds: float = _number(30.0, 0.1, 3600.0)
 
     def __post_init__(self) -> None:
         _validate(self, "ai")

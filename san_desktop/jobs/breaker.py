@@ -2,7 +2,9 @@
 server for a cooldown, then let one probe job through; success closes it, failure doubles the cooldown.
 
 The original system burned its AI budget in a retry × re-enqueue × scheduler loop against a slow server;
-this is what stops that. Thread-safe: workers record outcomes, the runner reads the state.
+this is what stops that. A server that rejects the key is held open (``hold``) with no probe at all, until
+the user changes the settings or says "try now" (``reset``): the same key would only be rejected again.
+Thread-safe: workers record outcomes, the runner reads the state.
 """
 
 from __future__ import annotations
@@ -24,14 +26,18 @@ class BreakerState(StrEnum):
 class BreakerStatus:
     state: BreakerState
     consecutive_failures: int
-    retry_at: float | None  # monotonic time when an OPEN breaker lets a probe through
+    retry_at: float | None  # monotonic time when an OPEN breaker lets a probe through (None: held)
     cooldown: float
+    held: str | None = None  # why it is held open until reset (the server rejected the key), a sentence
+    last_error: str | None = None  # the latest failure in the streak, its first line
 
     def describe(self, now: float | None = None) -> str:
         if self.state is BreakerState.CLOSED:
             return "running"
         if self.state is BreakerState.HALF_OPEN:
             return "testing the AI server with one job"
+        if self.held is not None:
+            return f"paused. {self.held}"
         remaining = max(0.0, (self.retry_at or 0.0) - (now if now is not None else time.monotonic()))
         return f"paused after {self.consecutive_failures} failures in a row; trying again in {remaining:.0f} s"
 
@@ -57,19 +63,29 @@ class CircuitBreaker:
         self._cooldown = cooldown
         self._retry_at: float | None = None
         self._probe_out = False
+        self._held: str | None = None
+        self._last_error: str | None = None
 
     def status(self) -> BreakerStatus:
         with self._lock:
             return self._status()
 
     def _status(self) -> BreakerStatus:
-        return BreakerStatus(self._state, self._failures, self._retry_at, self._cooldown)
+        return BreakerStatus(self._state, self._failures, self._retry_at, self._cooldown, self._held, self._last_error)
 
     def seconds_until_probe(self) -> float | None:
+        """Seconds until an OPEN breaker lets a probe through; None when it is not OPEN, or held."""
         with self._lock:
             if self._state is not BreakerState.OPEN or self._retry_at is None:
                 return None
             return max(0.0, self._retry_at - self.clock())
+
+    def paused(self) -> bool:
+        """Whether no call may start now: OPEN, and held or its cooldown not over."""
+        with self._lock:
+            if self._state is not BreakerState.OPEN:
+                return False
+            return self._retry_at is None or self.clock() < self._retry_at
 
     def try_acquire(self) -> bool:
         """May a call start now? In HALF_OPEN exactly one caller gets True until it reports back."""
@@ -104,6 +120,8 @@ class CircuitBreaker:
             self._cooldown = self.base_cooldown
             self._retry_at = None
             self._probe_out = False
+            self._held = None
+            self._last_error = None
             changed = self._status() if was is not BreakerState.CLOSED else None
         if changed is not None:
             self._notify(changed)
@@ -112,10 +130,11 @@ class CircuitBreaker:
         """Close at once (the settings that made calls fail changed, or the user said "try now")."""
         self.record_success()
 
-    def record_failure(self) -> None:
-        """A transient failure (timeout, refused connection, 5xx, rate limit)."""
+    def record_failure(self, error: str | None = None) -> None:
+        """A transient failure (timeout, refused connection, 5xx, rate limit); ``error`` says what it was."""
         with self._lock:
             self._failures += 1
+            self._last_error = error or self._last_error
             changed = None
             if self._state is BreakerState.HALF_OPEN:
                 self._cooldown = min(self.max_cooldown, self._cooldown * 2)
@@ -126,6 +145,18 @@ class CircuitBreaker:
                 changed = self._status()
         if changed is not None:
             self._notify(changed)
+
+    def hold(self, reason: str) -> None:
+        """Pause until ``reset``, with no probe: ``reason`` (a sentence) says what the user must change."""
+        with self._lock:
+            changed = self._state is not BreakerState.OPEN or self._held != reason
+            self._state = BreakerState.OPEN
+            self._retry_at = None
+            self._probe_out = False
+            self._held = reason
+            status = self._status()
+        if changed:
+            self._notify(status)
 
     def record_neutral(self) -> None:
         """An outcome that says nothing about the server (permanent error, cancel): free the probe."""

@@ -15,6 +15,7 @@ import httpx
 
 from san_desktop.core.enums import ErrorKind
 from san_desktop.core.errors import (
+    CredentialsRejectedError,
     DatabaseLockedError,
     PermanentError,
     RateLimitedError,
@@ -39,6 +40,12 @@ def classify(exc: BaseException, *, now: float | None = None) -> Classification:
         if found is not None:
             return found
     return PERMANENT  # an unknown error is a bug or bad data: retrying blindly would only repeat it
+
+
+def credentials_rejected(exc: BaseException) -> CredentialsRejectedError | None:
+    """The rejected key in ``exc``'s cause chain, if that is what it says: a pool with a breaker pauses on
+    it (``CircuitBreaker.hold``) instead of failing its jobs one by one."""
+    return next((item for item in cause_chain(exc) if isinstance(item, CredentialsRejectedError)), None)
 
 
 def _classify_one(exc: BaseException, now: float) -> Classification | None:

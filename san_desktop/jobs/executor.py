@@ -8,15 +8,19 @@ from collections.abc import Callable
 
 from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.core.enums import ErrorKind, JobPool
-from san_desktop.core.errors import PermanentError, is_storage_full
+from san_desktop.core.errors import PermanentError, StorageFullError, is_storage_full
+from san_desktop.core.redact import error_message, first_cause
 from san_desktop.jobs.breaker import CircuitBreaker
-from san_desktop.jobs.classify import classify
+from san_desktop.jobs.classify import classify, credentials_rejected
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry, ProgressListener
 from san_desktop.queue.errors import JobCancelledError, JobInterruptedError, JobSupersededError
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import Claim, Classification, NextClaim
 
 log = logging.getLogger(__name__)
+
+# a rejected key: the job waits for the user (the breaker holds its pool), spending no attempt
+WAITS_FOR_THE_USER = Classification(ErrorKind.TRANSIENT, 0.0)
 
 
 class JobExecutor:
@@ -42,6 +46,7 @@ class JobExecutor:
         self._running: dict[str, JobContext] = {}
         # failures that could not be written (a full disk): written before the next job is claimed
         self._unrecorded: list[tuple[Claim, Exception, Classification]] = []
+        self._storage_full = False  # said once when the disk fills, once when there is room again
         self._lock = threading.Lock()
 
     def running_job_ids(self) -> set[str]:
@@ -65,11 +70,26 @@ class JobExecutor:
         """Run jobs of ``pool`` one after another until none is runnable, the breaker opens, or the
         app shuts down. Returns how many jobs ran. A job that completes without publishing claims the
         next one in its completion's transaction."""
+        breaker = self.breakers.get(pool)
+        count = 0
+        try:
+            count = self._drain(pool, should_continue, breaker)
+        except Exception as exc:
+            if not is_storage_full(exc, self.queue.db.path):
+                raise
+            if breaker is not None:
+                breaker.release_unused()
+            self._storage_is_full(exc)
+            return count
+        if count:
+            self._storage_has_room()
+        return count
+
+    def _drain(self, pool: JobPool, should_continue: Callable[[], bool], breaker: CircuitBreaker | None) -> int:
         job_types = self.registry.job_types_of(pool)
         self._record_unrecorded()
         if not job_types or not self.queue.has_runnable(job_types):
             return 0
-        breaker = self.breakers.get(pool)
 
         def may_go_on() -> bool:
             if self.shutdown_event.is_set() or not should_continue():
@@ -146,6 +166,24 @@ class JobExecutor:
             if then is not None and then.asked and then.claim is None and breaker is not None:
                 breaker.release_unused()
 
+    def _storage_is_full(self, exc: Exception) -> None:
+        """A full disk stops every claim alike: said once (it is no bug, and no traceback helps), not at
+        every poll until there is room."""
+        with self._lock:
+            said, self._storage_full = self._storage_full, True
+        if not said:
+            reason = exc if isinstance(exc, StorageFullError) else StorageFullError(self.queue.db.path, str(exc))
+            log.warning("%s Jobs wait until there is room.", reason)
+
+    def _storage_has_room(self) -> None:
+        """Jobs ran, and wrote what they did."""
+        with self._lock:
+            if self._unrecorded:
+                return
+            was, self._storage_full = self._storage_full, False
+        if was:
+            log.info("The disk has room again: jobs run again")
+
     def _record_unrecorded(self) -> None:
         with self._lock:
             waiting, self._unrecorded = self._unrecorded, []
@@ -158,9 +196,18 @@ class JobExecutor:
                 return
 
     def _record_failure(self, claim: Claim, exc: Exception, breaker: CircuitBreaker | None) -> None:
+        rejected = credentials_rejected(exc)
         if not isinstance(exc, JobCancelledError):
-            log.warning("Job %s (%s) attempt %s failed: %s", claim.job.id, claim.job.job_type, claim.attempt, exc)
+            # a rejected key is said in our words (a server may quote the key back): the server's, logged
+            detail = f" ({rejected.__cause__})" if rejected is not None and rejected.__cause__ is not None else ""
+            log.warning(
+                "Job %s (%s) attempt %s failed: %s%s", claim.job.id, claim.job.job_type, claim.attempt, exc, detail
+            )
         found = classify(exc)
+        if rejected is not None and breaker is None:
+            rejected = None  # nothing can pause this pool: the job fails, as any permanent error does
+        if rejected is not None:
+            found = WAITS_FOR_THE_USER
         try:
             self.queue.fail(claim, exc, found)
         except Exception as record_error:
@@ -173,7 +220,9 @@ class JobExecutor:
                 log.exception("Could not record the failure of job %s", claim.job.id)
         if breaker is None:
             return
-        if not isinstance(exc, JobCancelledError) and found.kind is ErrorKind.TRANSIENT:
-            breaker.record_failure()
+        if rejected is not None:
+            breaker.hold(str(rejected))
+        elif not isinstance(exc, JobCancelledError) and found.kind is ErrorKind.TRANSIENT:
+            breaker.record_failure(first_cause(error_message(exc)))
         else:
             breaker.record_neutral()

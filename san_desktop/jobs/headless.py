@@ -1,21 +1,46 @@
-"""``san jobs run``: the same runner without a window, on a Qt core event loop."""
+"""``san jobs run``: the same runner without a window, on a Qt core event loop.
+
+A thread cannot be stopped, so a job that never returns would keep the process alive for ever (Qt's pools
+wait for their threads when they are destroyed). When the run stops (timeout, signal) the running jobs
+get ``STOP_GRACE_SECONDS`` to finish; a job still running then is left PROCESSING and the process ends
+at once: the next start's recovery sweep gives that job back to the queue as interrupted. And should a
+job hold the interpreter itself (a C call that lets no other thread run, not even the timer's), a
+watchdog outside the interpreter ends the process ``HARD_STOP_SECONDS`` later, with exit code 1 and
+every thread's stack on stderr.
+"""
 
 from __future__ import annotations
 
+import faulthandler
 import logging
+import os
 import signal
+import sys
+from dataclasses import dataclass
 from types import FrameType
 
 from PySide6.QtCore import QCoreApplication, QTimer
 
 from san_desktop.bootstrap import Backend
+from san_desktop.core.enums import POOL_NAMES, JobPool
 from san_desktop.core.settings import JobSettings
 from san_desktop.jobs.registry import ProcessorRegistry
-from san_desktop.jobs.runner import JobRunner
+from san_desktop.jobs.runner import JobRunner, PoolState, PoolStatus
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobEvent
 
 log = logging.getLogger(__name__)
+
+STOP_GRACE_SECONDS = 5.0
+HARD_STOP_SECONDS = 10.0  # after the grace: the watchdog's margin
+TIMED_OUT = 124  # the timeout stopped a run that still had work
+POOL_PAUSED = 75  # EX_TEMPFAIL: --until-idle stopped while failures (or a rejected key) paused a pool
+
+
+@dataclass(frozen=True)
+class HeadlessOutcome:
+    code: int  # 0, TIMED_OUT or POOL_PAUSED
+    paused: tuple[PoolStatus, ...] = ()  # POOL_PAUSED: the pools that failures or a rejected key paused
 
 
 def run_headless(
@@ -27,27 +52,39 @@ def run_headless(
     wait_retries: bool = False,
     timeout: float | None = None,
     ai_threads: int | None = None,
-) -> int:
+) -> HeadlessOutcome:
     """Run jobs until stopped (SIGINT/SIGTERM), until idle (with ``wait_retries``: until no job waits for
-    a later retry either), or until ``timeout`` seconds passed. Returns 0, or 124 when the timeout ended
-    it while work was still runnable."""
+    a later retry or a paused pool's next try either), or until ``timeout`` seconds passed."""
     app = QCoreApplication.instance() or QCoreApplication([])
     queue = JobQueue(backend.db, settings)
     runner = JobRunner(queue, registry, backend.require_session(), settings, ai_threads=ai_threads)
     outcome = {"code": 0}
+    paused: list[PoolStatus] = []
 
     def on_idle() -> None:
         # jobs of a pool the user paused wait for its Resume; they do not keep this run going
-        if not until_idle or queue.has_runnable(runner.runnable_job_types()):
+        if not until_idle:
             return
-        if wait_retries and queue.waiting_summary(runner.runnable_job_types()) is not None:
-            return  # the poll picks them up when they are due
-        log.info("Nothing left to run; stopping")
+        held = [status for pool in runner.pools if (status := _paused_by_breaker(runner, pool)) is not None]
+        if queue.has_runnable(runner.runnable_job_types(without=[status.pool for status in held])):
+            return
+        waiting = [status for status in held if queue.has_runnable(runner.runnable_job_types(only=status.pool))]
+        if wait_retries:
+            if queue.waiting_summary(runner.runnable_job_types()) is not None:
+                return  # the poll picks them up when they are due
+            if any(status.seconds_left is not None for status in waiting):
+                return  # so does it when the pause ends; a rejected key, though, only the user can fix
+        if waiting:
+            paused.extend(waiting)
+            outcome["code"] = POOL_PAUSED
+            log.info("Nothing can run while %s; stopping", " and ".join(_news(status) for status in waiting))
+        else:
+            log.info("Nothing left to run; stopping")
         app.quit()
 
     def on_timeout() -> None:
-        if queue.has_runnable(runner.runnable_job_types()):
-            outcome["code"] = 124
+        if queue.has_runnable(runner.runnable_job_types()) or runner.executor.running_job_ids():
+            outcome["code"] = TIMED_OUT
         log.info("Timeout reached; stopping")
         app.quit()
 
@@ -67,12 +104,47 @@ def run_headless(
     heartbeat.timeout.connect(lambda: None)
     if timeout is not None:
         QTimer.singleShot(int(timeout * 1000), on_timeout)
+        if sys.__stderr__ is not None:
+            faulthandler.dump_traceback_later(
+                timeout + STOP_GRACE_SECONDS + HARD_STOP_SECONDS, exit=True, file=sys.__stderr__
+            )
     runner.start()
     try:
         app.exec()
     finally:
         heartbeat.stop()
-        runner.shutdown()
+        finished = runner.shutdown(wait_ms=int(STOP_GRACE_SECONDS * 1000))
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    return outcome["code"]
+        if not finished:
+            _abandon(sorted(runner.executor.running_job_ids()), outcome["code"])
+        faulthandler.cancel_dump_traceback_later()
+    return HeadlessOutcome(outcome["code"], tuple(paused))
+
+
+def _paused_by_breaker(runner: JobRunner, pool: JobPool) -> PoolStatus | None:
+    status = runner.pool_status(pool)
+    return status if status.state is PoolState.PAUSED_BY_BREAKER else None
+
+
+def _news(status: PoolStatus) -> str:
+    return f"the {POOL_NAMES[status.pool]} pool is {status.describe()}"
+
+
+def _abandon(job_ids: list[str], code: int) -> None:
+    """End the process now: a running job's thread cannot be stopped, and would keep it alive."""
+    count = len(job_ids)
+    jobs, them = ("1 job", "it") if count == 1 else (f"{count} jobs", "them")
+    log.warning(
+        "%s still running %g s after the stop (%s); ending the process: the next start gives %s back to the queue",
+        jobs,
+        STOP_GRACE_SECONDS,
+        ", ".join(job_ids),
+        them,
+    )
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            stream.flush()
+    os._exit(code)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import logging
 import sys
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -49,7 +50,8 @@ class PoolState(StrEnum):
     RUNNING = "running"
     IDLE = "idle"
     PAUSED_BY_USER = "paused"  # Pause in the monitor or `san jobs pause`; remembered in the settings
-    PAUSED_BY_BREAKER = "paused by failures"  # the AI server kept failing: a cooldown, then a probe
+    # the AI server kept failing (a cooldown, then a probe), or rejected the key (until the user acts)
+    PAUSED_BY_BREAKER = "paused by failures"
     TESTING = "testing"  # the breaker lets one probe job through
 
 
@@ -59,10 +61,14 @@ class PoolStatus:
     state: PoolState
     running: int  # jobs running now
     threads: int
-    seconds_left: float | None = None  # PAUSED_BY_BREAKER: until the probe
+    seconds_left: float | None = None  # PAUSED_BY_BREAKER: until the probe (None: held until the user acts)
     failures: int = 0  # PAUSED_BY_BREAKER: failures in a row that paused it
+    reason: str | None = None  # PAUSED_BY_BREAKER and held: what the user must change, a sentence
+    last_error: str | None = None  # PAUSED_BY_BREAKER: the latest of those failures, its first line
 
     def describe(self) -> str:
+        if self.state is PoolState.PAUSED_BY_BREAKER and self.reason is not None:
+            return f"paused. {self.reason}"
         if self.state is PoolState.PAUSED_BY_BREAKER:
             return f"paused after {self.failures} failures in a row; trying again in {self.seconds_left or 0:.0f} s"
         if self.state is PoolState.RUNNING:
@@ -265,7 +271,11 @@ class JobRunner(QObject):
         self._sweep_timer.stop()
         self.queue.remove_listener(self._on_queue_event)
         self.executor.shutdown_event.set()
-        finished = all(pool.waitForDone(wait_ms) for pool in (*self.pools.values(), self._maintenance))
+        deadline = time.monotonic() + wait_ms / 1000  # for all the pools together
+        finished = all(
+            pool.waitForDone(max(0, int((deadline - time.monotonic()) * 1000)))
+            for pool in (*self.pools.values(), self._maintenance)
+        )
         if not finished:
             log.warning("Some jobs were still running at exit; they will be recovered on the next start")
         return finished
@@ -280,7 +290,7 @@ class JobRunner(QObject):
             if not self.registry.job_types_of(pool) or self.settings.paused(pool):
                 continue
             breaker = self.breakers.get(pool)
-            if breaker is not None and breaker.seconds_until_probe():
+            if breaker is not None and breaker.paused():
                 continue
             while self._in_flight[pool] < threads.maxThreadCount():
                 worker = _PoolWorker(self.executor, pool, self._may_go_on(pool))
@@ -304,20 +314,30 @@ class JobRunner(QObject):
         running, threads = self.executor.running_count(pool), self.pools[pool].maxThreadCount()
         breaker = self.breaker_status(pool)
         if breaker is not None and breaker.state is BreakerState.OPEN:
-            left = self.breakers[pool].seconds_until_probe() or 0.0
-            return PoolStatus(pool, PoolState.PAUSED_BY_BREAKER, running, threads, left, breaker.consecutive_failures)
+            left = self.breakers[pool].seconds_until_probe()
+            return PoolStatus(
+                pool,
+                PoolState.PAUSED_BY_BREAKER,
+                running,
+                threads,
+                left,
+                breaker.consecutive_failures,
+                breaker.held,
+                breaker.last_error,
+            )
         if self.settings.paused(pool):
             return PoolStatus(pool, PoolState.PAUSED_BY_USER, running, threads)
         if breaker is not None and breaker.state is BreakerState.HALF_OPEN:
             return PoolStatus(pool, PoolState.TESTING, running, threads)
         return PoolStatus(pool, PoolState.RUNNING if running else PoolState.IDLE, running, threads)
 
-    def runnable_job_types(self) -> list[JobType]:
-        """The job types this runner would start now: those of pools the user has not paused."""
+    def runnable_job_types(self, *, without: Collection[JobPool] = (), only: JobPool | None = None) -> list[JobType]:
+        """The job types this runner would start: those of pools the user has not paused (nor ``without``;
+        with ``only``, of that pool alone)."""
         return [
             job_type
             for pool in self.pools
-            if not self.settings.paused(pool)
+            if not self.settings.paused(pool) and pool not in without and only in (None, pool)
             for job_type in self.registry.job_types_of(pool)
         ]
 

@@ -43,7 +43,9 @@ class RunnerNews(QObject):
         )
 
     def _on_runner_breaker_changed(self, change: BreakerChange) -> None:
-        if change.status.state is BreakerState.OPEN:
+        if change.status.state is BreakerState.OPEN and change.status.held is not None:
+            self._say(f"AI jobs {change.status.describe()}.", 0)  # until it is fixed: it will not pass by itself
+        elif change.status.state is BreakerState.OPEN:
             self._say(f"AI server unreachable or failing: AI jobs {change.status.describe()}.", 30_000)
         elif change.status.state is BreakerState.CLOSED:
             self._say("AI server answers again; AI jobs resumed.", 10_000)

@@ -202,13 +202,14 @@ class SettingsDialog(QDialog):
             widget.setEnabled(self._remote())
 
     def ai_settings(self) -> AISettings:
-        return AISettings(
+        """The AI settings this dialog shows, with the others (set in the file) as they were."""
+        return replace(
+            self._context.settings.ai,
             provider=str(self.provider.currentData()),
             base_url=self.base_url.text().strip(),
             chat_model=self.chat_model.text().strip(),
             embedding_model=self.embedding_model.text().strip(),
             timeout_seconds=self.timeout.value(),
-            temperature=self._context.settings.ai.temperature,
         )
 
     def _on_test_button_clicked(self) -> None:
@@ -318,7 +319,9 @@ class SettingsDialog(QDialog):
                 self._app.set_ai_key(key)
             if token:
                 self._app.set_github_token(token)
-            return self._app.save_settings(settings, overwrite=overwrite)
+            changes = self._app.save_settings(settings, overwrite=overwrite)
+            # a new key is new AI settings: AI jobs paused by a rejected key run again at once
+            return changes | Changes(settings=True, ai_settings_changed=True) if key else changes
 
         def refused(exc: SanError) -> None:
             self.status.setText(str(exc))

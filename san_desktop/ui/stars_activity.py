@@ -117,6 +117,9 @@ class StarsActivity(QWidget):
             if state is PoolState.PAUSED_BY_USER:
                 return f" — {POOL_NAMES[job.pool]} jobs are paused: resume them on the Jobs page"
             if state is PoolState.PAUSED_BY_BREAKER:
+                reason = self._runner.pool_status(job.pool).reason
+                if reason is not None:
+                    return f" — {POOL_NAMES[job.pool]} jobs are paused. {reason}"
                 return f" — {POOL_NAMES[job.pool]} jobs are paused after failures; they try again shortly"
         return ""
 

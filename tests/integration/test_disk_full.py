@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -130,6 +131,35 @@ def test_a_job_that_hits_a_full_disk_runs_again_once_space_is_back(disk: Path) -
         clock.advance(120)
         executor.drain(JobPool.AI)
         assert queue.get(claim.job.id).status is JobStatus.COMPLETED
+        assert len(all_cards(backend.db)) == 1
+    finally:
+        backend.close()
+
+
+def test_a_runner_on_a_disk_that_fills_says_so_once_and_runs_again_once_there_is_room(
+    disk: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 23: `san jobs run` logged "A AI worker stopped on an unexpected error" with a traceback at
+    every poll (2 s) while the disk was full. Each drain here is one poll of the runner's workers."""
+    backend = start_backend(disk / "data", kind="gui", log_to_stderr=False)
+    try:
+        queue = JobQueue(backend.db, fast_settings())
+        executor = JobExecutor(
+            queue, build_registry(ProviderSource(AISettings())), backend.require_session(), breakers={}
+        )
+        ScrapService(backend.db, queue).capture("Cards wait for room on the disk. " * 20)
+        filler = _fill(disk)
+        with caplog.at_level(logging.INFO, logger="san_desktop.jobs.executor"):
+            for _poll in range(5):
+                assert executor.drain(JobPool.AI) == 0  # nothing can be claimed: the claim is a write
+            full = [record for record in caplog.records if "the disk is full or read-only" in record.getMessage()]
+            assert len(full) == 1, caplog.text
+            assert full[0].exc_info is None  # a sentence, not a traceback: it is no bug
+            assert full[0].getMessage().startswith(f"Cannot write to {backend.data_dir}")
+            assert full[0].getMessage().endswith("nothing already stored was lost. Jobs wait until there is room.")
+            filler.unlink()
+            assert executor.drain(JobPool.AI) == 2  # the card's analysis and the scrap's refinement
+        assert "The disk has room again: jobs run again" in caplog.text
         assert len(all_cards(backend.db)) == 1
     finally:
         backend.close()

@@ -48,7 +48,7 @@ def main(argv: list[str]) -> int:
     registry.register(JobType.TIL_GITHUB_COMMIT, processor)  # type: ignore[arg-type]
     settings = JobSettings(poll_interval_seconds=0.05)
     try:
-        return run_headless(backend, registry, settings, until_idle=True, timeout=120)
+        return run_headless(backend, registry, settings, until_idle=True, timeout=120).code
     finally:
         backend.close()
 

@@ -14,6 +14,7 @@ from san_desktop.queue.claims import db_time
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.monitor import JobFilter, JobMonitor
 from san_desktop.queue.records import JobRecord
+from san_desktop.services.scraps import CaptureResult
 
 
 def fast_settings(**changes: object) -> JobSettings:
@@ -59,6 +60,12 @@ def insert_jobs(
             rows,
         )
     return ids
+
+
+def analysis_job(result: CaptureResult) -> str:
+    """The analysis job of a scrap captured as text (a link's waits for its page, and has none yet)."""
+    assert result.analysis_job_id is not None
+    return result.analysis_job_id
 
 
 def jobs_of(queue: JobQueue, *job_types: JobType, statuses: tuple[JobStatus, ...] = ()) -> list[JobRecord]:

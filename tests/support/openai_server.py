@@ -24,7 +24,8 @@ class Recorded:
 
 @dataclass
 class FakeOpenAI:
-    """``behaviour`` decides every answer: ok, 400, 401, echo_key (a 401 quoting the key back), 429,
+    """``behaviour`` decides every answer: ok, 400, 401, 403_key (a 403 for a bad key), 403 (a model the key
+    may not use), echo_key (a 401 quoting the key back), 429,
     quota (a 429 with ``insufficient_quota``), 500, malformed, length, refusal, slow (held until
     ``release`` is set, then answered as ``behaviour`` says by then), no_schema (json_schema rejected,
     json_object accepted)."""
@@ -87,6 +88,10 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 return self._send(
                     401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}
                 )
+            if behaviour == "403_key":  # as some proxies answer a bad key
+                return self._send(403, {"error": {"message": "Invalid API key", "code": "invalid_api_key"}})
+            if behaviour == "403":  # a key that works, for something it may not do
+                return self._send(403, {"error": {"message": "You are not allowed to sample from this model"}})
             if behaviour == "echo_key":  # as some servers do: the key, quoted back in the error
                 key = self.headers.get("Authorization", "").removeprefix("Bearer ")
                 return self._send(401, {"error": {"message": f"Incorrect API key provided: {key}"}})

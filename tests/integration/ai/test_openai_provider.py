@@ -12,7 +12,8 @@ import pytest
 from san_desktop.ai.factory import ProviderSource
 from san_desktop.bootstrap import Backend
 from san_desktop.core.enums import AttemptOutcome, ErrorKind, JobPool, JobStatus, JobType
-from san_desktop.core.settings import AISettings
+from san_desktop.core.settings import AISettings, JobSettings
+from san_desktop.jobs.breaker import BreakerState, CircuitBreaker
 from san_desktop.jobs.executor import JobExecutor
 from san_desktop.jobs.processors import build_registry
 from san_desktop.queue.job_queue import JobQueue
@@ -21,6 +22,7 @@ from san_desktop.services.scraps import ScrapService
 from san_desktop.services.secrets import AI_API_KEY, ai_api_key, set_secret
 from tests.support.cards import all_cards
 from tests.support.clock import FakeClock
+from tests.support.jobs import analysis_job
 from tests.support.openai_server import FakeOpenAI, fake_openai_server
 
 API_KEY = "sk-test-DO-NOT-LEAK-0123456789abcdef"
@@ -89,13 +91,94 @@ def test_server_without_json_schema_falls_back_to_json_object(
     assert formats == ["json_schema", "json_object"]
 
 
-def test_401_fails_at_once(backend: Backend, job_settings: object, server: FakeOpenAI, clock: FakeClock) -> None:
+def _providers(server: FakeOpenAI, *, key: str | None = API_KEY) -> ProviderSource:
+    if key is not None:
+        set_secret(AI_API_KEY, key)
+    return ProviderSource(
+        AISettings(provider="openai", base_url=server.url, chat_model="gpt-test", embedding_model="embed-test"),
+        api_key=ai_api_key,
+    )
+
+
+def _scraps(backend: Backend, queue: JobQueue, count: int) -> list[str]:
+    scraps = ScrapService(backend.db, queue)
+    return [analysis_job(scraps.capture(f"{SCRAP} Note {n}.")) for n in range(count)]
+
+
+REJECTED = "The AI server rejected the API key (401): set a valid key in Settings"
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "sentence"),
+    [("401", REJECTED), ("403_key", REJECTED.replace("(401)", "(403)"))],
+)
+def test_a_rejected_key_pauses_the_ai_pool_at_once_and_every_job_waits(
+    backend: Backend, job_settings: JobSettings, server: FakeOpenAI, clock: FakeClock, behaviour: str, sentence: str
+) -> None:
+    """Issue 23: a 401 failed every job one by one; the key is wrong for all of them alike."""
+    server.behaviour = behaviour
+    queue = JobQueue(backend.db, job_settings, clock=clock)
+    breaker = CircuitBreaker(5, 60.0, 600.0)
+    executor = JobExecutor(
+        queue, build_registry(_providers(server)), backend.require_session(), breakers={JobPool.AI: breaker}
+    )
+    jobs = _scraps(backend, queue, 3)
+
+    assert executor.drain(JobPool.AI) == 1  # one request told: the pool stops there
+    status = breaker.status()
+    assert status.state is BreakerState.OPEN
+    assert status.held == sentence
+    assert status.retry_at is None  # no probe with the same key: the user changes it, or says "Try now"
+    first = queue.get(jobs[0])
+    assert first.status is JobStatus.PENDING
+    assert first.attempts == 0  # no attempt spent: the job is not at fault
+    assert (first.error_message or "").startswith(f"CredentialsRejectedError: {sentence}")
+    assert API_KEY not in (first.error_message or "")
+    assert [queue.get(job).attempts for job in jobs[1:]] == [0, 0]
+    assert all(queue.attempts(job) == [] for job in jobs[1:])  # never tried
+    assert executor.drain(JobPool.AI) == 0  # paused: nothing is asked of the server
+    assert len([r for r in server.requests if r.path.endswith("/chat/completions")]) == 1
+
+    server.behaviour = "ok"  # the user sets a valid key; saving it (or "Try now") closes the breaker
+    breaker.reset()
+    executor.drain(JobPool.AI)
+    assert {queue.get(job).status for job in jobs} == {JobStatus.COMPLETED}
+
+
+def test_without_a_key_the_pause_asks_for_one(
+    backend: Backend, job_settings: JobSettings, server: FakeOpenAI, clock: FakeClock
+) -> None:
+    server.behaviour = "401"
+    queue = JobQueue(backend.db, job_settings, clock=clock)
+    breaker = CircuitBreaker(5, 60.0, 600.0)
+    providers = _providers(server, key=None)
+    executor = JobExecutor(queue, build_registry(providers), backend.require_session(), breakers={JobPool.AI: breaker})
+    _scraps(backend, queue, 1)
+    executor.drain(JobPool.AI)
+    assert breaker.status().held == "The AI server asks for an API key (401): set one in Settings"
+
+
+def test_a_403_for_something_else_fails_the_job_alone(
+    backend: Backend, job_settings: object, server: FakeOpenAI, clock: FakeClock
+) -> None:
+    server.behaviour = "403"
+    job = _analyse(backend, job_settings, server, clock)
+    assert job.status is JobStatus.FAILED
+    assert job.error_kind is ErrorKind.PERMANENT
+    assert "You are not allowed to sample from this model" in (job.error_message or "")
+
+
+def test_without_a_breaker_a_rejected_key_fails_the_job(
+    backend: Backend, job_settings: object, server: FakeOpenAI, clock: FakeClock
+) -> None:
+    """Nothing could pause a pool without a breaker: waiting would only ask again at once, for ever."""
     server.behaviour = "401"
     job = _analyse(backend, job_settings, server, clock)
     assert job.status is JobStatus.FAILED
     assert job.error_kind is ErrorKind.PERMANENT
     assert job.attempts == 1
-    assert "401 Unauthorized" in (job.error_message or "")
+    assert REJECTED in (job.error_message or "")
+    assert "401 Unauthorized" in (job.error_message or "")  # the server's answer, in the cause chain
 
 
 def test_429_waits_for_retry_after_without_spending_an_attempt(

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
 
 from san_desktop.core.enums import JobPool, JobStatus, JobType
 from san_desktop.core.instance_lock import InstanceLock
+from san_desktop.core.settings import AISettings, JobSettings, Settings, save_settings
 from san_desktop.db.database import Database
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.services.app_sessions import start_session
-from tests.support.jobs import fast_settings
+from san_desktop.services.scraps import ScrapService
+from tests.support.jobs import analysis_job, fast_settings
+from tests.support.openai_server import fake_openai_server
 from tests.support.processes import run_san
 
 
@@ -96,3 +104,76 @@ def test_headless_run_until_idle_and_timeout(db: Database) -> None:
     timed = run_san("jobs", "run", "--timeout", "0.5")
     assert timed.returncode == 0
     assert "Timeout reached" in timed.stderr
+
+
+def test_a_one_megabyte_token_becomes_a_card_well_within_the_timeout(db: Database, tmp_path: Path) -> None:
+    """Issue 23: a token without spaces as long as a scrap may be held the embedded provider for hours."""
+    token = tmp_path / "token.txt"
+    token.write_text("a." * 499_000 + "md", encoding="utf-8")  # 998,002 bytes: one "file name"
+    added = run_san("scrap", "add", "--file", str(token))
+    assert added.returncode == 0, added.stderr
+    try:
+        ran = run_san("jobs", "run", "--until-idle", "--timeout", "20", timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("`san jobs run --timeout 20` was still running after 60 s")
+    assert ran.returncode == 0, ran.stderr
+    assert "Nothing left to run" in ran.stderr
+    listed = run_san("cards", "list", "--json")
+    assert [card["title"] for card in json.loads(listed.stdout)] == ["Untitled scrap"]
+
+
+def _ai_server_settings(data_dir: Path, url: str) -> None:
+    """The AI server at ``url``; 2 failures in a row pause the AI pool, for longer than the test runs."""
+    jobs = JobSettings(
+        breaker_failure_threshold=2,
+        breaker_cooldown_seconds=3600.0,
+        breaker_max_cooldown_seconds=3600.0,
+        backoff_base_seconds=3600.0,
+        poll_interval_seconds=0.1,
+    )
+    ai = AISettings(provider="openai", base_url=url, chat_model="gpt-test", embedding_model="embed-test")
+    save_settings(data_dir, Settings(jobs=jobs, ai=ai))
+
+
+def _run_until_idle(*options: str) -> subprocess.CompletedProcess[str]:
+    try:
+        return run_san("jobs", "run", "--until-idle", *options, "--timeout", "20", timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("`san jobs run --timeout 20` was still running after 60 s")
+
+
+def test_until_idle_stops_when_failures_pause_the_ai_pool_and_says_so(db: Database, data_dir: Path) -> None:
+    """Issue 23: with the AI pool paused by failures, `--until-idle` ran until `--timeout` ended it."""
+    queue = JobQueue(db, fast_settings())
+    scraps = ScrapService(db, queue)
+    jobs = [analysis_job(scraps.capture(f"Scrap number {n} about SQLite.")) for n in range(4)]
+    with fake_openai_server() as server:
+        server.behaviour = "500"
+        _ai_server_settings(data_dir, server.url)
+        ran = _run_until_idle()
+    assert ran.returncode == 75, ran.stderr  # EX_TEMPFAIL: try again later
+    assert re.search(
+        r"\n\d+ AI job\(s\) wait: the AI pool is paused after \d+ failures in a row \(the last: HTTP 500 Internal "
+        r"Server Error from http://127\.0\.0\.1:\d+/v1/chat/completions: The server had an error\); run `san jobs "
+        r"run` again later, or see `san jobs failures`\.\n",
+        ran.stderr,
+    ), ran.stderr
+    assert {queue.get(job).status for job in jobs} == {JobStatus.PENDING}  # nothing lost, nothing failed
+
+
+def test_until_idle_stops_when_the_ai_server_rejects_the_key(db: Database, data_dir: Path) -> None:
+    """Waiting for retries cannot help a key the server rejects: even `--wait-retries` stops, and says why."""
+    queue = JobQueue(db, fast_settings())
+    scraps = ScrapService(db, queue)
+    jobs = [analysis_job(scraps.capture(f"Scrap number {n} about SQLite.")) for n in range(3)]
+    with fake_openai_server() as server:
+        server.behaviour = "401"
+        _ai_server_settings(data_dir, server.url)
+        ran = _run_until_idle("--wait-retries")
+    assert ran.returncode == 75, ran.stderr
+    assert (
+        "AI job(s) wait: the AI pool is paused. The AI server asks for an API key (401): set one in Settings "
+        "(or `san config set ai.api_key`), then run `san jobs run` again.\n"
+    ) in ran.stderr
+    assert [queue.get(job).attempts for job in jobs] == [0, 0, 0]
+    assert {queue.get(job).status for job in jobs} == {JobStatus.PENDING}

@@ -69,3 +69,39 @@ def test_unused_probe_is_given_back() -> None:
     assert breaker.try_acquire()
     breaker.release_unused()
     assert breaker.try_acquire()
+
+
+def test_a_hold_pauses_without_a_probe_until_reset() -> None:
+    clock = FakeClock()
+    changes: list[BreakerStatus] = []
+    breaker = _breaker(clock, changes)
+    breaker.hold("The AI server rejected the API key (401): set a valid key in Settings")
+    assert breaker.paused()
+    clock.now += 10_000.0
+    assert not breaker.try_acquire()  # no cooldown ends it: the same key would be rejected again
+    assert breaker.paused()
+    breaker.record_failure()  # a request already on its way when it paused
+    status = breaker.status()
+    assert (status.state, status.retry_at) == (BreakerState.OPEN, None)
+    assert status.describe() == "paused. The AI server rejected the API key (401): set a valid key in Settings"
+    breaker.reset()  # a new key saved, or "Try now"
+    assert not breaker.paused()
+    assert breaker.try_acquire()
+    assert [(change.state, change.held) for change in changes] == [
+        (BreakerState.OPEN, "The AI server rejected the API key (401): set a valid key in Settings"),
+        (BreakerState.CLOSED, None),
+    ]
+
+
+def test_the_last_failure_is_kept_for_the_pause_to_name() -> None:
+    clock = FakeClock()
+    breaker = _breaker(clock)
+    for number in range(3):
+        breaker.record_failure(f"HTTP 500 from the server (#{number})")
+    status = breaker.status()
+    assert status.last_error == "HTTP 500 from the server (#2)"
+    assert breaker.paused()
+    clock.now += 10.0
+    assert not breaker.paused()  # the probe is due
+    breaker.record_success()
+    assert breaker.status().last_error is None
