@@ -11,7 +11,6 @@ permanent with GitHub's message, 404 → permanent saying whether the repository
 from __future__ import annotations
 
 import base64
-import math
 import threading
 import time
 from collections.abc import Callable
@@ -22,6 +21,7 @@ from urllib.parse import quote
 import httpx
 
 from san_desktop.core.errors import PermanentError, RateLimitedError, TransientError
+from san_desktop.core.headers import header_numbers, limit_used_up
 from san_desktop.core.redact import register_secret
 from san_desktop.core.repo_paths import check_repo_path, check_repository_name
 
@@ -120,11 +120,10 @@ class GitHubClient:
             return TokenRejectedError(
                 "GitHub rejected the token (401): set a valid one in Settings or with `san github token set`"
             )
-        if status in (403, 429) and (retry_after := _header_numbers(headers, "retry-after")):
+        if status in (403, 429) and (retry_after := header_numbers(headers.get("retry-after"))):
             return RateLimitedError(f"{detail} (secondary rate limit)", max(retry_after))
-        remaining = _header_numbers(headers, "x-ratelimit-remaining")
-        if status in (403, 429) and remaining and min(remaining) <= 0:
-            reset = max(_header_numbers(headers, "x-ratelimit-reset") or [0.0])
+        if status in (403, 429) and limit_used_up(headers.get("x-ratelimit-remaining")):
+            reset = max(header_numbers(headers.get("x-ratelimit-reset")) or [0.0])
             return RateLimitedError(f"{detail} (rate limit used up)", max(0.0, reset - time.time()))
         if status == 409:
             return TransientError(f"{detail} (the branch moved meanwhile; it is fetched again)")
@@ -229,20 +228,6 @@ class GitHubClient:
 def _write_lock(repository: str) -> threading.Lock:
     with _registry_lock:
         return _write_locks.setdefault(repository, threading.Lock())
-
-
-def _header_numbers(headers: httpx.Headers, name: str) -> list[float]:
-    """Every number a header carries: a header sent twice reads as "4990, 0", and a proxy may add its
-    own copy; what cannot be read as a number is left out."""
-    numbers = []
-    for value in headers.get_list(name, split_commas=True):
-        try:
-            number = float(value)
-        except ValueError:
-            continue
-        if math.isfinite(number):
-            numbers.append(max(0.0, number))
-    return numbers
 
 
 def _repo(repository: str) -> str:

@@ -23,6 +23,7 @@ from san_desktop.core.errors import (
     TransientError,
     is_storage_full,
 )
+from san_desktop.core.headers import header_numbers, header_pieces, limit_used_up
 from san_desktop.core.redact import cause_chain
 from san_desktop.queue.records import Classification
 
@@ -77,7 +78,7 @@ def classify_response(response: httpx.Response, *, now: float | None = None) -> 
     """401/403/404 and other 4xx: permanent; 429 (or 403 with an exhausted rate limit): wait; 5xx: transient."""
     status = response.status_code
     wait = rate_limit_wait(response.headers, now=now if now is not None else time.time())
-    if status == 429 or (status == 403 and response.headers.get("x-ratelimit-remaining") == "0"):
+    if status == 429 or (status == 403 and limit_used_up(response.headers.get("x-ratelimit-remaining"))):
         return Classification(ErrorKind.TRANSIENT, wait if wait is not None else 60.0)
     if status in _TRANSIENT_STATUS or status >= 500:
         return Classification(ErrorKind.TRANSIENT, wait) if wait is not None else TRANSIENT
@@ -99,21 +100,22 @@ def _parse_duration(value: str) -> float | None:
 def rate_limit_wait(headers: httpx.Headers | dict[str, str], *, now: float) -> float | None:
     """Seconds to wait, from Retry-After (seconds or HTTP date), GitHub's x-ratelimit-reset (epoch
     seconds, when the remaining count is 0) or OpenAI's x-ratelimit-reset-* durations."""
-    lowered = {key.lower(): value for key, value in headers.items()}
+    lowered = {key.lower(): value for key, value in headers.items()}  # (a header sent twice: "a, b")
     retry_after = lowered.get("retry-after")
     if retry_after:
+        if seconds := header_numbers(retry_after):
+            return max(seconds)
         try:
-            return max(0.0, float(retry_after))
-        except ValueError:
-            try:
-                return max(0.0, parsedate_to_datetime(retry_after).timestamp() - now)
-            except (TypeError, ValueError):
-                pass
-    if lowered.get("x-ratelimit-remaining") == "0" and lowered.get("x-ratelimit-reset", "").isdigit():
-        return max(0.0, float(lowered["x-ratelimit-reset"]) - now)
+            return max(0.0, parsedate_to_datetime(retry_after).timestamp() - now)
+        except (TypeError, ValueError):
+            pass
+    resets = header_numbers(lowered.get("x-ratelimit-reset"))
+    if limit_used_up(lowered.get("x-ratelimit-remaining")) and resets:
+        return max(0.0, max(resets) - now)
     waits = [
         parsed
         for key in ("x-ratelimit-reset-requests", "x-ratelimit-reset-tokens")
-        if (value := lowered.get(key)) and (parsed := _parse_duration(value)) is not None
+        for piece in header_pieces(lowered.get(key))
+        if (parsed := _parse_duration(piece)) is not None
     ]
     return max(waits) if waits else None

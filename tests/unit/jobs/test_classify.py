@@ -13,7 +13,7 @@ from san_desktop.jobs.classify import classify, rate_limit_wait
 NOW = 1_800_000_000.0
 
 
-def _status_error(status: int, headers: dict[str, str] | None = None) -> httpx.HTTPStatusError:
+def _status_error(status: int, headers: dict[str, str] | list[tuple[str, str]] | None = None) -> httpx.HTTPStatusError:
     request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
     response = httpx.Response(status, headers=headers or {}, request=request)
     return httpx.HTTPStatusError(f"HTTP {status}", request=request, response=response)
@@ -46,6 +46,22 @@ def test_github_rate_limit_reset_on_403() -> None:
     headers = {"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(int(NOW) + 300)}
     found = classify(_status_error(403, headers), now=NOW)
     assert found.retry_after == pytest.approx(300)
+
+
+def test_a_rate_limit_header_sent_twice_still_says_used_up() -> None:
+    """GitHub's own header beside a proxy's copy: joined, they read "4990, 0" (issue 23, item 18)."""
+    headers = [("x-ratelimit-remaining", "4990"), ("x-ratelimit-remaining", "0")]
+    headers += [("x-ratelimit-reset", str(int(NOW) + 300)), ("x-ratelimit-reset", "not a time")]
+    found = classify(_status_error(403, headers), now=NOW)
+    assert found.kind is ErrorKind.TRANSIENT
+    assert found.retry_after == pytest.approx(300)
+
+
+def test_retry_after_sent_twice_waits_the_longer() -> None:
+    found = classify(_status_error(429, [("Retry-After", "5"), ("Retry-After", "40")]), now=NOW)
+    assert found.retry_after == 40
+    durations = [("x-ratelimit-reset-requests", "1s"), ("x-ratelimit-reset-requests", "6m0s")]
+    assert classify(_status_error(429, durations), now=NOW).retry_after == 360
 
 
 def test_openai_reset_durations() -> None:
