@@ -77,6 +77,16 @@ class TilDraft:
     markdown: str  # starts with "# TIL", one "## topic" section per group
 
 
+class KeptParts(Protocol):
+    """Where a long AI operation keeps what each of its calls answered, as the answers come: a run killed
+    midway is resumed without asking again for what it had (issue 23). ``key`` names the call by all of its
+    input; ``get`` gives None for a call never answered."""
+
+    def get(self, key: str) -> str | None: ...
+
+    def put(self, key: str, text: str) -> None: ...
+
+
 _FENCE_OPENING = re.compile(r"^```[^\n]*\n", re.M)
 _FENCE_CLOSING = re.compile(r"^```[ \t]*$", re.M)
 
@@ -144,8 +154,9 @@ class AIProvider(Protocol):
 
     def refine_scrap(self, text: str) -> str: ...
 
-    def write_til(self, day: str, cards: Sequence[TilCard]) -> TilDraft:
-        """A day's TIL: each card summarised, grouped by topic under "## topic", code fences kept."""
+    def write_til(self, day: str, cards: Sequence[TilCard], kept: KeptParts | None = None) -> TilDraft:
+        """A day's TIL: each card summarised, grouped by topic under "## topic", code fences kept. A
+        provider that makes several calls keeps each answer in ``kept`` and reuses what is there."""
         ...
 
     def embed(self, texts: Sequence[str]) -> Vectors:

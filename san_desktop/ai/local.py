@@ -24,6 +24,7 @@ import numpy as np
 
 from san_desktop.ai.base import (
     CardDraft,
+    KeptParts,
     QuizDraft,
     TilCard,
     TilDraft,
@@ -164,9 +165,9 @@ class LocalProvider:
         return "\n\n".join(piece for piece in cleaned if piece.strip()).strip()
 
     @_time_limited
-    def write_til(self, day: str, cards: Sequence[TilCard]) -> TilDraft:
+    def write_til(self, day: str, cards: Sequence[TilCard], kept: KeptParts | None = None) -> TilDraft:
         """Offline: the day's cards grouped by category, each with its short summary, tags, source link
-        and code; the title names the biggest topics."""
+        and code; the title names the biggest topics. Quick and in one piece: nothing to keep."""
         groups = group_by_topic(cards)
         sections = [(topic, "\n\n".join(card_entry(card) for card in members)) for topic, members in groups]
         title = ", ".join(topic for topic, _members in groups[:3]) or "nothing captured"

@@ -9,11 +9,12 @@ classification (429 waits for Retry-After, 5xx and timeouts transient, other 4xx
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,7 @@ import numpy as np
 from san_desktop.ai.base import (
     MAX_TAGS,
     CardDraft,
+    KeptParts,
     QuizDraft,
     TilCard,
     TilDraft,
@@ -259,38 +261,56 @@ class OpenAICompatibleProvider:
             raise AIOutputError("The AI answer had no refined text")
         return refined.strip()
 
-    def write_til(self, day: str, cards: Sequence[TilCard]) -> TilDraft:
+    def write_til(self, day: str, cards: Sequence[TilCard], kept: KeptParts | None = None) -> TilDraft:
         """Map, then reduce, so a day of many cards never becomes one oversized prompt: one call per batch
         of a topic's cards (``til_cards_per_call``), one per topic with several batches to merge them,
-        and one for the title. Code fences come from the cards themselves, untouched."""
+        and one for the title; each answer kept in ``kept``. Code fences come from the cards themselves,
+        untouched."""
         sections = []
         groups = group_by_topic(cards)
         for topic, members in groups:
             size = max(1, self.settings.til_cards_per_call)
-            parts = [self._section(topic, members[start : start + size]) for start in range(0, len(members), size)]
-            body = parts[0] if len(parts) == 1 else self._merge(topic, parts)
+            batches = [members[start : start + size] for start in range(0, len(members), size)]
+            parts = [self._section(topic, batch, kept) for batch in batches]
+            body = parts[0] if len(parts) == 1 else self._merge(topic, parts, kept)
             code = [block for card in members for block in card.code_blocks]
             sections.append((topic, "\n\n".join([body, *code])))
         outline = "\n".join(
             f"- {topic}: " + "; ".join(c.title for c in members) for topic, members in group_by_topic(cards)
         )
-        data = self._structured(_TIL_TITLE_INSTRUCTIONS, outline, "til_title", TITLE_SCHEMA)
-        title = " ".join(str(data.get("title") or "").split())[:200]
+        title = self._kept(kept, _TIL_TITLE_INSTRUCTIONS, outline, self._title)
         if not title:
             raise AIOutputError("The AI answer had no title for the TIL")
         return TilDraft(title=title, markdown=assemble_til(day, title, sections))
 
-    def _section(self, topic: str, cards: Sequence[TilCard]) -> str:
+    def _kept(self, kept: KeptParts | None, instructions: str, content: str, ask: Callable[[str, str], str]) -> str:
+        """``ask(instructions, content)``, or its answer kept from an earlier run of the same call (the same
+        model, instructions and content)."""
+        if kept is None:
+            return ask(instructions, content)
+        key = hashlib.sha256(json.dumps([self.settings.chat_model, instructions, content]).encode()).hexdigest()
+        answer = kept.get(key)
+        if answer is None:
+            answer = ask(instructions, content)
+            kept.put(key, answer)
+        return answer
+
+    def _section(self, topic: str, cards: Sequence[TilCard], kept: KeptParts | None = None) -> str:
         listing = "\n\n".join(
             f"Card: {card.title}\nSummary: {card.summary}\nTags: {', '.join(card.tags)}" for card in cards
         )
-        data = self._structured(_TIL_SECTION_INSTRUCTIONS.format(topic=topic), listing, "til_section", SECTION_SCHEMA)
-        return _section_text(data)
+        return self._kept(kept, _TIL_SECTION_INSTRUCTIONS.format(topic=topic), listing, self._section_call)
 
-    def _merge(self, topic: str, parts: Sequence[str]) -> str:
+    def _merge(self, topic: str, parts: Sequence[str], kept: KeptParts | None = None) -> str:
         joined = "\n\n---\n\n".join(parts)
-        data = self._structured(_TIL_MERGE_INSTRUCTIONS.format(topic=topic), joined, "til_section", SECTION_SCHEMA)
-        return _section_text(data)
+        return self._kept(kept, _TIL_MERGE_INSTRUCTIONS.format(topic=topic), joined, self._section_call)
+
+    def _section_call(self, instructions: str, content: str) -> str:
+        return _section_text(self._structured(instructions, content, "til_section", SECTION_SCHEMA))
+
+    def _title(self, instructions: str, outline: str) -> str:
+        data = self._structured(instructions, outline, "til_title", TITLE_SCHEMA)
+        return " ".join(str(data.get("title") or "").split())[:200]
 
     def make_quizzes(self, cards: Sequence[TilCard], quiz_types: Sequence[QuizType]) -> list[QuizDraft]:
         """One call per batch of ``til_cards_per_call`` cards. Items that name no card of the batch or

@@ -89,7 +89,8 @@ class RunFiles:
         return self.write_bytes(kind, target_id, version, ext, text.encode("utf-8"))
 
     def write_bytes(self, kind: str, target_id: str, version: int, ext: str, data: bytes) -> str:
-        """Write atomically (a temporary file, then a rename) under a name no other run can have."""
+        """Write atomically (a temporary file, then linked to its name) under a name no other run can have;
+        a name this run already wrote is refused, never overwritten."""
         if not _SAFE_PART.match(kind):
             raise ValueError(f"not a safe folder name: {kind!r}")
         folder = self.store.root / kind
@@ -104,7 +105,9 @@ class RunFiles:
                 handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
-            os.replace(temporary, final)
+            os.link(temporary, final)  # (unlike a rename, fails when the name is taken)
+        except FileExistsError:
+            raise ValueError(f"{kind}/{name} was already written by this run") from None
         finally:
             temporary.unlink(missing_ok=True)
         return f"{kind}/{name}"

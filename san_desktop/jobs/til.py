@@ -143,6 +143,9 @@ class _Run:
                     data=json.dumps(data, ensure_ascii=False),
                 )
             )
+            done_with = _KeptDraftParts.forget(session, self.summary_id) if step.name == "draft" else []
+        for part in done_with:  # (no row refers to them any more)
+            context.files.store.path(part).unlink(missing_ok=True)
 
     def _collect(self) -> tuple[str, dict[str, Any]]:
         self.cards, self.revision = self.owner.til(self.context).collect(self.local_date)
@@ -154,7 +157,7 @@ class _Run:
 
     def _draft(self) -> tuple[str, dict[str, Any]]:
         assert self.provider is not None
-        draft = self.provider.write_til(self.local_date, self.cards)
+        draft = self.provider.write_til(self.local_date, self.cards, _KeptDraftParts(self))
         self.title, self.markdown = draft.title, draft.markdown
         key = self.context.files.write_text(ARTIFACT_KIND, self.summary_id, self.version, "md", draft.markdown)
         self.draft_key = key
@@ -259,6 +262,60 @@ class _Run:
                     TilGenerationProcessor._record_failure(session, self.summary_id, step.name, error_message(exc))
         except Exception:
             log.exception("Could not record the failure of the %s step of %s", step.name, self.local_date)
+
+
+class _KeptDraftParts:
+    """The draft step's AI answers (``ai.base.KeptParts``), kept as they come: each a file of this run,
+    published at once with a ``draft-part`` step output naming its key. A run killed midway (or failed on a
+    later call) resumes without asking again; the key holds the call's whole input, so a part of other
+    cards is never taken. Once the draft is done they are no longer needed: ``forget`` drops them."""
+
+    STEP = "draft-part"
+
+    def __init__(self, run: _Run) -> None:
+        self.run = run
+        with run.context.db.sessions() as session:
+            rows = session.execute(
+                sa.select(TilStepOutput.artifact_key, TilStepOutput.data).where(
+                    TilStepOutput.summary_id == run.summary_id, TilStepOutput.step == self.STEP
+                )
+            ).all()
+        self.known = {json.loads(data or "{}").get("key"): key for key, data in rows if key}
+
+    def get(self, key: str) -> str | None:
+        artifact = self.known.get(key)
+        if artifact is None:
+            return None
+        try:
+            return self.run.context.files.store.read_text(artifact)
+        except OSError:
+            return None  # (gone: asked again)
+
+    def put(self, key: str, text: str) -> None:
+        context = self.run.context
+        ext = f"part-{key[:16]}.md"  # (one file per part: several in one run)
+        artifact = context.files.write_text(ARTIFACT_KIND, self.run.summary_id, self.run.version, ext, text)
+        with context.checkpoint() as session:
+            session.add(
+                TilStepOutput(
+                    summary_id=self.run.summary_id,
+                    step=self.STEP,
+                    run_id=context.run_id,
+                    artifact_key=artifact,
+                    data=json.dumps({"key": key}),
+                )
+            )
+        self.known[key] = artifact
+
+    @classmethod
+    def forget(cls, session: Session, summary_id: str) -> list[str]:
+        """Drop the parts of ``summary_id`` (in the caller's transaction); the files they named."""
+        rows = session.scalars(
+            sa.select(TilStepOutput).where(TilStepOutput.summary_id == summary_id, TilStepOutput.step == cls.STEP)
+        ).all()
+        for row in rows:
+            session.delete(row)
+        return [row.artifact_key for row in rows if row.artifact_key]
 
 
 def _card(item: dict[str, Any]) -> TilCard:

@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtWidgets import QTextBrowser
 from pytestqt.qtbot import QtBot
 
-from san_desktop.ai.base import TilCard, TilDraft
+from san_desktop.ai.base import KeptParts, TilCard, TilDraft
 from san_desktop.ai.local import LocalProvider
 from san_desktop.core.errors import PermanentError
 from san_desktop.core.markdown_html import to_safe_html
@@ -25,10 +25,10 @@ class _FlakyWriter(LocalProvider):
     def __init__(self) -> None:
         self.broken = True
 
-    def write_til(self, day: str, cards: Sequence[TilCard]) -> TilDraft:
+    def write_til(self, day: str, cards: Sequence[TilCard], kept: KeptParts | None = None) -> TilDraft:
         if self.broken:
             raise PermanentError("the model refused to write today")
-        return super().write_til(day, cards)
+        return super().write_til(day, cards, kept)
 
 
 class _HeldWriter(LocalProvider):
@@ -36,10 +36,10 @@ class _HeldWriter(LocalProvider):
         self.drafting = threading.Event()
         self.release = threading.Event()
 
-    def write_til(self, day: str, cards: Sequence[TilCard]) -> TilDraft:
+    def write_til(self, day: str, cards: Sequence[TilCard], kept: KeptParts | None = None) -> TilDraft:
         self.drafting.set()
         assert self.release.wait(20)
-        return super().write_til(day, cards)
+        return super().write_til(day, cards, kept)
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-from san_desktop.ai.base import TilCard, TilDraft
+from san_desktop.ai.base import KeptParts, TilCard, TilDraft
 from san_desktop.ai.local import LocalProvider
 from san_desktop.app import SanApp
 from san_desktop.core.enums import JOB_POOLS, JobPool, JobType
@@ -79,14 +79,14 @@ class ScriptedProvider(LocalProvider):
         self.hold_draft: threading.Event | None = None
         self.drafting = threading.Event()
 
-    def write_til(self, day: str, cards: Sequence[TilCard]) -> TilDraft:
+    def write_til(self, day: str, cards: Sequence[TilCard], kept: KeptParts | None = None) -> TilDraft:
         self.til_calls += 1
         self.drafting.set()
         if self.hold_draft is not None:
             assert self.hold_draft.wait(20)
         if self.fail_draft:
             raise TransientError("the AI server went away while drafting")
-        return super().write_til(day, cards)
+        return super().write_til(day, cards, kept)
 
     def embed(self, texts: Sequence[str]) -> object:  # type: ignore[override]
         if texts and texts[0].startswith("# TIL"):

@@ -194,3 +194,56 @@ def test_a_til_killed_too_often_says_failed_and_offers_retry(data_dir: Path, ser
     assert run_san("jobs", "run", "--until-idle", "--timeout", "120").returncode == 0
     with _app(data_dir) as app:
         assert app.til.get(day).status is TilStatus.COMPLETED
+
+
+@pytest.mark.slow
+def test_a_draft_killed_midway_keeps_the_answers_it_had(data_dir: Path, server: FakeOpenAI) -> None:
+    """The draft step makes one AI call per batch of a topic's cards, one to merge a topic's batches and one
+    for the title. Killed at its third call, the next run asks only for what was not answered yet: every
+    call is made once, but the one the kill cut off (issue 23, item 13)."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    with _app(data_dir) as app:  # cards of three topics, two of them about databases, made offline
+        for text in [*TEXTS, "PostgreSQL MVCC keeps old row versions, so readers never block writers."]:
+            app.capture_text(text)
+    assert run_san("jobs", "run", "--until-idle", "--timeout", "60").returncode == 0
+    settings = {
+        "ai": {"provider": "openai", "base_url": server.url, "chat_model": "m", "embedding_model": "e",
+               "til_cards_per_call": 1},
+        "jobs": {"poll_interval_seconds": 0.1, "backoff_base_seconds": 0.1},
+    }  # fmt: skip
+    (data_dir / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    with _app(data_dir) as app:
+        day = app.til.today()
+        app.generate_til(day)
+    til_calls = iter(range(1, 1000))
+    server.hold = lambda path, body: _til_chat(path, body) and next(til_calls) == 3
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "san_desktop.cli.main", "jobs", "run"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=child_env(),
+    )
+    try:
+        assert server.held.wait(60), "the runner never reached the third call of the draft"
+    finally:
+        runner.send_signal(signal.SIGKILL)
+        runner.wait(30)
+    server.hold = None
+    server.release.set()
+
+    done = run_san("jobs", "run", "--until-idle", "--wait-retries", "--timeout", "120")
+    assert done.returncode == 0, done.stderr
+
+    asked = [str(r.body["messages"]) for r in server.requests if _til_chat(r.path, r.body)]
+    calls = set(asked)
+    assert any("---" in call for call in calls)  # a topic's batches were merged
+    assert len(calls) >= 5  # four batches of three topics, a merge, a title
+    assert len(asked) == len(calls) + 1  # each asked once, but the one the kill cut off: twice
+    with _app(data_dir) as app:
+        assert app.til.get(day).status is TilStatus.COMPLETED
+        with app.db.sessions() as session:
+            steps = list(session.scalars(sa.select(TilStepOutput.step)))
+            referenced = TilService.referenced(session)
+        files = {p.relative_to(app.artifacts.root).as_posix() for p in app.artifacts.root.rglob("*") if p.is_file()}
+    assert "draft-part" not in steps  # done with once the draft was
+    assert files <= referenced, files - referenced
