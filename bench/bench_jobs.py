@@ -199,7 +199,7 @@ def _bulk_insert(backend: Backend, count: int, job_type: JobType = JobType.CARD_
 
 
 def bench_gui_lag(count: int = 1000) -> list[Row]:
-    from san_desktop.ui.context import build_context
+    from san_desktop.ui.common.context import build_context
     from san_desktop.ui.main_window import MainWindow
 
     app = _app()
@@ -249,8 +249,8 @@ def bench_gui_lag(count: int = 1000) -> list[Row]:
 
 
 def bench_monitor(count: int = 100_000) -> list[Row]:
-    from san_desktop.ui.context import build_context
-    from san_desktop.ui.jobs_page import JobsPage
+    from san_desktop.ui.common.context import build_context
+    from san_desktop.ui.jobs.page import JobsPage
 
     app = _app()
     with temporary_data_dir() as directory:

@@ -97,7 +97,7 @@ def bench_filters(directory: Path) -> list[Row]:
 
 
 def bench_bulk_retry(directory: Path) -> list[Row]:
-    from san_desktop.ui.context import build_context, freeze_startup_objects
+    from san_desktop.ui.common.context import build_context, freeze_startup_objects
     from san_desktop.ui.main_window import MainWindow
 
     qt = qt_app()

@@ -35,7 +35,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 from san_desktop.app import SanApp
 from san_desktop.bootstrap import start_backend
-from san_desktop.ui.context import build_context, freeze_startup_objects
+from san_desktop.ui.common.context import build_context, freeze_startup_objects
 from san_desktop.ui.main_window import MainWindow
 app = QApplication(sys.argv)
 san = SanApp(start_backend(sys.argv[1], kind="gui"))

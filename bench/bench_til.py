@@ -83,7 +83,7 @@ def bench_til_steps() -> list[Row]:
 
 
 def bench_til_gui_lag() -> list[Row]:
-    from san_desktop.ui.context import build_context, freeze_startup_objects
+    from san_desktop.ui.common.context import build_context, freeze_startup_objects
     from san_desktop.ui.main_window import MainWindow
 
     qt = qt_app()

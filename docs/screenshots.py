@@ -57,7 +57,7 @@ def main(argv: list[str]) -> int:
 
     from san_desktop.app import SanApp
     from san_desktop.bootstrap import start_backend
-    from san_desktop.ui.context import build_context
+    from san_desktop.ui.common.context import build_context
     from san_desktop.ui.main_window import PAGES, MainWindow
 
     qt = QApplication(sys.argv[:1])
@@ -87,7 +87,7 @@ def main(argv: list[str]) -> int:
     san.generate_quizzes(day)
     wait(lambda: bool(san.quizzes.due_counts().total))
     args.out.mkdir(parents=True, exist_ok=True)
-    shots = [("inbox", SIZES[0])] if args.readme else [(key, size) for key, _label, _promise in PAGES for size in SIZES]
+    shots = [("inbox", SIZES[0])] if args.readme else [(key, size) for key, *_rest in PAGES for size in SIZES]
     for key, (width, height) in shots:
         window.resize(width, height)
         window.show_page(key)

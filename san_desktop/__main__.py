@@ -13,7 +13,7 @@ from san_desktop import APP_ID, APP_NAME, __version__
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QApplication, QMainWindow
 
-    from san_desktop.ui.context import AppContext
+    from san_desktop.ui.common.context import AppContext
 
 SMOKE_TEST_SECONDS = 60.0  # --smoke-test gives up (exit 1) when start-up has not settled by then
 
@@ -42,10 +42,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from san_desktop.app import SanApp
     from san_desktop.bootstrap import start_backend
     from san_desktop.core.errors import SanError
-    from san_desktop.ui.context import build_context, freeze_startup_objects
-    from san_desktop.ui.crash_dialog import install_excepthook, show_known_error
+    from san_desktop.ui.common.context import build_context, freeze_startup_objects
+    from san_desktop.ui.common.resources import app_icon
     from san_desktop.ui.main_window import MainWindow
-    from san_desktop.ui.resources import app_icon
+    from san_desktop.ui.window.crash_dialog import install_excepthook, show_known_error
 
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(arguments)

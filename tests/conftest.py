@@ -25,7 +25,7 @@ from san_desktop.github import client as github_client
 from san_desktop.jobs.registry import ProcessorRegistry
 from san_desktop.jobs.runner import JobRunner
 from san_desktop.queue.job_queue import JobQueue
-from san_desktop.ui.context import AppContext, build_context
+from san_desktop.ui.common.context import AppContext, build_context
 from tests.support.jobs import fast_settings
 from tests.support.memory_keyring import MemoryKeyring
 

@@ -17,28 +17,27 @@ from san_desktop import APP_NAME
 from san_desktop.app import Changes
 from san_desktop.core.enums import JobPool, JobStatus
 from san_desktop.queue.monitor import JobFilter
-from san_desktop.ui.about_dialog import AboutDialog
-from san_desktop.ui.banner import Banner
-from san_desktop.ui.capture import CaptureController, CaptureOutcome
-from san_desktop.ui.cards_page import CardsPage
-from san_desktop.ui.context import AppContext
-from san_desktop.ui.folder_dialog import FolderPathDialog, open_folder
-from san_desktop.ui.inbox_page import InboxPage
-from san_desktop.ui.jobs_page import JobsPage
-from san_desktop.ui.navigation import NavigationList
-from san_desktop.ui.notifier import Notice, Notifier
-from san_desktop.ui.page_actions import PageActions, set_shortcuts
-from san_desktop.ui.placeholder_page import PlaceholderPage
-from san_desktop.ui.quiz_reminder import QuizReminder
-from san_desktop.ui.quizzes_page import QuizzesPage
-from san_desktop.ui.resources import app_icon
-from san_desktop.ui.runner_news import RunnerNews
-from san_desktop.ui.settings_dialog import SettingsDialog
-from san_desktop.ui.shortcuts_dialog import ShortcutsDialog
-from san_desktop.ui.stars_page import StarsPage
-from san_desktop.ui.til_page import TilPage
-from san_desktop.ui.tray import Tray
-from san_desktop.ui.window_state import WindowMemory, save_window_state
+from san_desktop.ui.cards.page import CardsPage
+from san_desktop.ui.common.context import AppContext
+from san_desktop.ui.common.folder_dialog import FolderPathDialog, open_folder
+from san_desktop.ui.common.resources import app_icon
+from san_desktop.ui.inbox.page import InboxPage
+from san_desktop.ui.jobs.page import JobsPage
+from san_desktop.ui.quizzes.page import QuizzesPage
+from san_desktop.ui.quizzes.reminder import QuizReminder
+from san_desktop.ui.settings.dialog import SettingsDialog
+from san_desktop.ui.stars.page import StarsPage
+from san_desktop.ui.til.page import TilPage
+from san_desktop.ui.window.about_dialog import AboutDialog
+from san_desktop.ui.window.banner import Banner
+from san_desktop.ui.window.capture import CaptureController, CaptureOutcome
+from san_desktop.ui.window.navigation import NavigationList
+from san_desktop.ui.window.notifier import Notice, Notifier
+from san_desktop.ui.window.page_actions import PageActions, set_shortcuts
+from san_desktop.ui.window.runner_news import RunnerNews
+from san_desktop.ui.window.shortcuts_dialog import ShortcutsDialog
+from san_desktop.ui.window.tray import Tray
+from san_desktop.ui.window.window_state import WindowMemory, save_window_state
 
 log = logging.getLogger(__name__)
 
@@ -97,10 +96,10 @@ class MainWindow(QMainWindow):
         self.pages = QStackedWidget()
         self._page_index: dict[str, int] = {}
         self.memory = WindowMemory(self, context.settings.window)
-        for key, label, promise in PAGES:
-            page = built.get(key) or PlaceholderPage(label, promise)
+        for key, label, description in PAGES:
+            page = built[key]
             self._page_index[key] = self.pages.addWidget(page)
-            self.navigation.add_page(key, label, f"page-{key}")
+            self.navigation.add_page(key, label, f"page-{key}", description)
             self.memory.register_splitters_in(key, page)
         self.page_actions = PageActions(self.pages.currentWidget, self._say, self)
         self.navigation.currentRowChanged.connect(self._on_navigation_current_row_changed)
@@ -168,7 +167,7 @@ class MainWindow(QMainWindow):
         view_menu = self.menuBar().addMenu("&View")
         view_menu.addAction(self.page_actions.refresh)
         view_menu.addSeparator()
-        for number, (key, label, _promise) in enumerate(PAGES, start=1):
+        for number, (key, label, _description) in enumerate(PAGES, start=1):
             action = QAction(label, self)
             action.setShortcut(QKeySequence(f"Ctrl+{number}"))
             action.triggered.connect(lambda _checked=False, k=key: self.show_page(k))
@@ -276,7 +275,7 @@ class MainWindow(QMainWindow):
         return SettingsDialog(self._context, self)
 
     def make_shortcuts_dialog(self) -> ShortcutsDialog:
-        pages = [(label, self.page(key)) for key, label, _promise in PAGES]
+        pages = [(label, self.page(key)) for key, label, _description in PAGES]
         return ShortcutsDialog.of(self.menuBar(), pages, self)
 
     def open_settings(self, section: str = "") -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pytestqt.qtbot import QtBot
 
-from san_desktop.ui.context import AppContext
+from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.main_window import MainWindow
 
 POLL_MS = 100  # other processes' changes are looked for this often in these tests

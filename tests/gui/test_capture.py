@@ -10,7 +10,7 @@ from pytestqt.qtbot import QtBot
 
 from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.queue.records import JobEvent
-from san_desktop.ui.context import AppContext
+from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.main_window import MainWindow
 
 TEXT = (

@@ -15,10 +15,10 @@ from san_desktop.core.errors import PermanentError
 from san_desktop.jobs.processors import registry_for
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.queue.records import Classification, JobEvent
-from san_desktop.ui.context import AppContext
-from san_desktop.ui.inbox_page import InboxPage
-from san_desktop.ui.look import tone
-from san_desktop.ui.scrap_table import FAILED_TONE
+from san_desktop.ui.common.context import AppContext
+from san_desktop.ui.common.look import tone
+from san_desktop.ui.inbox.page import InboxPage
+from san_desktop.ui.inbox.scrap_table import FAILED_TONE
 
 
 def _status(status: JobStatus) -> Callable[[JobEvent], bool]:

@@ -17,10 +17,10 @@ from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.jobs.runner import JobRunner, PoolState
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobEvent
-from san_desktop.ui.context import AppContext
-from san_desktop.ui.jobs_page import JobsPage
+from san_desktop.ui.common.context import AppContext
+from san_desktop.ui.jobs.page import JobsPage
 from san_desktop.ui.main_window import MainWindow
-from san_desktop.ui.tray import Tray
+from san_desktop.ui.window.tray import Tray
 from tests.support.jobs import RecordingProcessor, fast_settings, insert_jobs
 
 

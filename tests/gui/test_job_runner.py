@@ -20,8 +20,8 @@ from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.jobs.runner import BreakerChange, JobRunner
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobEvent
-from san_desktop.ui.context import AppContext
-from san_desktop.ui.jobs_page import JobsPage
+from san_desktop.ui.common.context import AppContext
+from san_desktop.ui.jobs.page import JobsPage
 from tests.support.jobs import RecordingProcessor
 
 

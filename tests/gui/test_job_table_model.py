@@ -8,7 +8,7 @@ from san_desktop.bootstrap import Backend
 from san_desktop.core.enums import JobPool, JobStatus, JobType
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobEvent
-from san_desktop.ui.job_table_model import JobTableModel
+from san_desktop.ui.jobs.table_model import JobTableModel
 
 
 def _fill(queue: JobQueue, count: int) -> list[str]:
@@ -67,6 +67,6 @@ def test_empty_model_takes_a_first_job(qtbot: QtBot, queue: JobQueue, app: SanAp
 
 
 def test_every_job_type_has_a_label_in_the_monitor() -> None:
-    from san_desktop.ui.job_table_model import JOB_TYPE_LABELS
+    from san_desktop.ui.jobs.table_model import JOB_TYPE_LABELS
 
     assert set(JOB_TYPE_LABELS) == set(JobType)

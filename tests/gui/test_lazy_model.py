@@ -7,7 +7,7 @@ from typing import Any
 from PySide6.QtCore import QModelIndex
 from pytestqt.qtbot import QtBot
 
-from san_desktop.ui.lazy_model import LazyTableModel
+from san_desktop.ui.common.lazy_model import LazyTableModel
 
 
 class _Keys(LazyTableModel[str]):

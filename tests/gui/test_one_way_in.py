@@ -15,10 +15,10 @@ from pytestqt.qtbot import QtBot
 from san_desktop.app import SanApp, SettingsConflictError
 from san_desktop.bootstrap import start_backend
 from san_desktop.core.settings import SETTINGS_FILE, CaptureSettings
-from san_desktop.ui.cards_page import similar_label
-from san_desktop.ui.context import AppContext
+from san_desktop.ui.cards.page import similar_label
+from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.main_window import MainWindow
-from san_desktop.ui.settings_dialog import SettingsDialog
+from san_desktop.ui.settings.dialog import SettingsDialog
 from tests.gui.conftest import POLL_MS
 from tests.support.processes import run_san
 

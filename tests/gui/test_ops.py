@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pytestqt.qtbot import QtBot
 
-from san_desktop.ui.context import AppContext
+from san_desktop.ui.common.context import AppContext
 
 
 def test_nothing_starts_after_shutdown(qtbot: QtBot, context: AppContext) -> None:

@@ -12,14 +12,14 @@ from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
 from san_desktop.app import SanApp
-from san_desktop.ui.cards_page import CardsPage
-from san_desktop.ui.context import AppContext
-from san_desktop.ui.inbox_page import InboxPage
-from san_desktop.ui.jobs_page import JobsPage
-from san_desktop.ui.lazy_model import select_key
-from san_desktop.ui.quizzes_page import QuizzesPage
-from san_desktop.ui.stars_page import StarsPage
-from san_desktop.ui.til_page import TilPage
+from san_desktop.ui.cards.page import CardsPage
+from san_desktop.ui.common.context import AppContext
+from san_desktop.ui.common.lazy_model import select_key
+from san_desktop.ui.inbox.page import InboxPage
+from san_desktop.ui.jobs.page import JobsPage
+from san_desktop.ui.quizzes.page import QuizzesPage
+from san_desktop.ui.stars.page import StarsPage
+from san_desktop.ui.til.page import TilPage
 from tests.support.til import cards_of
 
 PageT = TypeVar("PageT", bound=QWidget)

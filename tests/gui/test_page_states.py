@@ -18,17 +18,17 @@ from san_desktop.app import SanApp
 from san_desktop.core.enums import JobType
 from san_desktop.core.settings import AISettings
 from san_desktop.queue.monitor import JobFilter
-from san_desktop.ui.cards_page import CardsPage
-from san_desktop.ui.context import AppContext
-from san_desktop.ui.empty_state import EmptyState, PageState, StateStack
-from san_desktop.ui.inbox_page import InboxPage
-from san_desktop.ui.jobs_page import JobsPage
+from san_desktop.ui.cards.page import CardsPage
+from san_desktop.ui.common.context import AppContext
+from san_desktop.ui.common.empty_state import EmptyState, PageState, StateStack
+from san_desktop.ui.inbox.page import InboxPage
+from san_desktop.ui.jobs.page import JobsPage
 from san_desktop.ui.main_window import MainWindow
-from san_desktop.ui.quiz_nothing_due import NONE_YET
-from san_desktop.ui.quizzes_page import QuizzesPage
-from san_desktop.ui.stars_page import StarsPage
-from san_desktop.ui.stars_state import NO_TOKEN
-from san_desktop.ui.til_page import TilPage
+from san_desktop.ui.quizzes.nothing_due import NONE_YET
+from san_desktop.ui.quizzes.page import QuizzesPage
+from san_desktop.ui.stars.page import StarsPage
+from san_desktop.ui.stars.state import NO_TOKEN
+from san_desktop.ui.til.page import TilPage
 from tests.support.til import cards_of
 
 PageT = TypeVar("PageT", bound=QWidget)

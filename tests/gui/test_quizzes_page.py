@@ -19,14 +19,14 @@ from san_desktop.app import SanApp
 from san_desktop.core.enums import QuizState, QuizType
 from san_desktop.core.settings import SETTINGS_FILE
 from san_desktop.services.quizzes import QuizNotFoundError, QuizView
-from san_desktop.ui.context import AppContext
+from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.main_window import MainWindow
-from san_desktop.ui.quiz_nothing_due import NONE_DUE, NONE_YET
-from san_desktop.ui.quiz_queue import interval_text, summary_text
-from san_desktop.ui.quiz_reminder import QuizReminder
-from san_desktop.ui.quizzes_page import QuizzesPage
-from san_desktop.ui.settings_dialog import SettingsDialog
-from san_desktop.ui.tray import Tray
+from san_desktop.ui.quizzes.nothing_due import NONE_DUE, NONE_YET
+from san_desktop.ui.quizzes.page import QuizzesPage
+from san_desktop.ui.quizzes.queue import interval_text, summary_text
+from san_desktop.ui.quizzes.reminder import QuizReminder
+from san_desktop.ui.settings.dialog import SettingsDialog
+from san_desktop.ui.window.tray import Tray
 from tests.support.clock import FakeClock
 from tests.support.quiz_texts import QUIZ_TEXTS
 from tests.support.til import quizzes_of_today

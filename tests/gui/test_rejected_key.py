@@ -15,10 +15,10 @@ from san_desktop.core.settings import AISettings
 from san_desktop.jobs.breaker import BreakerState, BreakerStatus
 from san_desktop.jobs.runner import BreakerChange, PoolState
 from san_desktop.services.secrets import AI_API_KEY, set_secret
-from san_desktop.ui.context import AppContext
-from san_desktop.ui.jobs_page import JobsPage
+from san_desktop.ui.common.context import AppContext
+from san_desktop.ui.jobs.page import JobsPage
 from san_desktop.ui.main_window import MainWindow
-from san_desktop.ui.settings_dialog import SettingsDialog
+from san_desktop.ui.settings.dialog import SettingsDialog
 from tests.support.jobs import analysis_job
 from tests.support.openai_server import FakeOpenAI, fake_openai_server
 

@@ -12,8 +12,8 @@ from pytestqt.qtbot import QtBot
 
 from san_desktop.core.settings import SETTINGS_FILE
 from san_desktop.services.secrets import AI_API_KEY, GITHUB_TOKEN, SERVICE
-from san_desktop.ui.context import AppContext
-from san_desktop.ui.settings_dialog import SettingsDialog
+from san_desktop.ui.common.context import AppContext
+from san_desktop.ui.settings.dialog import SettingsDialog
 from tests.support.github_server import TOKEN as GITHUB_TOKEN_VALUE
 from tests.support.github_server import fake_github_server
 from tests.support.memory_keyring import MemoryKeyring

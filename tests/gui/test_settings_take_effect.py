@@ -14,7 +14,7 @@ from san_desktop.core.errors import TransientError
 from san_desktop.core.settings import AISettings, JobSettings
 from san_desktop.jobs.breaker import BreakerState
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
-from san_desktop.ui.context import AppContext
+from san_desktop.ui.common.context import AppContext
 from tests.support.jobs import fast_settings
 
 

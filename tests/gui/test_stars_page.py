@@ -18,11 +18,11 @@ from san_desktop.app import SanApp
 from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.ids import new_id
 from san_desktop.services.stars import StarsStatus
-from san_desktop.ui.context import AppContext
+from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.main_window import MainWindow
-from san_desktop.ui.settings_dialog import SettingsDialog
-from san_desktop.ui.stars_page import ALL_LANGUAGES, StarsPage
-from san_desktop.ui.stars_state import (
+from san_desktop.ui.settings.dialog import SettingsDialog
+from san_desktop.ui.stars.page import ALL_LANGUAGES, StarsPage
+from san_desktop.ui.stars.state import (
     FETCHING,
     NEVER_SYNCED,
     NO_TOKEN,

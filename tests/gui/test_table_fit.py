@@ -10,10 +10,10 @@ from PySide6.QtWidgets import QStyleOptionViewItem, QTableView
 from pytestqt.qtbot import QtBot
 
 from san_desktop.app import SanApp
-from san_desktop.ui.cards_page import TAGS, TITLE
-from san_desktop.ui.context import AppContext
+from san_desktop.ui.cards.page import TAGS, TITLE
+from san_desktop.ui.common.context import AppContext
+from san_desktop.ui.common.table_fit import ELLIPSIS, Column, ColumnFitter, WordElideDelegate, elide_words
 from san_desktop.ui.main_window import MainWindow
-from san_desktop.ui.table_fit import ELLIPSIS, Column, ColumnFitter, WordElideDelegate, elide_words
 from tests.support.til import cards_of
 
 # Showing a top-level widget on the offscreen platform makes Qt warn about size hints it cannot pass on.

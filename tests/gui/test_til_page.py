@@ -16,8 +16,8 @@ from san_desktop.core.errors import PermanentError
 from san_desktop.core.markdown_html import to_safe_html
 from san_desktop.core.workflow import TilStatus
 from san_desktop.jobs.registry import JobProgress
-from san_desktop.ui.context import AppContext
-from san_desktop.ui.til_page import TilPage
+from san_desktop.ui.common.context import AppContext
+from san_desktop.ui.til.page import TilPage
 from tests.support.openai_server import FakeOpenAI, fake_openai_server
 
 

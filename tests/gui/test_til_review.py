@@ -11,8 +11,8 @@ from pytestqt.qtbot import QtBot
 
 from san_desktop.core.enums import TilVersionKind
 from san_desktop.core.settings import GitHubSettings
-from san_desktop.ui.context import AppContext
-from san_desktop.ui.til_review import TilReviewWindow
+from san_desktop.ui.common.context import AppContext
+from san_desktop.ui.til.review import TilReviewWindow
 from tests.support.github_server import TOKEN, FakeGitHub, fake_github_server
 from tests.support.til import finished_til
 

@@ -17,13 +17,13 @@ from pytestqt.qtbot import QtBot
 from san_desktop.app import SanApp
 from san_desktop.bootstrap import start_backend
 from san_desktop.core.settings import SETTINGS_FILE, Settings, WindowSettings, with_value
-from san_desktop.ui import folder_dialog
-from san_desktop.ui.context import AppContext, build_context
+from san_desktop.ui.common import folder_dialog as folder_dialog
+from san_desktop.ui.common.context import AppContext, build_context
+from san_desktop.ui.common.resources import tinted_pixmap
 from san_desktop.ui.main_window import PAGES, MainWindow
-from san_desktop.ui.navigation import NavigationList
-from san_desktop.ui.resources import tinted_pixmap
-from san_desktop.ui.settings_dialog import SettingsDialog
-from san_desktop.ui.window_state import decode_splitters, encode_splitters
+from san_desktop.ui.settings.dialog import SettingsDialog
+from san_desktop.ui.window.navigation import NavigationList
+from san_desktop.ui.window.window_state import decode_splitters, encode_splitters
 from tests.support.dialogs import close_next_modal
 
 # Offscreen windows cannot be raised or have their size hints passed on; Qt says so as a warning.
@@ -74,7 +74,7 @@ def _show_stub(qtbot: QtBot, window: MainWindow, page: QWidget) -> None:
 def test_every_page_has_an_icon_drawn_in_the_palettes_text_colour(qtbot: QtBot) -> None:
     navigation = NavigationList()
     qtbot.addWidget(navigation)
-    for key, label, _promise in PAGES:
+    for key, label, _description in PAGES:
         navigation.add_page(key, label, f"page-{key}")
     dark = QPalette(navigation.palette())
     dark.setColor(QPalette.ColorRole.WindowText, QColor("#f0f0f0"))
@@ -252,7 +252,7 @@ def test_help_lists_every_shortcut_from_the_actions(qtbot: QtBot, context: AppCo
     assert dialog.keys_of("Rate the answer: Good") == native("3")
     assert dialog.keys_of("Retry the selected jobs") == native("Ctrl+R")
     assert dialog.keys_of("Not interested in the selected repository") == native("Del")
-    for number, (_key, label, _promise) in enumerate(PAGES, start=1):
+    for number, (_key, label, _description) in enumerate(PAGES, start=1):
         assert dialog.keys_of(label) == native(f"Ctrl+{number}")
 
 

@@ -1,0 +1,64 @@
+"""The Cards page's list and texts: the lazy table of cards (newest first, for a search), the card in full
+as HTML, and how a similar card is listed."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from PySide6.QtCore import Qt
+
+from san_desktop.services.cards import CardDetail, CardService, CardSummary
+from san_desktop.ui.common.lazy_model import LazyTableModel
+from san_desktop.ui.common.look import tone
+
+
+class CardListModel(LazyTableModel[CardSummary]):
+    COLUMNS = ("Title", "Category", "Tags")
+
+    def __init__(self, cards: CardService, page_size: int = 200) -> None:
+        super().__init__(page_size)
+        self._cards = cards
+        self.search = ""
+
+    def fetch_page(self, before_id: str | None, limit: int) -> list[CardSummary]:
+        return self._cards.list_cards(self.search, limit=limit, before_id=before_id)
+
+    def row_key(self, row: CardSummary) -> str:
+        return row.id
+
+    def cell(self, card: CardSummary, column: int, role: int) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole:
+            return (card.title, card.category or "", ", ".join(card.tags))[column]
+        if role == Qt.ItemDataRole.ToolTipRole:  # the whole of what a narrow column cuts short
+            return (card.summary, card.category or None, ", ".join(card.tags) or None)[column]
+        return None
+
+    def card_of_scrap(self, scrap_id: str) -> CardSummary | None:
+        """The loaded row of this scrap's card (a few hundred rows at most are loaded)."""
+        return next((row for row in self.loaded_rows() if row.scrap_id == scrap_id), None)
+
+
+def similar_label(title: str, score: float) -> str:
+    """How a similar card is listed: its title and its score (``SimilarCard.score``, the figure
+    ``san cards similar`` gives)."""
+    return f"{title}   ({score:.0%} similar)"
+
+
+def card_html(detail: CardDetail) -> str:
+    card = detail.card
+    tag_colour = tone("tag").name()
+    tags = " ".join(f"<span style='color:{tag_colour}'>#{html.escape(tag)}</span>" for tag in card.tags)
+    source = html.escape(detail.source_type.lower() + (f": {detail.source_ref}" if detail.source_ref else ""))
+    parts = [
+        f"<h2>{html.escape(card.title)}</h2>",
+        f"<p><b>{html.escape(card.category or 'Uncategorised')}</b> &nbsp; {tags}</p>",
+        f"<p>{html.escape(card.summary)}</p>",
+        f"<p><small>Source: {source}</small></p>",
+    ]
+    if detail.refined_content and detail.refined_content.strip() != detail.content.strip():
+        parts.append(
+            f"<h4>Refined text</h4><pre style='white-space:pre-wrap'>{html.escape(detail.refined_content)}</pre>"
+        )
+    parts.append(f"<h4>Original</h4><pre style='white-space:pre-wrap'>{html.escape(detail.content)}</pre>")
+    return "".join(parts)

@@ -1,0 +1,104 @@
+"""One hub announces every change to the pages (after Anki's ``operation_did_execute``): the window's own
+writes, the job runner's events, and what other processes changed (the command line: database changes
+within a poll, ``settings.json`` edits as soon as the file watcher sees them)."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
+
+from san_desktop.app import Changes, SanApp
+from san_desktop.queue.records import JobEvent
+
+if TYPE_CHECKING:
+    from san_desktop.ui.common.ops import Ops
+
+log = logging.getLogger(__name__)
+
+TICK_MS = 50  # job events arrive in bursts: announce them together, once per tick
+POLL_MS = 1000  # how often other processes' changes are looked for
+
+
+class ChangeHub(QObject):
+    """Signals:
+    changed(object, object): the ``Changes`` and who asked for them (a page, or None); pages
+        refresh what concerns them and may skip their own changes.
+    message(str): news for the status bar (an expected failure nobody else reported).
+    """
+
+    changed = Signal(object, object)
+    message = Signal(str)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._pending: list[Changes] = []
+        self._tick = QTimer(self)
+        self._tick.setSingleShot(True)
+        self._tick.setInterval(TICK_MS)
+        self._tick.timeout.connect(self._on_tick_timeout)
+        self._poll = QTimer(self)
+        self._poll.setInterval(POLL_MS)
+        self._poll.timeout.connect(self._on_poll_timeout)
+        self._watcher: QFileSystemWatcher | None = None
+        self._app: SanApp | None = None
+        self._ops: Ops | None = None
+        self._polling = False
+
+    def announce(self, changes: Changes, initiator: object | None = None) -> None:
+        """A write of this window: announced at once."""
+        if changes:
+            self.changed.emit(changes, initiator)
+
+    def gather(self, changes: Changes) -> None:
+        """Background news (job events): announced with the rest of its tick."""
+        self._pending.append(changes)
+        if not self._tick.isActive():
+            self._tick.start()
+
+    def on_job_event(self, event: JobEvent) -> None:
+        self.gather(Changes.of_job(event.job, external=event.external))
+
+    def watch(self, app: SanApp, ops: Ops, poll_ms: int = POLL_MS) -> None:
+        """Look for other processes' changes every ``poll_ms`` and whenever the data folder changes."""
+        self._app, self._ops = app, ops
+        self._poll.setInterval(poll_ms)
+        self._poll.start()
+        self._watcher = QFileSystemWatcher([str(app.data_dir)], self)
+        self._watcher.directoryChanged.connect(self._on_watcher_directory_changed)
+
+    def stop(self) -> None:
+        self._poll.stop()
+        self._tick.stop()
+        if self._watcher is not None:
+            self._watcher.directoryChanged.disconnect(self._on_watcher_directory_changed)
+            self._watcher = None
+
+    def poll_now(self) -> None:
+        if self._app is None or self._ops is None or self._polling:
+            return
+        self._polling = True
+        self._ops.run(self._app.poll_external, self._on_polled, self._on_poll_failed)
+
+    # --- slots --------------------------------------------------------------------------------
+
+    def _on_tick_timeout(self) -> None:
+        pending, self._pending = Changes.merge(self._pending), []
+        if pending:
+            self.changed.emit(pending, None)
+
+    def _on_poll_timeout(self) -> None:
+        self.poll_now()
+
+    def _on_watcher_directory_changed(self, _path: str) -> None:
+        self.poll_now()  # settings.json replaced (atomic rename) or the database written
+
+    def _on_polled(self, changes: Changes) -> None:
+        self._polling = False
+        if changes:
+            self.gather(changes)
+
+    def _on_poll_failed(self, exc: Exception) -> None:
+        self._polling = False
+        log.warning("Could not look for changes made by other programs: %s", exc)

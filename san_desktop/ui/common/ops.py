@@ -1,0 +1,134 @@
+"""Background operations for the window (after Anki's ``QueryOp``/``CollectionOp`` and superqt's
+workers): one call runs a facade call on a pool thread and delivers its result on the GUI thread.
+
+    ops.run(lambda: app.cards.get(card_id), on_success=self._show_card, on_failure=self._say)
+    ops.write(lambda: app.delete_scrap(scrap_id), on_success=..., initiator=self)
+
+``write`` expects the call to return ``Changes`` or ``Changed``; what changed is announced on the hub
+before ``on_success`` runs. Expected failures (``SanError``) go to ``on_failure`` (or the status bar);
+anything else is a bug and reaches the crash dialog.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+from san_desktop.app import Changed, Changes
+from san_desktop.core.errors import SanError
+from san_desktop.ui.common.hub import ChangeHub
+
+log = logging.getLogger(__name__)
+
+
+class _OpSignals(QObject):
+    """Made on the GUI thread, so the receivers run there.
+
+    Signals:
+        succeeded(object): the call's return value.
+        failed(object): the exception it raised.
+    """
+
+    succeeded = Signal(object)
+    failed = Signal(object)
+
+
+class _Op(QRunnable):
+    def __init__(self, call: Callable[[], Any]) -> None:
+        super().__init__()
+        self.call = call
+        self.signals = _OpSignals()
+
+    def run(self) -> None:
+        try:
+            result = self.call()
+        except BaseException as exc:  # delivered to the GUI thread, never lost on the worker
+            self.signals.failed.emit(exc)
+        else:
+            self.signals.succeeded.emit(result)
+
+
+class Ops(QObject):
+    """Runs facade calls off the GUI thread. No signals of its own; keeps every running operation
+    alive until it reported, and waits for them at shutdown."""
+
+    def __init__(self, hub: ChangeHub, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.hub = hub
+        self.pool = QThreadPool(self)
+        self.pool.setMaxThreadCount(2)
+        self.pool.setObjectName("ui-ops")
+        self._running: set[_OpSignals] = set()
+        self._stopped = False
+
+    def run(
+        self,
+        call: Callable[[], Any],
+        on_success: Callable[[Any], None] | None = None,
+        on_failure: Callable[[SanError], None] | None = None,
+        *,
+        on_bug: Callable[[BaseException], None] | None = None,
+    ) -> None:
+        """``on_bug`` takes any other exception instead of the crash dialog (a connection test, where
+        whatever a server does is an answer to show). After ``shutdown`` nothing starts: the database is
+        closed, and a late page refresh would open a new connection to it (or, once its folder is gone, make
+        an empty database there)."""
+        if self._stopped:
+            log.debug("Not started after shutdown: %s", call)
+            return
+        op = _Op(call)
+        signals = op.signals
+        self._running.add(signals)
+
+        def succeeded(result: Any) -> None:
+            self._running.discard(signals)
+            if on_success is not None:
+                on_success(result)
+
+        def failed(exc: BaseException) -> None:
+            self._running.discard(signals)
+            if isinstance(exc, SanError):
+                log.info("%s", exc)
+                if on_failure is not None:
+                    on_failure(exc)
+                else:
+                    self.hub.message.emit(str(exc))  # the status bar says it
+                return
+            if on_bug is not None:
+                on_bug(exc)
+                return
+            sys.excepthook(type(exc), exc, exc.__traceback__)
+
+        signals.succeeded.connect(succeeded)
+        signals.failed.connect(failed)
+        self.pool.start(op)
+
+    def write(
+        self,
+        call: Callable[[], Changes | Changed[Any]],
+        on_success: Callable[[Any], None] | None = None,
+        on_failure: Callable[[SanError], None] | None = None,
+        *,
+        initiator: object | None = None,
+    ) -> None:
+        """Like ``run`` for a write: its ``Changes`` are announced, then ``on_success`` gets its value."""
+
+        def done(result: Changes | Changed[Any]) -> None:
+            changes = result.changes if isinstance(result, Changed) else result
+            self.hub.announce(changes, initiator)
+            if on_success is not None:
+                on_success(result.value if isinstance(result, Changed) else result)
+
+        self.run(call, done, on_failure)
+
+    @property
+    def busy(self) -> bool:
+        return bool(self._running)
+
+    def shutdown(self, wait_ms: int = 10_000) -> bool:
+        self._stopped = True
+        return self.pool.waitForDone(wait_ms)

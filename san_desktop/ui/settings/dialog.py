@@ -1,0 +1,331 @@
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from san_desktop.app import Changes, SettingsConflictError
+from san_desktop.core.errors import SanError
+from san_desktop.core.redact import error_message
+from san_desktop.core.settings import AISettings, GitHubSettings, NotificationSettings, QuizSettings, Settings
+from san_desktop.ui.common.context import AppContext
+
+log = logging.getLogger(__name__)
+
+NOTIFICATION_LABELS = {
+    "cards_ready": "cards are ready",
+    "til_ready": "a TIL is ready",
+    "commit_done": "a TIL is committed",
+    "failures": "jobs fail",
+    "do_not_disturb": "Do not disturb",
+}
+
+
+class SettingsDialog(QDialog):
+    """AI provider settings: embedded (offline) or an OpenAI-compatible server, with "Test connection".
+    The API key goes to the system keyring. Keyring, file and network work runs off the GUI thread. If
+    another program changes the settings while the dialog is open, it says so before overwriting them.
+    No signals of its own."""
+
+    def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Settings")
+        self._context = context
+        self._app = context.app
+        self._overwrite = False  # set once the user was told the file changed elsewhere
+        self._testing = False
+        ai = context.settings.ai
+
+        self.provider = QComboBox()
+        self.provider.addItem("Embedded (offline, no setup)", "local")
+        self.provider.addItem("OpenAI-compatible server (OpenAI, Ollama, LM Studio…)", "openai")
+        self.provider.setCurrentIndex(0 if ai.provider == "local" else 1)
+        self.base_url = QLineEdit(ai.base_url)
+        self.chat_model = QLineEdit(ai.chat_model)
+        self.embedding_model = QLineEdit(ai.embedding_model)
+        self.timeout = QDoubleSpinBox()
+        self.timeout.setRange(5, 3600)
+        self.timeout.setSuffix(" s")
+        self.timeout.setValue(ai.timeout_seconds)
+        self.api_key = QLineEdit()
+        self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
+        self.api_key.setPlaceholderText("…")
+        context.ops.run(
+            self._app.has_ai_key,
+            lambda stored: self.api_key.setPlaceholderText(
+                "stored in the keyring" if stored else "none (Ollama needs none)"
+            ),
+        )
+        self.max_kb = QSpinBox()
+        self.max_kb.setRange(1, 100_000)
+        self.max_kb.setSuffix(" KB")
+        self.max_kb.setValue(max(1, context.settings.capture.max_bytes // 1000))
+        self.test_button = QPushButton("Test connection")
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+
+        form = QFormLayout()
+        form.addRow("AI provider:", self.provider)
+        form.addRow("Server URL:", self.base_url)
+        form.addRow("Chat model:", self.chat_model)
+        form.addRow("Embedding model:", self.embedding_model)
+        form.addRow("Timeout:", self.timeout)
+        form.addRow("API key:", self.api_key)
+        form.addRow("Largest scrap:", self.max_kb)
+        github = context.settings.github
+        self.commit_target = QComboBox()
+        self.commit_target.addItem("GitHub", "github")
+        self.commit_target.addItem("A local git repository", "local")
+        self.commit_target.setCurrentIndex(0 if github.target == "github" else 1)
+        self.github_url = QLineEdit(github.api_url)
+        self.github_url.setToolTip("https://api.github.com, or https://HOST/api/v3 for GitHub Enterprise")
+        self.repository = QLineEdit(github.repository)
+        self.repository.setPlaceholderText("owner/name")
+        self.branch = QLineEdit(github.branch)
+        self.path_template = QLineEdit(github.path_template)
+        self.local_repository = QLineEdit(github.local_repository)
+        self.local_branch = QLineEdit(github.local_branch)
+        self.github_token = QLineEdit()
+        self.github_token.setEchoMode(QLineEdit.EchoMode.Password)
+        self.github_token.setPlaceholderText("…")
+        context.ops.run(
+            self._app.github_token_source,
+            lambda source: self.github_token.setPlaceholderText(
+                {"keyring": "stored in the keyring", "none": "fine-grained token with Contents read/write"}.get(
+                    source, f"from {source} (no keyring here)"
+                )
+            ),
+        )
+        self.github_test_button = QPushButton("Test GitHub")
+        self.github_status = QLabel()
+        self.github_status.setWordWrap(True)
+        github_form = QFormLayout()
+        github_form.addRow("Commit TILs to:", self.commit_target)
+        github_form.addRow("GitHub API:", self.github_url)
+        github_form.addRow("Repository:", self.repository)
+        github_form.addRow("Branch:", self.branch)
+        github_form.addRow("File path:", self.path_template)
+        github_form.addRow("GitHub token:", self.github_token)
+        github_form.addRow("Local repository:", self.local_repository)
+        github_form.addRow("Local branch:", self.local_branch)
+
+        notifications = context.settings.notifications
+        self.notify_boxes: dict[str, QCheckBox] = {}
+        notify_row = QHBoxLayout()
+        for key, label in NOTIFICATION_LABELS.items():
+            box = QCheckBox(label)
+            box.setChecked(bool(getattr(notifications, key)))
+            self.notify_boxes[key] = box
+            notify_row.addWidget(box)
+        notify_row.addStretch(1)
+        self.notify_boxes["do_not_disturb"].setToolTip("No notification at all until this is turned off")
+
+        quiz = context.settings.quiz
+        self.retention = QDoubleSpinBox()
+        self.retention.setRange(0.70, 0.99)
+        self.retention.setSingleStep(0.01)
+        self.retention.setDecimals(2)
+        self.retention.setValue(quiz.desired_retention)
+        self.retention.setToolTip(
+            "The share of quizzes you should still know when they come back: higher means more reviews"
+        )
+        self.quiz_after_til = QCheckBox("Make quizzes when a TIL is finished")
+        self.quiz_after_til.setChecked(quiz.generate_after_til)
+        self.reminder_time = QLineEdit(quiz.reminder_time)
+        self.reminder_time.setPlaceholderText("HH:MM, or empty for no reminder")
+        self.reminder_time.setToolTip('A daily "quizzes due" notification at this local time')
+        self.quiz_status = QLabel()
+        self.quiz_status.setWordWrap(True)
+        quiz_form = QFormLayout()
+        quiz_form.addRow("Desired retention:", self.retention)
+        quiz_form.addRow("", self.quiz_after_til)
+        quiz_form.addRow("Daily reminder at:", self.reminder_time)
+        quiz_form.addRow("", self.quiz_status)
+
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self._on_save)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.test_button)
+        layout.addWidget(self.status)
+        layout.addWidget(QLabel("<b>TIL commits</b>"))
+        layout.addLayout(github_form)
+        layout.addWidget(self.github_test_button)
+        layout.addWidget(self.github_status)
+        layout.addWidget(QLabel("<b>Notify me when</b>"))
+        layout.addLayout(notify_row)
+        layout.addSpacing(8)
+        layout.addWidget(QLabel("<b>Quizzes</b>"))
+        layout.addLayout(quiz_form)
+        layout.addWidget(buttons)
+        self.github_test_button.clicked.connect(self._on_github_test_button_clicked)
+
+        self.provider.currentIndexChanged.connect(lambda _i: self._update_enabled())
+        self.test_button.clicked.connect(self._on_test_button_clicked)
+        context.hub.changed.connect(self._on_hub_changed)
+        self._update_enabled()
+
+    def focus_section(self, section: str) -> None:
+        """Put the cursor in a section's first field ("ai": the provider, "github": the repository)."""
+        field = {"ai": self.provider, "github": self.repository}.get(section)
+        if field is not None:
+            field.setFocus()
+
+    def _remote(self) -> bool:
+        return bool(self.provider.currentData() == "openai")
+
+    def _update_enabled(self) -> None:
+        for widget in (
+            self.base_url,
+            self.chat_model,
+            self.embedding_model,
+            self.timeout,
+            self.api_key,
+            self.test_button,
+        ):
+            widget.setEnabled(self._remote())
+
+    def ai_settings(self) -> AISettings:
+        """The AI settings this dialog shows, with the others (set in the file) as they were."""
+        return replace(
+            self._context.settings.ai,
+            provider=str(self.provider.currentData()),
+            base_url=self.base_url.text().strip(),
+            chat_model=self.chat_model.text().strip(),
+            embedding_model=self.embedding_model.text().strip(),
+            timeout_seconds=self.timeout.value(),
+        )
+
+    def _on_test_button_clicked(self) -> None:
+        try:
+            ai = self.ai_settings()
+        except ValueError as exc:
+            self.status.setText(str(exc))
+            return
+        key = self.api_key.text().strip() or None
+        self.test_button.setEnabled(False)
+        self._testing = True
+        self.status.setText(f"Asking {ai.base_url}…")
+        self._context.ops.run(
+            lambda: self._app.test_ai(ai, key),
+            lambda message: self._on_test_finished(True, message),
+            lambda exc: self._on_test_finished(False, error_message(exc)),
+            on_bug=lambda exc: self._on_test_finished(False, error_message(exc)),
+        )
+
+    def _on_test_finished(self, ok: bool, message: str) -> None:
+        self._testing = False
+        self.test_button.setEnabled(self._remote())
+        self.status.setText(("Connected. " if ok else "Failed: ") + message)
+
+    def github_settings(self) -> GitHubSettings:
+        return replace(
+            self._context.settings.github,
+            target=str(self.commit_target.currentData()),
+            api_url=self.github_url.text().strip(),
+            repository=self.repository.text().strip(),
+            branch=self.branch.text().strip() or "main",
+            path_template=self.path_template.text().strip() or GitHubSettings().path_template,
+            local_repository=self.local_repository.text().strip(),
+            local_branch=self.local_branch.text().strip() or "til",
+        )
+
+    def notification_settings(self) -> NotificationSettings:
+        return NotificationSettings(**{key: box.isChecked() for key, box in self.notify_boxes.items()})
+
+    def quiz_settings(self) -> QuizSettings:
+        """Raises ValueError saying what is wrong (a reminder time that is not HH:MM)."""
+        return QuizSettings(
+            desired_retention=round(self.retention.value(), 2),
+            generate_after_til=self.quiz_after_til.isChecked(),
+            reminder_time=self.reminder_time.text().strip(),
+        )
+
+    def _on_github_test_button_clicked(self) -> None:
+        try:
+            github = self.github_settings()
+        except ValueError as exc:
+            self.github_status.setText(str(exc))
+            return
+        token = self.github_token.text().strip() or None
+        self.github_test_button.setEnabled(False)
+        self.github_status.setText(f"Asking {github.api_url}…")
+
+        def done(text: str) -> None:
+            self.github_test_button.setEnabled(True)
+            self.github_status.setText(text)
+
+        self._context.ops.run(
+            lambda: self._app.test_github(github, token),
+            lambda message: done(f"OK: {message}"),
+            lambda exc: done(f"Failed: {exc}"),
+            on_bug=lambda exc: done(f"Failed: {error_message(exc)}"),
+        )
+
+    def _on_hub_changed(self, changes: Changes, _initiator: object) -> None:
+        if changes.settings and changes.external:
+            self.status.setText(
+                "The settings were just changed by another program. Saving now overwrites that change; "
+                "Cancel and reopen Settings to see it."
+            )
+            self._overwrite = True
+
+    def _on_save(self) -> None:
+        try:
+            ai = self.ai_settings()
+        except ValueError as exc:
+            self.status.setText(str(exc))
+            return
+        try:
+            github = self.github_settings()
+        except ValueError as exc:
+            self.github_status.setText(str(exc))
+            return
+        try:
+            quiz = self.quiz_settings()
+        except ValueError as exc:
+            self.quiz_status.setText(str(exc))
+            return
+        key = self.api_key.text().strip()
+        token = self.github_token.text().strip()
+        settings: Settings = replace(
+            self._context.settings,
+            ai=ai,
+            github=github,
+            capture=replace(self._context.settings.capture, max_bytes=self.max_kb.value() * 1000),
+            notifications=self.notification_settings(),
+            quiz=quiz,
+        )
+        overwrite = self._overwrite
+
+        def save() -> Changes:
+            if key:
+                self._app.set_ai_key(key)
+            if token:
+                self._app.set_github_token(token)
+            changes = self._app.save_settings(settings, overwrite=overwrite)
+            # a new key is new AI settings: AI jobs paused by a rejected key run again at once
+            return changes | Changes(settings=True, ai_settings_changed=True) if key else changes
+
+        def refused(exc: SanError) -> None:
+            self.status.setText(str(exc))
+            if isinstance(exc, SettingsConflictError):
+                self._overwrite = True  # said once; the next Save overwrites
+
+        self._context.ops.write(save, lambda _changes: self.accept(), refused, initiator=self)
