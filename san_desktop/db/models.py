@@ -135,7 +135,14 @@ class KnowledgeCard(Base):
     summary: Mapped[str] = mapped_column(sa.Text)
     category_id: Mapped[str | None] = mapped_column(ID, sa.ForeignKey("categories.id", ondelete="SET NULL"), index=True)
     embedding_model: Mapped[str | None] = mapped_column(sa.String(200))
+    # fields the person corrected (``services.card_edits``): analysing the card again keeps them unless asked
+    title_edited: Mapped[bool] = mapped_column(default=False, server_default=sa.false())
+    summary_edited: Mapped[bool] = mapped_column(default=False, server_default=sa.false())
+    tags_edited: Mapped[bool] = mapped_column(default=False, server_default=sa.false())
+    category_edited: Mapped[bool] = mapped_column(default=False, server_default=sa.false())
     created_at: Mapped[datetime] = _created_column()
+    # the last change of what the card says (title, summary, tags, category): a day's TIL inputs; a new
+    # vector alone leaves it
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
 
     scrap: Mapped[Scrap] = relationship(back_populates="card")

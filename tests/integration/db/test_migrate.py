@@ -240,3 +240,46 @@ def test_revision_0012_adds_page_fetch_jobs_and_the_page_title_keeping_scraps_an
             "updated_at) VALUES ('j2', 'PAGE_FETCH', 's1', 'PENDING', 0, 3, '2026', '2026')"
         )
         conn.execute("UPDATE scraps SET title = 'A page' WHERE id = 's1'")
+
+
+def test_revision_0013_marks_no_field_of_existing_cards_as_edited_and_keeps_cards_tags_and_search(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "san.db"
+    migrate_to(path, "0012")
+    with raw_connection(path) as conn:
+        conn.execute(
+            "INSERT INTO scraps (id, source_type, content, content_hash, created_at) "
+            "VALUES ('s1', 'TEXT', 'text', 'h1', '2026-01-01 00:00:00')"
+        )
+        conn.execute(
+            "INSERT INTO knowledge_cards (id, scrap_id, title, summary, created_at, updated_at) "
+            "VALUES ('c1', 's1', 'Docker layer cache', 'Layers are reused.', '2026-01-01 00:00:00', "
+            "'2026-01-01 00:00:00')"
+        )
+        conn.execute("INSERT INTO tags (id, name, name_key, created_at) VALUES ('t1', 'Docker', 'docker', '2026')")
+        conn.execute("INSERT INTO card_tags (card_id, tag_id) VALUES ('c1', 't1')")
+
+    migrate(path, choose_driver())
+
+    with raw_connection(path) as conn:
+        conn.execute("PRAGMA foreign_keys=ON")
+        assert conn.execute(
+            "SELECT id, title, title_edited, summary_edited, tags_edited, category_edited FROM knowledge_cards"
+        ).fetchall() == [("c1", "Docker layer cache", 0, 0, 0, 0)]
+        assert conn.execute("SELECT card_id, tag_id FROM card_tags").fetchall() == [("c1", "t1")]
+        # the search index's triggers on knowledge_cards survived: an edit is found at once
+        conn.execute("UPDATE knowledge_cards SET title = 'Build cache', title_edited = 1 WHERE id = 'c1'")
+        assert conn.execute("SELECT rtrim(title) FROM card_search WHERE card_search MATCH 'build'").fetchall() == [
+            ("Build cache",)
+        ]
+        # a card inserted without the new columns (an older writer) is not edited
+        conn.execute(
+            "INSERT INTO scraps (id, source_type, content, content_hash, created_at) "
+            "VALUES ('s2', 'TEXT', 'more', 'h2', '2026-01-01 00:00:00')"
+        )
+        conn.execute(
+            "INSERT INTO knowledge_cards (id, scrap_id, title, summary, created_at, updated_at) "
+            "VALUES ('c2', 's2', 't', 's', '2026-01-01 00:00:00', '2026-01-01 00:00:00')"
+        )
+        assert conn.execute("SELECT title_edited FROM knowledge_cards WHERE id = 'c2'").fetchone() == (0,)
