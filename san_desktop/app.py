@@ -34,7 +34,7 @@ from san_desktop.core.settings import (
     with_value,
 )
 from san_desktop.core.timeutil import local_zone, utcnow
-from san_desktop.db.changes import ChangeLog
+from san_desktop.db.changes import CARD_NOTICE, ChangeLog
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.monitor import BulkResult, JobFilter, JobMonitor
 from san_desktop.queue.records import JobRecord
@@ -50,6 +50,7 @@ from san_desktop.services.secrets import (
 from san_desktop.services.til_state import TilFollowsItsJob
 
 if TYPE_CHECKING:  # cards, TIL and commits (numpy and more) load when first used, not for `san scrap add`
+    from san_desktop.services.card_edits import CardEdit, CardEditResult, CardEditService
     from san_desktop.services.cards import CardService
     from san_desktop.services.commits import CommitInfo, CommitService
     from san_desktop.services.quizzes import QuizService, QuizView
@@ -188,6 +189,12 @@ class SanApp:
         return CardService(self.db, lambda: self.providers.get().similarity_threshold)
 
     @cached_property
+    def card_edits(self) -> CardEditService:
+        from san_desktop.services.card_edits import CardEditService
+
+        return CardEditService(self.db, self.queue, self.changelog)
+
+    @cached_property
     def commits(self) -> CommitService:
         from san_desktop.services.commits import CommitService
 
@@ -287,6 +294,25 @@ class SanApp:
     def restore_scrap(self, scrap_id: str) -> Changes:
         self.scraps.restore(scrap_id)
         return Changes(scraps=frozenset({scrap_id}))
+
+    # --- correcting cards (services.card_edits) --------------------------------------------------
+
+    def edit_card(self, card_id: str, edit: CardEdit) -> Changed[CardEditResult]:
+        """Correct a card: the fields changed are the person's from now on; a new title or summary gets a
+        new vector from a job."""
+        return _cards_edited(self.card_edits.edit(card_id, edit))
+
+    def rename_tag(self, old: str, new: str) -> Changed[CardEditResult]:
+        """Rename a tag on every card that has it (merged into a tag called ``new`` if there is one)."""
+        return _cards_edited(self.card_edits.rename_tag(old, new))
+
+    def undo_card_edit(self, result: CardEditResult) -> Changed[CardEditResult]:
+        return _cards_edited(self.card_edits.undo(result))
+
+    def analyse_card_again(self, card_id: str, *, replace_edits: bool) -> Changed[JobRecord]:
+        """Analyse a card again; the fields the person edited are kept unless ``replace_edits``."""
+        job = self.card_edits.analyse_again(card_id, replace_edits=replace_edits)
+        return Changed(job, Changes.of_job(job))
 
     def retry_job(self, job_id: str) -> Changed[JobRecord]:
         job = self.queue.retry(job_id)
@@ -486,8 +512,14 @@ class SanApp:
         with self.db.sessions() as session:
             self._notice_cursor, notices = self.changelog.since(session, self._notice_cursor)
         scraps = frozenset(item for kind, item in notices if kind == SCRAP_NOTICE)
-        changes = Changes(scraps=scraps, external=bool(scraps))
+        cards = frozenset(item for kind, item in notices if kind == CARD_NOTICE)  # their scraps
+        changes = Changes(scraps=scraps | cards, cards_of_scraps=cards, external=bool(scraps or cards))
         return changes | self.reload_settings()
+
+
+def _cards_edited(result: CardEditResult) -> Changed[CardEditResult]:
+    scraps = result.scrap_ids
+    return Changed(result, Changes(scraps=scraps, cards_of_scraps=scraps, jobs=result.jobs))
 
 
 @contextmanager

@@ -12,6 +12,9 @@ from sqlalchemy.orm import Session
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.models import ChangeNotice
 
+# the kind of notice of a card a person edited (its item: the card's scrap, as the pages know cards by it)
+CARD_NOTICE = "card"
+
 
 class ChangeLog:
     """Notices written by one process (``origin``)."""

@@ -8,6 +8,7 @@ one short transaction that also completes the job, so running a job twice never 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Protocol
@@ -15,7 +16,7 @@ from typing import Protocol
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from san_desktop.ai.base import DEFAULT_CATEGORIES, AIProvider
+from san_desktop.ai.base import DEFAULT_CATEGORIES, AIProvider, CardDraft
 from san_desktop.ai.factory import ProviderSource
 from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus, JobType
@@ -41,7 +42,8 @@ from san_desktop.jobs.til import TilGenerationProcessor
 from san_desktop.queue.errors import DuplicateJobError
 from san_desktop.queue.job_queue import SWEEP_HOOK_BATCH, JobQueue
 from san_desktop.queue.payloads import CardAnalysisPayload, dump_payload, load_payload
-from san_desktop.services.cards import save_card, save_embedding
+from san_desktop.services.card_edits import kept_edits
+from san_desktop.services.cards import mark_embedding_stale, save_card, save_embedding
 from san_desktop.services.scraps import orphan_hook
 from san_desktop.services.til import TilService
 from san_desktop.services.til_state import settle_stopped_hook
@@ -91,7 +93,9 @@ def embedding_text(title: str, summary: str, tags: tuple[str, ...], body: str) -
 
 class CardAnalysisProcessor:
     """CARD_ANALYSIS (target: scrap id): title, summary, tags, category and embedding.
-    With payload ``{"embed_only": true}`` it only re-embeds the existing card (embedding model changed)."""
+    With payload ``{"embed_only": true}`` it only re-embeds the existing card (embedding model changed, or
+    a person edited its words). The fields a person edited are kept (and embedded) unless the payload says
+    to replace them. A card edited while its job ran gets a vector of its words by a second job."""
 
     def __init__(self, providers: ProviderSource) -> None:
         self.providers = providers
@@ -104,31 +108,69 @@ class CardAnalysisProcessor:
             if payload.embed_only:
                 self._reembed(context, provider, scrap_id, text)
             else:
-                self._analyse(context, provider, scrap_id, text)
+                self._analyse(context, provider, scrap_id, text, payload)
 
-    def _analyse(self, context: JobContext, provider: AIProvider, scrap_id: str, text: ScrapText) -> None:
+    def _analyse(
+        self, context: JobContext, provider: AIProvider, scrap_id: str, text: ScrapText, payload: CardAnalysisPayload
+    ) -> None:
         draft = provider.analyze_card(text.best, DEFAULT_CATEGORIES)
         context.raise_if_cancelled()
-        vector = provider.embed([embedding_text(draft.title, draft.summary, draft.tags, text.best)])[0]
+        with context.db.engine.connect() as conn:
+            kept = kept_edits(conn, scrap_id)
+        embedded = draft if kept.replaced_by(payload) else kept.over(draft)
+        vector = provider.embed([embedding_text(embedded.title, embedded.summary, embedded.tags, text.best)])[0]
         context.raise_if_cancelled()
         with context.publish() as session:
-            if session.connection().scalar(_SCRAP_DELETED_AT, {"scrap": scrap_id}) is not None:
+            conn = session.connection()
+            if conn.scalar(_SCRAP_DELETED_AT, {"scrap": scrap_id}) is not None:
                 raise TargetNotFoundError(f"scrap {scrap_id} was deleted")
-            save_card(session, scrap_id, draft, provider.embedding_model, vector)
+            kept = kept_edits(conn, scrap_id)  # as they are now: an edit may have come meanwhile
+            replace = kept.replaced_by(payload)
+            saved = draft if replace else kept.over(draft)
+            card_id = save_card(session, scrap_id, draft, provider.embedding_model, vector, replace_edits=replace)
+            stale = _words(saved) != _words(embedded)
+            if stale:
+                mark_embedding_stale(conn, card_id)
+        if stale:
+            _embed_again(context, scrap_id)
 
     def _reembed(self, context: JobContext, provider: AIProvider, scrap_id: str, text: ScrapText) -> None:
         with context.db.sessions() as session:
             card = session.scalar(sa.select(KnowledgeCard).where(KnowledgeCard.scrap_id == scrap_id))
             if card is None:
                 raise TargetNotFoundError(f"card of scrap {scrap_id}")
+            words = (card.title, card.summary)
             tags = tuple(tag.name for tag in card.tags)
             source = embedding_text(card.title, card.summary, tags, text.best)
         vector = provider.embed([source])[0]
         with context.publish() as session:
-            card_id = session.scalar(sa.select(KnowledgeCard.id).where(KnowledgeCard.scrap_id == scrap_id))
-            if card_id is None:
+            card_now = session.execute(
+                sa.select(KnowledgeCard.id, KnowledgeCard.title, KnowledgeCard.summary).where(
+                    KnowledgeCard.scrap_id == scrap_id
+                )
+            ).first()
+            if card_now is None:
                 raise TargetNotFoundError(f"card of scrap {scrap_id}")
-            save_embedding(session, card_id, provider.embedding_model, vector)
+            save_embedding(session, card_now.id, provider.embedding_model, vector)
+            stale = (card_now.title, card_now.summary) != words
+            if stale:
+                mark_embedding_stale(session.connection(), card_now.id)
+        if stale:
+            _embed_again(context, scrap_id)
+
+
+def _words(draft: CardDraft) -> tuple[str, str]:
+    """What of a card its vector must follow: a new title or summary asks for a new vector."""
+    return (draft.title, draft.summary)
+
+
+def _embed_again(context: JobContext, scrap_id: str) -> None:
+    """A new vector for a card edited while its job ran (that job is done now, so this one can wait).
+    Should this never run, the card's vector is marked stale and the sweep asks for it."""
+    with suppress(DuplicateJobError):  # one waits already (an analysis asked for meanwhile reads the new words)
+        context.queue.enqueue(
+            JobType.CARD_ANALYSIS, scrap_id, payload=dump_payload(CardAnalysisPayload(embed_only=True))
+        )
 
 
 class ScrapRefineProcessor:

@@ -12,9 +12,13 @@ P = TypeVar("P")
 
 @dataclass(frozen=True)
 class CardAnalysisPayload:
-    """CARD_ANALYSIS: ``embed_only`` re-embeds the existing card (the embedding model changed)."""
+    """CARD_ANALYSIS: ``embed_only`` re-embeds the existing card (the embedding model changed, or a person
+    edited its words). ``replace_edits_as_of``: the person asked for the analysis to replace the fields they
+    edited, as they were when the card was last changed at that moment (ISO time); an edit made after
+    the request is kept. Without it every edited field is kept."""
 
     embed_only: bool = False
+    replace_edits_as_of: str | None = None
 
 
 @dataclass(frozen=True)

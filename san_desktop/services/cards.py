@@ -35,6 +35,10 @@ class CardNotFoundError(SanError):
         super().__init__(f"There is no card with id {card_id}.")
 
 
+# a card's fields a person can correct, in the order they are shown
+CARD_FIELDS = ("title", "summary", "tags", "category")
+
+
 @dataclass(frozen=True)
 class CardSummary:
     id: str
@@ -44,6 +48,7 @@ class CardSummary:
     category: str | None
     tags: tuple[str, ...]
     created_at: datetime
+    edited: tuple[str, ...] = ()  # the fields a person corrected (of ``CARD_FIELDS``, in its order)
 
 
 @dataclass(frozen=True)
@@ -81,7 +86,13 @@ _NAMED_IDS: dict[type[Category | Tag], Any] = {
     for model in (Category, Tag)
 }
 _ADD_NAMED: dict[type[Category | Tag], Any] = {model: sa.insert(model) for model in (Category, Tag)}
-_CARD_OF_SCRAP = sa.select(KnowledgeCard.id).where(KnowledgeCard.scrap_id == sa.bindparam("scrap"))
+_EDITED_COLUMNS = (
+    KnowledgeCard.title_edited,
+    KnowledgeCard.summary_edited,
+    KnowledgeCard.tags_edited,
+    KnowledgeCard.category_edited,
+)
+_CARD_OF_SCRAP = sa.select(KnowledgeCard.id, *_EDITED_COLUMNS).where(KnowledgeCard.scrap_id == sa.bindparam("scrap"))
 _ADD_CARD = sa.insert(KnowledgeCard)
 _CHANGE_CARD = sa.update(KnowledgeCard).where(KnowledgeCard.id == sa.bindparam("card"))
 _LINK_TAGS = sa.insert(card_tags)
@@ -93,10 +104,16 @@ _VECTOR_OF_CARD = sa.select(CardEmbedding.model_id, CardEmbedding.dim).where(
     CardEmbedding.card_id == sa.bindparam("card")
 )
 _DROP_VECTOR = sa.delete(CardEmbedding).where(CardEmbedding.card_id == sa.bindparam("card"))
+# a new vector is not a change of what the card says: ``updated_at`` (a day's TIL inputs) stays
+_SET_EMBEDDING_MODEL = (
+    sa.update(KnowledgeCard)
+    .where(KnowledgeCard.id == sa.bindparam("card"))
+    .values(embedding_model=sa.bindparam("model"), updated_at=KnowledgeCard.updated_at)
+)
 _ADD_VECTOR = sa.insert(CardEmbedding)
 
 
-def _named_ids(conn: sa.Connection, model: type[NamedT], names: Sequence[str], now: datetime) -> list[str]:
+def named_ids(conn: sa.Connection, model: type[NamedT], names: Sequence[str], now: datetime) -> list[str]:
     """Ids of ``names`` by case-insensitive name (the unique ``name_key``), created when missing: one
     SELECT for all and one INSERT for the missing; one id per distinct key, in the order given, the first
     spelling kept for a new row."""
@@ -117,29 +134,43 @@ def _named_ids(conn: sa.Connection, model: type[NamedT], names: Sequence[str], n
                 ]
                 conn.execute(_ADD_NAMED[model], rows_to_add)
         except sa.exc.IntegrityError:  # created meanwhile by another writer: read theirs
-            return _named_ids(conn, model, names, now)
+            return named_ids(conn, model, names, now)
         found.update(missing)
     return [found[key] for key in first]
 
 
-def save_card(session: Session, scrap_id: str, draft: CardDraft, model_id: str, vector: npt.NDArray[np.float32]) -> str:
+def save_card(
+    session: Session,
+    scrap_id: str,
+    draft: CardDraft,
+    model_id: str,
+    vector: npt.NDArray[np.float32],
+    *,
+    replace_edits: bool = False,
+) -> str:
     """Create or update the scrap's card (one per scrap, however often analysis runs) with its vector.
+    The fields a person edited keep their values unless ``replace_edits`` (the person said so), which
+    also forgets that they were edited.
 
     Plain SQL statements rather than ORM objects: this runs once per card inside the job's publishing
     transaction, and the unit of work cost three times the SQL."""
     conn = session.connection()
     now = utcnow()
-    category_id = _named_ids(conn, Category, [draft.category], now)[0]
-    tag_ids = _named_ids(conn, Tag, draft.tags, now)
-    values = {
-        "title": draft.title,
-        "summary": draft.summary,
-        "category_id": category_id,
-        "embedding_model": model_id,
-        "updated_at": now,
-    }
-    card_id = conn.scalar(_CARD_OF_SCRAP, {"scrap": scrap_id})
-    if card_id is None:
+    existing = conn.execute(_CARD_OF_SCRAP, {"scrap": scrap_id}).first()
+    edited = dict.fromkeys(CARD_FIELDS, False)
+    if existing is not None and not replace_edits:
+        edited = dict(zip(CARD_FIELDS, (bool(flag) for flag in existing[1:]), strict=True))
+    values: dict[str, object] = {"embedding_model": model_id, "updated_at": now}
+    if not edited["title"]:
+        values["title"] = draft.title
+    if not edited["summary"]:
+        values["summary"] = draft.summary
+    if not edited["category"]:
+        values["category_id"] = named_ids(conn, Category, [draft.category], now)[0]
+    if replace_edits:
+        values.update({f"{field}_edited": False for field in CARD_FIELDS})
+    tag_ids = [] if edited["tags"] else named_ids(conn, Tag, draft.tags, now)
+    if existing is None:
         card_id = new_id()
         card_row = {"id": card_id, "scrap_id": scrap_id, "created_at": now, **values}
         if conn.dialect.name == "sqlite":
@@ -153,14 +184,21 @@ def save_card(session: Session, scrap_id: str, draft: CardDraft, model_id: str, 
             conn.execute(_ADD_CARD, card_row)
             _link_tags(conn, card_id, tag_ids)
         _store_vector(conn, card_id, model_id, vector, now, replace=False)
-        return str(card_id)
+        return card_id
+    card_id = existing[0]
     conn.execute(_CHANGE_CARD, {"card": card_id, **values})
+    if not edited["tags"]:
+        set_card_tags(conn, card_id, tag_ids)
+    _store_vector(conn, card_id, model_id, vector, now, replace=True)
+    return str(card_id)
+
+
+def set_card_tags(conn: sa.Connection, card_id: str, tag_ids: Sequence[str]) -> None:
+    """Link exactly ``tag_ids`` to the card (unlinking the others, linking the missing)."""
     linked = set(conn.scalars(_TAGS_OF_CARD, {"card": card_id}))
     if removed := linked - set(tag_ids):
         conn.execute(_UNLINK_TAGS, {"card": card_id, "tags": sorted(removed)})
     _link_tags(conn, card_id, [tag for tag in tag_ids if tag not in linked])
-    _store_vector(conn, card_id, model_id, vector, now, replace=True)
-    return str(card_id)
 
 
 def _link_tags(conn: sa.Connection, card_id: str, tag_ids: Sequence[str]) -> None:
@@ -169,11 +207,16 @@ def _link_tags(conn: sa.Connection, card_id: str, tag_ids: Sequence[str]) -> Non
 
 
 def save_embedding(session: Session, card_id: str, model_id: str, vector: npt.NDArray[np.float32]) -> None:
-    """Replace the card's vector (the embedding model changed)."""
+    """Replace the card's vector (the embedding model changed, or the card was edited)."""
     conn = session.connection()
-    now = utcnow()
-    conn.execute(_CHANGE_CARD, {"card": card_id, "embedding_model": model_id, "updated_at": now})
-    _store_vector(conn, card_id, model_id, vector, now, replace=True)
+    conn.execute(_SET_EMBEDDING_MODEL, {"card": card_id, "model": model_id})
+    _store_vector(conn, card_id, model_id, vector, utcnow(), replace=True)
+
+
+def mark_embedding_stale(conn: sa.Connection, card_id: str) -> None:
+    """The card's vector was made from other words than it has now: the recovery sweep's re-embedding
+    (``stale_embedding_hook``) takes it up, should the job asked for at once never run."""
+    conn.execute(_SET_EMBEDDING_MODEL, {"card": card_id, "model": None})
 
 
 def _store_vector(
@@ -197,7 +240,11 @@ def _store_vector(
     index_card_vector(conn, card_id, model_id, vector, new=not replace)
 
 
-def _live_summaries() -> sa.Select[str, str, str, str, str, datetime]:
+# what ``_live_summaries`` selects
+SummaryQuery = sa.Select[str, str, str, str, str, datetime, bool, bool, bool, bool]
+
+
+def _live_summaries() -> SummaryQuery:
     """The columns of ``CardSummary`` of live cards (tags come from ``_summaries``): plain rows, which a
     page of 200 cards loads in a third of the time ORM objects with their relationships took."""
     return (
@@ -208,6 +255,10 @@ def _live_summaries() -> sa.Select[str, str, str, str, str, datetime]:
             KnowledgeCard.summary,
             Category.name,
             KnowledgeCard.created_at,
+            KnowledgeCard.title_edited,
+            KnowledgeCard.summary_edited,
+            KnowledgeCard.tags_edited,
+            KnowledgeCard.category_edited,
         )
         .join(Scrap, Scrap.id == KnowledgeCard.scrap_id)
         .outerjoin(Category, Category.id == KnowledgeCard.category_id)
@@ -239,9 +290,12 @@ _VECTOR_OF = sa.select(CardEmbedding.model_id, CardEmbedding.dim, CardEmbedding.
 )
 
 
-def _summaries(
-    conn: sa.Connection, query: sa.Select[str, str, str, str, str, datetime], **params: object
-) -> list[CardSummary]:
+def live_cards(conn: sa.Connection, card_ids: Sequence[str]) -> list[CardSummary]:
+    """The live cards among ``card_ids`` (in no particular order)."""
+    return _summaries(conn, _LIVE_SUMMARIES_OF, ids=list(card_ids))
+
+
+def _summaries(conn: sa.Connection, query: SummaryQuery, **params: object) -> list[CardSummary]:
     # (the category column is None for a card without one)
     rows = conn.execute(query, params).all()
     tags: dict[str, list[str]] = {row[0]: [] for row in rows}
@@ -257,8 +311,9 @@ def _summaries(
             category=category,
             tags=tuple(sorted(tags[card_id], key=str.casefold)),
             created_at=created_at,
+            edited=tuple(field for field, flag in zip(CARD_FIELDS, flags, strict=True) if flag),
         )
-        for card_id, scrap_id, title, summary, category, created_at in rows
+        for card_id, scrap_id, title, summary, category, created_at, *flags in rows
     ]
 
 
