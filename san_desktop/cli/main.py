@@ -20,7 +20,7 @@ from san_desktop.core.redact import redact
 
 def build_parser() -> argparse.ArgumentParser:
     # the commands' modules (SQLAlchemy, the facade...) load here, not when `san` starts: --version stays quick
-    from san_desktop.cli import config, doctor, github, jobs, quiz, scraps, stars, til
+    from san_desktop.cli import cards, config, doctor, github, jobs, quiz, scraps, stars, til
 
     parser = argparse.ArgumentParser(prog="san", description=f"{APP_NAME} command line")
     parser.add_argument("--version", action="version", version=f"san {__version__}")
@@ -30,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     doctor.add_parser(commands)
     scraps.add_parsers(commands)
+    cards.add_parser(commands)
     config.add_parser(commands)
     jobs.add_parser(commands)
     til.add_parser(commands)
@@ -59,7 +60,7 @@ def _join_option_values(argv: Sequence[str], parser: argparse.ArgumentParser) ->
     return joined
 
 
-TEXT_OPTIONS = ("--text", "--search")
+TEXT_OPTIONS = ("--text", "--search", "--title", "--summary", "--tags", "--category")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""``san scrap ...`` and ``san cards ...``."""
+"""``san scrap ...``."""
 
 from __future__ import annotations
 
@@ -51,23 +51,6 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     analyse.add_argument("scrap_id", metavar="ID")
     analyse.set_defaults(handler=cmd_analyse)
-
-    card = commands.add_parser("cards", help="knowledge cards")
-    card_sub = card.add_subparsers(dest="cards_command", metavar="ACTION", required=True)
-    card_list = card_sub.add_parser("list", help="cards, newest first")
-    card_list.add_argument("--search", default="")
-    card_list.add_argument("--limit", type=count(MAX_LIMIT), default=50)
-    card_list.add_argument("--json", action="store_true")
-    card_list.set_defaults(handler=cmd_cards_list)
-    show = card_sub.add_parser("show", help="one card in full")
-    show.add_argument("card_id", metavar="ID")
-    show.add_argument("--json", action="store_true")
-    show.set_defaults(handler=cmd_cards_show)
-    similar = card_sub.add_parser("similar", help="cards similar to one card")
-    similar.add_argument("card_id", metavar="ID")
-    similar.add_argument("--limit", type=count(MAX_LIMIT), default=10)
-    similar.add_argument("--json", action="store_true")
-    similar.set_defaults(handler=cmd_cards_similar)
 
 
 def _open(args: argparse.Namespace) -> AbstractContextManager[SanApp]:
@@ -155,56 +138,4 @@ def cmd_restore(args: argparse.Namespace) -> int:
     with _open(args) as app:
         app.restore_scrap(args.scrap_id)
     print(f"Scrap {args.scrap_id} restored.")
-    return 0
-
-
-def cmd_cards_list(args: argparse.Namespace) -> int:
-    with _open(args) as app:
-        found = app.cards.list_cards(args.search, limit=args.limit)
-    if args.json:
-        print_json(found)
-        return 0
-    if not found:
-        print("No cards." if not args.search else "No card matches.")
-        return 0
-    print_table(
-        ["ID", "CATEGORY", "TITLE", "TAGS"],
-        [[c.id, c.category or "-", c.title, ", ".join(c.tags)] for c in found],
-    )
-    return 0
-
-
-def cmd_cards_show(args: argparse.Namespace) -> int:
-    with _open(args) as app:
-        detail = app.cards.get(args.card_id)
-    if args.json:
-        print_json(detail)
-        return 0
-    card = detail.card
-    print(card.title)
-    print(f"{card.category or 'Uncategorised'} · {', '.join(card.tags)}")
-    print()
-    print(card.summary)
-    print()
-    print(detail.refined_content or detail.content)
-    return 0
-
-
-def cmd_cards_similar(args: argparse.Namespace) -> int:
-    with _open(args) as app:
-        found = app.cards.similar(args.card_id, limit=args.limit)
-    if args.json:
-        print_json(
-            [
-                {"card": s.card, "distance": s.distance, "score": s.score, "within_threshold": s.within_threshold}
-                for s in found
-            ]
-        )
-        return 0
-    if not found:
-        print("No similar cards yet.")
-        return 0
-    if not found[0].within_threshold:
-        print("Nothing close — the nearest cards:")
-    print_table(["ID", "SIMILAR", "TITLE"], [[s.card.id, f"{s.score:.0%}", s.card.title] for s in found])
     return 0

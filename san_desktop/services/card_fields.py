@@ -69,3 +69,10 @@ def category_named(name: str) -> str:
     if found is None:
         raise CardEditError(f"There is no category “{name.strip()}”. Choose one of: {', '.join(DEFAULT_CATEGORIES)}.")
     return found
+
+
+def fields_phrase(fields: Sequence[str]) -> str:
+    """Card fields as a sentence says them: "title", "title and tags", "title, summary and tags"."""
+    if len(fields) <= 1:
+        return "".join(fields)
+    return f"{', '.join(fields[:-1])} and {fields[-1]}"

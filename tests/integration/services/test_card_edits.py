@@ -432,3 +432,14 @@ def test_a_til_made_after_the_edit_says_what_the_person_wrote(app: SanApp, monke
     assert "### Docker layer cache" in section
     assert "`#cache`" in section
     assert "Frontend caching" not in text
+
+
+def test_an_edit_made_by_another_process_reaches_an_open_window(app: SanApp) -> None:
+    _with_cards(app, [DOCKER])
+    card = _card(app, DOCKER)
+    app.poll_external()
+    command_line = SanApp(app.backend)  # its own origin, as `san cards edit` beside the window has
+    command_line.edit_card(card.id, CardEdit(title="Docker layer cache"))
+    changes = app.poll_external()
+    assert changes.cards_of_scraps == {card.scrap_id}  # the Cards page, the Inbox row and the TIL page follow
+    assert changes.external

@@ -1,0 +1,172 @@
+"""``san cards ...``: list, show, similar, and correcting a card (edit, analyse again, rename a tag)."""
+
+from __future__ import annotations
+
+import argparse
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING
+
+from san_desktop.cli.common import count, print_json, print_table
+
+if TYPE_CHECKING:
+    from san_desktop.app import SanApp
+
+MAX_LIMIT = 100_000
+RUN_JOBS = "the open app does it, or `san jobs run --until-idle` when the app is not running"
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    card = commands.add_parser("cards", help="knowledge cards")
+    card_sub = card.add_subparsers(dest="cards_command", metavar="ACTION", required=True)
+    card_list = card_sub.add_parser("list", help="cards, newest first")
+    card_list.add_argument("--search", default="")
+    card_list.add_argument("--limit", type=count(MAX_LIMIT), default=50)
+    card_list.add_argument("--json", action="store_true")
+    card_list.set_defaults(handler=cmd_list)
+    show = card_sub.add_parser("show", help="one card in full (and which of its fields you edited)")
+    show.add_argument("card_id", metavar="ID")
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(handler=cmd_show)
+    similar = card_sub.add_parser("similar", help="cards similar to one card")
+    similar.add_argument("card_id", metavar="ID")
+    similar.add_argument("--limit", type=count(MAX_LIMIT), default=10)
+    similar.add_argument("--json", action="store_true")
+    similar.set_defaults(handler=cmd_similar)
+    edit = card_sub.add_parser(
+        "edit",
+        help="correct a card: the fields you change stay yours when the card is analysed again",
+        description="Correct a card. The fields you change are marked as yours: analysing the card again keeps "
+        "them (unless `san cards analyse ID --replace-edits`). A new title or summary gets a new vector in the "
+        "background, so its similar cards follow.",
+    )
+    edit.add_argument("card_id", metavar="ID")
+    edit.add_argument("--title", help="the new title")
+    edit.add_argument("--summary", help="the new summary")
+    edit.add_argument("--tags", metavar="A,B", help="the card's tags, separated by commas (at most 5; '' for none)")
+    edit.add_argument("--category", help="one of the categories (a wrong one lists them)")
+    edit.add_argument("--json", action="store_true")
+    edit.set_defaults(handler=cmd_edit)
+    analyse = card_sub.add_parser(
+        "analyse", help="analyse a card again with the configured AI provider, keeping the fields you edited"
+    )
+    analyse.add_argument("card_id", metavar="ID")
+    analyse.add_argument("--replace-edits", action="store_true", help="let the analysis replace your edits too")
+    analyse.set_defaults(handler=cmd_analyse)
+    rename = card_sub.add_parser(
+        "rename-tag", help="rename a tag on every card that has it (merged into NEW if that tag exists)"
+    )
+    rename.add_argument("old", metavar="OLD")
+    rename.add_argument("new", metavar="NEW")
+    rename.set_defaults(handler=cmd_rename_tag)
+
+
+def _open(args: argparse.Namespace) -> AbstractContextManager[SanApp]:
+    """The data directory's facade, beside a running app if there is one (no instance lock)."""
+    from san_desktop.app import open_app
+
+    return open_app(args.data_dir, kind="cli", lock=False, log_to_stderr=False)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    with _open(args) as app:
+        found = app.cards.list_cards(args.search, limit=args.limit)
+    if args.json:
+        print_json(found)
+        return 0
+    if not found:
+        print("No cards." if not args.search else "No card matches.")
+        return 0
+    print_table(
+        ["ID", "CATEGORY", "TITLE", "TAGS"],
+        [[c.id, c.category or "-", c.title, ", ".join(c.tags)] for c in found],
+    )
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from san_desktop.services.card_fields import fields_phrase
+
+    with _open(args) as app:
+        detail = app.cards.get(args.card_id)
+    if args.json:
+        print_json(detail)
+        return 0
+    card = detail.card
+    print(card.title)
+    print(f"{card.category or 'Uncategorised'} · {', '.join(card.tags)}")
+    if card.edited:
+        print(f"Edited by you: {fields_phrase(card.edited)}.")
+    print()
+    print(card.summary)
+    print()
+    print(detail.refined_content or detail.content)
+    return 0
+
+
+def cmd_similar(args: argparse.Namespace) -> int:
+    with _open(args) as app:
+        found = app.cards.similar(args.card_id, limit=args.limit)
+    if args.json:
+        print_json(
+            [
+                {"card": s.card, "distance": s.distance, "score": s.score, "within_threshold": s.within_threshold}
+                for s in found
+            ]
+        )
+        return 0
+    if not found:
+        print("No similar cards yet.")
+        return 0
+    if not found[0].within_threshold:
+        print("Nothing close — the nearest cards:")
+    print_table(["ID", "SIMILAR", "TITLE"], [[s.card.id, f"{s.score:.0%}", s.card.title] for s in found])
+    return 0
+
+
+def cmd_edit(args: argparse.Namespace) -> int:
+    from san_desktop.services.card_edits import CardEdit
+    from san_desktop.services.card_fields import fields_phrase, split_tags
+
+    edit = CardEdit(
+        title=args.title,
+        summary=args.summary,
+        tags=split_tags(args.tags) if args.tags is not None else None,
+        category=args.category,
+    )
+    with _open(args) as app:
+        result = app.edit_card(args.card_id, edit).value
+    if args.json:
+        print_json({"card": result.card, "changed": result.changed, "jobs": [job.id for job in result.jobs]})
+        return 0
+    if not result.changed:
+        print("Nothing changed: the card already says that.")
+        return 0
+    print(f"Card {args.card_id} edited: {fields_phrase(result.changed)}.")
+    if {"title", "summary"} & set(result.changed):
+        print(f"Its new vector (for similar cards) is made in the background: {RUN_JOBS}.")
+    return 0
+
+
+def cmd_analyse(args: argparse.Namespace) -> int:
+    from san_desktop.services.card_fields import fields_phrase
+
+    with _open(args) as app:
+        edited = app.cards.get(args.card_id).card.edited
+        job = app.analyse_card_again(args.card_id, replace_edits=args.replace_edits).value
+    print(f"Card {args.card_id} is analysed again (job {job.id}): {RUN_JOBS}.")
+    if edited and args.replace_edits:
+        print(f"The analysis replaces your edits of its {fields_phrase(edited)}.")
+    elif edited:
+        print(f"Your edits of its {fields_phrase(edited)} are kept (--replace-edits replaces them).")
+    return 0
+
+
+def cmd_rename_tag(args: argparse.Namespace) -> int:
+    with _open(args) as app:
+        result = app.rename_tag(args.old, args.new).value
+    cards = len(result.before)
+    if not cards:
+        print(f"Nothing changed: the tag is already called “{args.new.strip()}”.")
+        return 0
+    print(f"Renamed the tag “{args.old.strip()}” to “{args.new.strip()}” on {cards} card{'s' if cards != 1 else ''}.")
+    return 0
