@@ -140,10 +140,17 @@ def cmd_edit(args: argparse.Namespace) -> int:
         return 0
     if not result.changed:
         print("Nothing changed: the card already says that.")
-        return 0
-    print(f"Card {args.card_id} edited: {fields_phrase(result.changed)}.")
+    else:
+        print(f"Card {args.card_id} edited: {fields_phrase(result.changed)}.")
     if {"title", "summary"} & set(result.changed):
         print(f"Its new vector (for similar cards) is made in the background: {RUN_JOBS}.")
+    spelled = {tag.casefold(): tag for tag in (result.card.tags if result.card is not None else ())}
+    for typed in edit.tags or ():
+        if spelled.get(typed.casefold(), typed) != typed:
+            print(
+                f"The tag “{typed}” is spelled “{spelled[typed.casefold()]}” (a tag has one spelling; "
+                "`san cards rename-tag` changes it on every card)."
+            )
     return 0
 
 

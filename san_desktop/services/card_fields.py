@@ -76,3 +76,13 @@ def fields_phrase(fields: Sequence[str]) -> str:
     if len(fields) <= 1:
         return "".join(fields)
     return f"{', '.join(fields[:-1])} and {fields[-1]}"
+
+
+def renamed_tags(before: Sequence[str], typed: str) -> list[tuple[str, str]]:
+    """The tags renamed in place, as (old, new): when ``typed`` (comma-separated, as ``split_tags`` reads it,
+    repeats kept) lists as many tags as ``before``, each position whose tag reads otherwise. A tag added or
+    removed is no rename."""
+    listed = [name for name in (part.strip().lstrip("#").strip() for part in typed.split(",")) if name]
+    if len(listed) != len(before):
+        return []
+    return [(old, new) for old, new in zip(before, listed, strict=True) if old != new]

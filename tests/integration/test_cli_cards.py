@@ -143,3 +143,12 @@ def test_rename_tag_renames_it_on_every_card(app: SanApp) -> None:
     missing = run_san("cards", "rename-tag", "no-such-tag", "x")
     assert missing.returncode == 1
     assert missing.stderr.strip() == "san: There is no tag “no-such-tag”."
+
+
+def test_a_tag_typed_in_another_spelling_is_said_to_keep_its_own(app: SanApp) -> None:
+    cards_of(app, [WAL, WAL2])
+    card_id = _card_of(app, WAL)
+    result = run_san("cards", "edit", card_id, "--tags", "sqlite, WAL")
+    assert result.returncode == 0, result.stderr
+    assert "The tag “sqlite” is spelled “SQLite” (a tag has one spelling" in result.stdout
+    assert _shown(card_id)["card"]["tags"] == ["SQLite", "WAL"]

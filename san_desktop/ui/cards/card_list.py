@@ -8,6 +8,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 
+from san_desktop.services.card_fields import fields_phrase
 from san_desktop.services.cards import CardDetail, CardService, CardSummary
 from san_desktop.ui.common.lazy_model import LazyTableModel
 from san_desktop.ui.common.look import tone
@@ -31,7 +32,8 @@ class CardListModel(LazyTableModel[CardSummary]):
         if role == Qt.ItemDataRole.DisplayRole:
             return (card.title, card.category or "", ", ".join(card.tags))[column]
         if role == Qt.ItemDataRole.ToolTipRole:  # the whole of what a narrow column cuts short
-            return (card.summary, card.category or None, ", ".join(card.tags) or None)[column]
+            summary = card.summary + (f"\n\nEdited by you: {fields_phrase(card.edited)}" if card.edited else "")
+            return (summary, card.category or None, ", ".join(card.tags) or None)[column]
         return None
 
     def card_of_scrap(self, scrap_id: str) -> CardSummary | None:
@@ -54,8 +56,14 @@ def card_html(detail: CardDetail) -> str:
         f"<h2>{html.escape(card.title)}</h2>",
         f"<p><b>{html.escape(card.category or 'Uncategorised')}</b> &nbsp; {tags}</p>",
         f"<p>{html.escape(card.summary)}</p>",
-        f"<p><small>Source: {source}</small></p>",
     ]
+    if card.edited:
+        edited = tone("info").name()
+        parts.append(
+            f"<p><small style='color:{edited}'>✎ Edited by you: {fields_phrase(card.edited)} "
+            "(analysing the card again keeps them)</small></p>"
+        )
+    parts.append(f"<p><small>Source: {source}</small></p>")
     if detail.refined_content and detail.refined_content.strip() != detail.content.strip():
         parts.append(
             f"<h4>Refined text</h4><pre style='white-space:pre-wrap'>{html.escape(detail.refined_content)}</pre>"

@@ -3,6 +3,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -22,6 +23,7 @@ from san_desktop.app import Changes
 from san_desktop.core.errors import SanError
 from san_desktop.services.cards import CardDetail, CardSummary, SimilarCard
 from san_desktop.ui.cards.card_list import CardListModel, card_html, similar_label
+from san_desktop.ui.cards.editing import UNDO_LINK, CardEditor
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.common.empty_state import StateStack
 from san_desktop.ui.common.lazy_model import select_key, selected_row
@@ -39,8 +41,10 @@ NO_CARDS = (
 
 class CardsPage(QWidget):
     """Cards with text search, the selected card in full, and its similar cards (click to open); live
-    by the change hub. Delete deletes the selected card's scrap (and so the card), with Undo. When there
-    is no card, or none matches the search, the list says so and what to do. No signals of its own."""
+    by the change hub. Delete deletes the selected card's scrap (and so the card), with Undo; Edit… (F2,
+    or a double click) corrects the card shown, with Undo; Analyse again asks first whether to keep what
+    the person edited. When there is no card, or none matches the search, the list says so and what to
+    do; a card the search leaves out is not shown either. No signals of its own."""
 
     def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -71,6 +75,10 @@ class CardsPage(QWidget):
             {TITLE: Column(0.58, 120), CATEGORY: Column(sample="Data Engineering"), TAGS: Column(0.42, 80)},
         )
         self.states = StateStack(self.table)
+        self.editor = CardEditor(context, self.say, self)
+        self.edit_key = QShortcut(QKeySequence(Qt.Key.Key_F2), self)
+        self.edit_key.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.edit_key.setWhatsThis("Edit the card shown")  # listed in Help
         self.delete_button = QPushButton("Delete")
         self.delete_button.setToolTip("Delete the selected card and the scrap it was made from (Delete)")
         self.message = QLabel()
@@ -104,6 +112,8 @@ class CardsPage(QWidget):
         heading = QHBoxLayout()
         heading.addWidget(QLabel("<h2>Cards</h2>"))
         heading.addStretch(1)
+        heading.addWidget(self.editor.edit_button)
+        heading.addWidget(self.editor.analyse_button)
         heading.addWidget(self.delete_button)
         layout = QVBoxLayout(self)
         layout.addLayout(heading)
@@ -119,6 +129,8 @@ class CardsPage(QWidget):
         self._message_timer.timeout.connect(self._on_message_timer_timeout)
         self.search.textChanged.connect(self._on_search_text_changed)
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._show_selected())
+        self.table.doubleClicked.connect(lambda _index: self.editor.edit())
+        self.edit_key.activated.connect(self.editor.edit)
         self.similar.itemActivated.connect(self._on_similar_item_activated)
         self.similar.itemClicked.connect(self._on_similar_item_activated)
         self.delete_button.clicked.connect(self.delete_selected)
@@ -126,9 +138,15 @@ class CardsPage(QWidget):
         self.states.message.action_triggered.connect(self._on_states_action_triggered)
         for signal in (self.model.modelReset, self.model.rowsInserted, self.model.rowsRemoved, self.model.loaded):
             signal.connect(self._update_state)
+        self.model.loaded.connect(self._follow_search)
         context.hub.changed.connect(self._on_hub_changed)
         self.model.reload()
         self._update_state()
+
+    @property
+    def current(self) -> CardSummary | None:
+        """The card whose detail is shown (what Edit… and Analyse again act on)."""
+        return self.editor.card
 
     # --- what the window's shortcuts call -----------------------------------------------------
 
@@ -229,10 +247,31 @@ class CardsPage(QWidget):
             if self._shown == card_id:
                 self.detail.setPlainText(str(exc))
                 self.similar.clear()
+                self.editor.show_card(None)
 
         self._context.ops.run(load, loaded, failed)
 
+    def _clear_detail(self) -> None:
+        self._shown = None
+        self.editor.show_card(None)
+        self.detail.clear()
+        self.similar.clear()
+        self.similar_label.setText("Similar cards")
+
+    def _follow_search(self) -> None:
+        """The detail pane shows a card of the list: one the search leaves out goes, one it keeps is
+        selected again (new rows come without a selection)."""
+        shown = self._shown
+        if shown is None or self.model.loading:
+            return
+        if self.model.position_of(shown) is not None:
+            if selected_row(self.table, self.model) is None:
+                select_key(self.table, self.model, shown)
+        elif self.model.search:
+            self._clear_detail()
+
     def _fill(self, detail: CardDetail, similar: list[SimilarCard]) -> None:
+        self.editor.show_card(detail.card)
         self.detail.setHtml(card_html(detail))
         self.similar.clear()
         for item in similar:
@@ -263,6 +302,8 @@ class CardsPage(QWidget):
     def _on_message_link_activated(self, link: str) -> None:
         if link == "undo":
             self.undo_delete()
+        elif link == UNDO_LINK:
+            self.editor.undo()
 
     def _on_message_timer_timeout(self) -> None:
         self.message.clear()
@@ -272,7 +313,8 @@ class CardsPage(QWidget):
         self.open_card(str(item.data(Qt.ItemDataRole.UserRole)))
 
     def _on_hub_changed(self, changes: Changes, _initiator: object) -> None:
-        """Cards made or re-made, scraps deleted or restored: update, add or drop those rows."""
+        """Cards made, re-made or edited, scraps deleted or restored: update, add or drop those rows (and
+        read the card shown again, its similar cards too)."""
         affected = sorted(changes.scraps | changes.cards_of_scraps)
         if not affected:
             return
@@ -292,15 +334,15 @@ class CardsPage(QWidget):
                 if scrap_id == self._reveal:
                     self._reveal = None
                     select_key(self.table, self.model, card.id)
+                if card.id == self._shown:
+                    self._show(card.id)  # edited, analysed again or given a new vector
                 continue
             gone = self.model.card_of_scrap(scrap_id)
             if gone is not None:
                 position = self.model.position_of(gone.id)
                 self.model.remove(gone.id)
                 if self._shown == gone.id:
-                    self._shown = None
-                    self.detail.clear()
-                    self.similar.clear()
+                    self._clear_detail()
                     following = self.model.row_at(min(position or 0, self.model.rowCount() - 1))
                     if following is not None:  # the next card is selected, ready for another Delete
                         select_key(self.table, self.model, following.id)
