@@ -372,3 +372,61 @@ def test_the_inbox_row_shows_the_edited_title(qtbot: QtBot, started: AppContext)
         return selected.card_title if selected is not None else None
 
     qtbot.waitUntil(lambda: inbox_title() == "Docker layer cache", timeout=WAIT)
+
+
+def test_acceptance_an_edit_of_all_four_fields_shows_everywhere_and_survives_analyse_again(
+    qtbot: QtBot, started: AppContext
+) -> None:
+    """Issue 24's acceptance: the edit is in the Cards page, in `san cards show`, in a TIL made afterwards,
+    and still there after Analyse again (asked, declined)."""
+    import json
+
+    from tests.support.processes import run_san
+    from tests.support.til import til_text
+
+    app = started.app
+    cards_of(qtbot, app, [DOCKER, WAL])
+    docker = _card(app, DOCKER)
+    page = _page(qtbot, started, docker)
+    dialog = _open_dialog(qtbot, page)
+    dialog.title.setText("Docker layer cache")
+    dialog.summary.setPlainText("Layers that did not change are reused: copy what changes often last.")
+    dialog.tags.setText("Docker, build cache")
+    dialog.category.setCurrentText("Architecture/Design")
+    _save(dialog)
+    qtbot.waitUntil(
+        lambda: "Edited by you: title, summary, tags and category" in page.detail.toPlainText(), timeout=WAIT
+    )
+    qtbot.waitUntil(lambda: _settled(app), timeout=WAIT)  # its new vector
+
+    shown = run_san("cards", "show", docker.id, "--json")
+    assert shown.returncode == 0, shown.stderr
+    card = json.loads(shown.stdout)["card"]
+    assert (card["title"], card["category"], card["tags"], card["edited"]) == (
+        "Docker layer cache",
+        "Architecture/Design",
+        ["build cache", "Docker"],
+        ["title", "summary", "tags", "category"],
+    )
+
+    day = app.til.today()
+    app.generate_til(day)
+    qtbot.waitUntil(lambda: app.til.get(day).markdown is not None and _settled(app), timeout=WAIT)
+    section = til_text(app, day).split("## Architecture/Design", 1)[1].split("\n## ", 1)[0]
+    assert "### Docker layer cache" in section
+    assert "Layers that did not change are reused" in section
+    assert "`#build cache`" in section
+
+    asked: list[tuple[str, ...]] = []
+    page.editor.ask_about_edits = lambda shown_card: asked.append(shown_card.edited) or "keep"
+    page.editor.analyse_button.click()
+    qtbot.waitUntil(lambda: "analysed again" in page.message.text(), timeout=WAIT)
+    qtbot.waitUntil(lambda: _settled(app), timeout=WAIT)
+    assert asked == [("title", "summary", "tags", "category")]
+    after = app.cards.get(docker.id).card
+    assert (after.title, after.category, after.tags) == (
+        "Docker layer cache",
+        "Architecture/Design",
+        ("build cache", "Docker"),
+    )
+    assert _row_title(page, docker.id) == "Docker layer cache"
