@@ -418,7 +418,12 @@ def test_acceptance_an_edit_of_all_four_fields_shows_everywhere_and_survives_ana
     assert "`#build cache`" in section
 
     asked: list[tuple[str, ...]] = []
-    page.editor.ask_about_edits = lambda shown_card: asked.append(shown_card.edited) or "keep"
+
+    def decline(shown_card: CardSummary) -> str:
+        asked.append(shown_card.edited)
+        return "keep"  # keep my edits: the analysis may not replace them
+
+    page.editor.ask_about_edits = decline
     page.editor.analyse_button.click()
     qtbot.waitUntil(lambda: "analysed again" in page.message.text(), timeout=WAIT)
     qtbot.waitUntil(lambda: _settled(app), timeout=WAIT)
