@@ -22,6 +22,7 @@ import httpx
 
 from san_desktop.core.errors import PermanentError, RateLimitedError, TransientError
 from san_desktop.core.headers import header_numbers, limit_used_up
+from san_desktop.core.placement import Occupant, Placement, place
 from san_desktop.core.redact import register_secret
 from san_desktop.core.repo_paths import check_repo_path, check_repository_name
 
@@ -187,6 +188,18 @@ class GitHubClient:
         if not isinstance(data, dict) or data.get("type") != "file":
             return RemoteFile(sha="", content=b"", is_file=False)  # a folder lists its entries
         return RemoteFile(sha=str(data["sha"]), content=base64.b64decode(data.get("content") or ""))
+
+    def place(
+        self, repository: str, branch: str, path: str, content: bytes, replaceable: Callable[[str, bytes], bool]
+    ) -> Placement:
+        """Where ``content`` goes for ``path`` on ``branch`` (``core.placement``: reads each name tried),
+        for the commit job and the review window's preview alike."""
+
+        def look(candidate: str) -> Occupant | None:
+            found = self.read_file(repository, candidate, branch)
+            return None if found is None else Occupant(found.is_file, found.content, found.sha)
+
+        return place(path, content, look, replaceable, f"in {repository} ({branch})")
 
     def last_commit(self, repository: str, path: str, branch: str) -> CommitResult:
         """The newest commit that touched ``path`` on ``branch``."""
