@@ -143,6 +143,7 @@ class LatestOnly:
     def __init__(self, ops: Ops) -> None:
         self._ops = ops
         self._newest = 0
+        self._answered = 0  # the newest read whose answer came
 
     def run(
         self,
@@ -154,12 +155,16 @@ class LatestOnly:
         number = self._newest
 
         def succeeded(result: Any) -> None:
-            if number == self._newest and on_success is not None:
+            if number != self._newest:
+                return
+            self._answered = number
+            if on_success is not None:
                 on_success(result)
 
         def failed(exc: SanError) -> None:
             if number != self._newest:
                 return
+            self._answered = number
             if on_failure is not None:
                 on_failure(exc)
             else:
@@ -167,6 +172,12 @@ class LatestOnly:
 
         self._ops.run(call, succeeded, failed)
 
+    @property
+    def pending(self) -> bool:
+        """A read was asked for and its answer has not come yet (nor been dropped)."""
+        return self._answered < self._newest
+
     def drop(self) -> None:
         """Drop the answers on their way (what they would show is no longer wanted)."""
         self._newest += 1
+        self._answered = self._newest

@@ -244,17 +244,20 @@ class TilPage(QWidget):
         self.recall_label.setText("Recall cards" if view.recall else "Recall cards: none yet")
 
     def open_review(self) -> TilReviewWindow | None:
-        """The review-and-commit window of the shown day (one per day, raised if open)."""
+        """The review-and-commit window of the shown day (one per day, raised if open). A window of its own,
+        on this page's screen; the main window closes it when the app quits."""
         day = self._day
         if day is None:
             return None
         window = self._reviews.get(day)
-        if window is None or not window.isVisible():
-            window = TilReviewWindow(self._context, day)
+        if window is None:
+            window = TilReviewWindow(self._context, day, screen=self.screen())
             window.saved.connect(lambda _version: self._load(day))
+            window.closed.connect(lambda: self._reviews.pop(day, None))
             self._reviews[day] = window
         window.show()
         window.raise_()
+        window.activateWindow()
         return window
 
     # --- slots --------------------------------------------------------------------------------
