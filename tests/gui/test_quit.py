@@ -219,3 +219,17 @@ class _User:
         self._timer.stop()
         self.pressed = True
         QTest.keyClick(review.editor, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
+
+
+def test_the_tray_quits_while_settings_are_open(qtbot: QtBot, main: MainWindow) -> None:
+    seen: list[bool] = []
+
+    def quit_from_the_tray() -> None:  # while the modal Settings dialog runs its own loop
+        seen.append(main.settings_dialog is not None and main.settings_dialog.isVisible())
+        main.tray.quit_action.trigger()
+
+    QTimer.singleShot(0, quit_from_the_tray)
+    with qtbot.waitSignal(main.shut_down, timeout=10_000):
+        main.open_settings()  # returns once quitting has closed it
+    assert seen == [True]
+    assert visible_windows() == []
