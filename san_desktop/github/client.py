@@ -104,7 +104,7 @@ class GitHubClient:
         except httpx.TimeoutException as exc:
             raise TransientError(f"GitHub did not answer in time ({what})") from exc
         except httpx.TransportError as exc:
-            raise TransientError(f"Cannot reach {self.api_url} ({what}): {type(exc).__name__}") from exc
+            raise TransientError(f"Cannot reach {self.api_url} ({what}): {_how(exc)}") from exc
         if response.is_success or (response.status_code == 404 and method == "GET" and what == "read the file"):
             return response
         raise self._error(response, what)
@@ -148,9 +148,7 @@ class GitHubClient:
         except httpx.TimeoutException as exc:
             raise TransientError("GitHub did not answer in time (list the starred repositories)") from exc
         except httpx.TransportError as exc:
-            raise TransientError(
-                f"Cannot reach {self.api_url} (list the starred repositories): {type(exc).__name__}"
-            ) from exc
+            raise TransientError(f"Cannot reach {self.api_url} (list the starred repositories): {_how(exc)}") from exc
         page_url = str(response.request.url)
         if response.status_code == 304:
             return StarPage(page_url, True, [], None, etag)
@@ -236,6 +234,15 @@ class GitHubClient:
                 _last_write[repository] = self._clock()
         commit = response.json().get("commit") or {}
         return CommitResult(commit_sha=str(commit.get("sha", "")), html_url=str(commit.get("html_url", "")))
+
+
+def _how(exc: httpx.TransportError) -> str:
+    """What went wrong on the way, in words (the cause chain keeps httpx's own account)."""
+    if isinstance(exc, httpx.ConnectError):
+        return "could not connect (no server answers there, or the name is unknown)"
+    if isinstance(exc, httpx.ProxyError):
+        return "the proxy refused the connection"
+    return "the connection broke off"
 
 
 def _write_lock(repository: str) -> threading.Lock:

@@ -112,5 +112,8 @@ def test_github_out_of_reach_leaves_the_path_to_the_commit(app: SanApp, day: str
     preview = app.commits.preview(day, target=CommitTarget.GITHUB)
     assert preview.placement is None
     assert preview.plan.path == preview.asked
-    assert preview.unchecked.startswith("GitHub me/til (branch main) could not be looked at now (Cannot reach")
+    assert preview.unchecked.startswith(
+        "GitHub me/til (branch main) could not be looked at now (Cannot reach http://127.0.0.1:9 (read the file): "
+        "could not connect (no server answers there, or the name is unknown))"
+    )
     assert preview.unchecked.endswith("the path is checked when committing.")
