@@ -22,6 +22,7 @@ import httpx
 
 from san_desktop.core.errors import PermanentError, RateLimitedError, TransientError
 from san_desktop.core.headers import header_numbers, limit_used_up
+from san_desktop.core.placement import Occupant, Placement, place
 from san_desktop.core.redact import register_secret
 from san_desktop.core.repo_paths import check_repo_path, check_repository_name
 
@@ -103,7 +104,7 @@ class GitHubClient:
         except httpx.TimeoutException as exc:
             raise TransientError(f"GitHub did not answer in time ({what})") from exc
         except httpx.TransportError as exc:
-            raise TransientError(f"Cannot reach {self.api_url} ({what}): {type(exc).__name__}") from exc
+            raise TransientError(f"Cannot reach {self.api_url} ({what}): {_how(exc)}") from exc
         if response.is_success or (response.status_code == 404 and method == "GET" and what == "read the file"):
             return response
         raise self._error(response, what)
@@ -147,9 +148,7 @@ class GitHubClient:
         except httpx.TimeoutException as exc:
             raise TransientError("GitHub did not answer in time (list the starred repositories)") from exc
         except httpx.TransportError as exc:
-            raise TransientError(
-                f"Cannot reach {self.api_url} (list the starred repositories): {type(exc).__name__}"
-            ) from exc
+            raise TransientError(f"Cannot reach {self.api_url} (list the starred repositories): {_how(exc)}") from exc
         page_url = str(response.request.url)
         if response.status_code == 304:
             return StarPage(page_url, True, [], None, etag)
@@ -188,6 +187,18 @@ class GitHubClient:
             return RemoteFile(sha="", content=b"", is_file=False)  # a folder lists its entries
         return RemoteFile(sha=str(data["sha"]), content=base64.b64decode(data.get("content") or ""))
 
+    def place(
+        self, repository: str, branch: str, path: str, content: bytes, replaceable: Callable[[str, bytes], bool]
+    ) -> Placement:
+        """Where ``content`` goes for ``path`` on ``branch`` (``core.placement``: reads each name tried),
+        for the commit job and the review window's preview alike."""
+
+        def look(candidate: str) -> Occupant | None:
+            found = self.read_file(repository, candidate, branch)
+            return None if found is None else Occupant(found.is_file, found.content, found.sha)
+
+        return place(path, content, look, replaceable, f"in {repository} ({branch})")
+
     def last_commit(self, repository: str, path: str, branch: str) -> CommitResult:
         """The newest commit that touched ``path`` on ``branch``."""
         response = self._request(
@@ -223,6 +234,15 @@ class GitHubClient:
                 _last_write[repository] = self._clock()
         commit = response.json().get("commit") or {}
         return CommitResult(commit_sha=str(commit.get("sha", "")), html_url=str(commit.get("html_url", "")))
+
+
+def _how(exc: httpx.TransportError) -> str:
+    """What went wrong on the way, in words (the cause chain keeps httpx's own account)."""
+    if isinstance(exc, httpx.ConnectError):
+        return "could not connect (no server answers there, or the name is unknown)"
+    if isinstance(exc, httpx.ProxyError):
+        return "the proxy refused the connection"
+    return "the connection broke off"
 
 
 def _write_lock(repository: str) -> threading.Lock:

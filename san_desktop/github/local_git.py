@@ -7,7 +7,8 @@ committing to it would leave that checkout behind its branch, its files shown as
 
 Nothing the user made is replaced: the path and the branch name pass ``core.repo_paths``; a file at the
 path that SAN Desktop did not write there (``replaceable`` says which it did) makes it take the next free
-name (-1 … -20), as on GitHub; a folder, a link or a submodule there is never touched. Every new tree
+name (-1 … -20), as on GitHub; a folder, a link or a submodule there is never touched (``core.placement``,
+the decision ``place_file`` shows before committing). Every new tree
 passes git's own object checks before the branch moves, and the branch moves only if no one else moved
 it meanwhile. A retry finds its content already at the path and commits nothing twice.
 """
@@ -32,7 +33,8 @@ from dulwich.refs import HEADREF, Ref
 from dulwich.repo import Repo
 
 from san_desktop.core.errors import PermanentError, StorageFullError, TransientError
-from san_desktop.core.repo_paths import check_branch_name, check_repo_path, path_candidates, shown
+from san_desktop.core.placement import Occupant, Placement, Spot, place
+from san_desktop.core.repo_paths import check_branch_name, check_repo_path, shown
 
 T = TypeVar("T", bound=ShaFile)
 FILE_MODE = 0o100644
@@ -78,14 +80,7 @@ def commit_file(
     next free name when a file SAN Desktop did not write is there (``replaceable(path, bytes)`` tells a file
     SAN Desktop wrote). Raises ``PermanentError`` saying what to do when it cannot, ``TransientError`` when
     another program holds the branch."""
-    try:
-        check_branch_name(branch)
-        check_repo_path(path)
-    except ValueError as exc:
-        raise PermanentError(str(exc)) from None
-    problem = repository_problem(str(repository))
-    if problem is not None:
-        raise PermanentError(problem)
+    _check(repository, branch, path)
     try:
         with Repo(str(repository)) as repo:
             return _commit(repo, branch, path, content, message, author_name, author_email, replaceable)
@@ -99,6 +94,77 @@ def commit_file(
         raise _write_error(repository, exc) from exc
 
 
+def place_file(
+    repository: Path,
+    branch: str,
+    path: str,
+    content: bytes,
+    replaceable: Callable[[str, bytes], bool] = lambda _path, _content: False,
+) -> Placement:
+    """Where ``commit_file`` would put ``content`` now (the same decision; nothing is written), for the
+    review window to show before committing. Raises ``PermanentError`` as ``commit_file`` would."""
+    _check(repository, branch, path)
+    try:
+        with Repo(str(repository)) as repo:
+            ref = _branch_ref(repo, branch)
+            return _place(repo, _base_tree(repo, ref), branch, path, content, replaceable)
+    except OSError as exc:
+        raise PermanentError(f"The git repository in {repository} cannot be read ({exc.strerror or exc}).") from exc
+
+
+def _check(repository: Path, branch: str, path: str) -> None:
+    try:
+        check_branch_name(branch)
+        check_repo_path(path)
+    except ValueError as exc:
+        raise PermanentError(str(exc)) from None
+    problem = repository_problem(str(repository))
+    if problem is not None:
+        raise PermanentError(problem)
+
+
+def _branch_ref(repo: Repo, branch: str) -> Ref:
+    """The branch's ref, refused when a work tree has it checked out."""
+    ref = Ref(b"refs/heads/" + branch.encode("utf-8"))
+    where = _checked_out(repo).get(ref)
+    if where is not None:
+        raise PermanentError(
+            f"The branch {branch} is checked out in {where}: SAN Desktop commits only to a branch that no work "
+            "tree has checked out, so your index and files stay exactly as they are. Set github.local_branch "
+            "to another branch (it is created from your HEAD) and merge it when you like."
+        )
+    return ref
+
+
+def _base(repo: Repo, ref: Ref) -> ObjectID | None:
+    """The commit a new one goes on: the branch's tip, or HEAD's when the branch is made by it."""
+    return _ref(repo, ref) or _ref(repo, HEADREF)
+
+
+def _base_tree(repo: Repo, ref: Ref) -> Tree:
+    base = _base(repo, ref)
+    return _as(Tree, repo[_as(Commit, repo[base]).tree]) if base else Tree()
+
+
+def _place(
+    repo: Repo, tree: Tree, branch: str, path: str, content: bytes, replaceable: Callable[[str, bytes], bool]
+) -> Placement:
+    def look(candidate: str) -> Occupant | None:
+        found = _entry_at(repo, tree, _parts(candidate), branch, candidate)
+        if found is None:
+            return None
+        mode, sha = found
+        if not stat.S_ISREG(mode):
+            return Occupant(is_file=False)
+        return Occupant(True, _as(Blob, repo[sha]).data, sha.decode("ascii"))
+
+    return place(path, content, look, replaceable, f"on the branch {branch}")
+
+
+def _parts(path: str) -> list[bytes]:
+    return [part.encode("utf-8") for part in path.split("/")]
+
+
 def _commit(
     repo: Repo,
     branch: str,
@@ -109,46 +175,25 @@ def _commit(
     author_email: str,
     replaceable: Callable[[str, bytes], bool],
 ) -> LocalCommit:
-    ref = Ref(b"refs/heads/" + branch.encode("utf-8"))
-    where = _checked_out(repo).get(ref)
-    if where is not None:
-        raise PermanentError(
-            f"The branch {branch} is checked out in {where}: SAN Desktop commits only to a branch that no work "
-            "tree has checked out, so your index and files stay exactly as they are. Set github.local_branch "
-            "to another branch (it is created from your HEAD) and merge it when you like."
-        )
+    ref = _branch_ref(repo, branch)
     parent = _ref(repo, ref)
-    base = parent or _ref(repo, HEADREF)
-    base_tree = _as(Tree, repo[_as(Commit, repo[base]).tree]) if base else Tree()
+    base = _base(repo, ref)
+    base_tree = _base_tree(repo, ref)
+    placement = _place(repo, base_tree, branch, path, content, replaceable)
+    if placement.spot is Spot.SAME and parent is not None:
+        return LocalCommit(parent.decode("ascii"), placement.path)  # already there: no second commit
     blob = Blob.from_string(content)
-    for candidate in path_candidates(path):
-        parts = [part.encode("utf-8") for part in candidate.split("/")]
-        found = _entry_at(repo, base_tree, parts, branch, candidate)
-        if found is None:
-            break
-        mode, sha = found
-        if not stat.S_ISREG(mode):
-            continue  # a folder, a link or a submodule: never replaced
-        if sha == blob.id:
-            if parent is not None:
-                return LocalCommit(parent.decode("ascii"), candidate)  # already there: no second commit
-            break
-        if replaceable(candidate, _as(Blob, repo[sha]).data):
-            break
-    else:
-        raise PermanentError(
-            f"{shown(path)} and the names after it (-1 … -20) are all taken on the branch {branch}: give another path."
-        )
+    parts = _parts(placement.path)
     new_objects: list[ShaFile] = [blob]
     tree_id = _tree_with(repo, base_tree, parts, blob.id, new_objects)
     commit = _new_commit(repo, tree_id, [base] if base else [], message, author_name, author_email)
     new_objects.append(commit)
-    _check(new_objects, parts)
+    _check_objects(new_objects, parts)
     for item in new_objects:
         repo.object_store.add_object(item)
     if not repo.refs.set_if_equals(ref, parent, commit.id):
         raise TransientError(f"The branch {branch} moved while SAN Desktop committed; it tries again")
-    return LocalCommit(commit.id.decode("ascii"), candidate)
+    return LocalCommit(commit.id.decode("ascii"), placement.path)
 
 
 def _entry_at(repo: Repo, tree: Tree, parts: list[bytes], branch: str, path: str) -> tuple[int, ObjectID] | None:
@@ -205,7 +250,7 @@ def _new_commit(
     return commit
 
 
-def _check(objects: list[ShaFile], names: list[bytes]) -> None:
+def _check_objects(objects: list[ShaFile], names: list[bytes]) -> None:
     """git's own checks of every new object and name (what ``git fsck`` would say), before any is stored."""
     try:
         for item in objects:

@@ -1,9 +1,10 @@
 """TIL_GITHUB_COMMIT (target: a ``til_github_commits`` row), on the GitHub pool.
 
-GitHub: read the path; if the same content is already there (a run that died after GitHub accepted its
-write), record that commit instead of making a second; if a file this TIL did not write is there (or one
-it wrote, edited since), or a folder, take the next free name (-1 … -20); otherwise write it (with the blob
-sha when replacing this TIL's own earlier file). Local: one commit under the same rules, on a branch no
+GitHub: where the file goes is ``core.placement``'s decision (the review window shows the same one ahead):
+if the same content is already there (a run that died after GitHub accepted its write), record that commit
+instead of making a second; if a file this TIL did not write is there (or one it wrote, edited since), or
+a folder, take the next free name (-1 … -20); otherwise write it (with the blob sha when replacing this
+TIL's own earlier file). Local: one commit under the same rules, on a branch no
 work tree has checked out (``github.local_git``). The request row and the job finish in one transaction.
 """
 
@@ -17,8 +18,9 @@ import sqlalchemy as sa
 
 from san_desktop.core.enums import CommitStatus, CommitTarget, ErrorKind
 from san_desktop.core.errors import PermanentError, TargetNotFoundError
+from san_desktop.core.placement import Spot
 from san_desktop.core.redact import error_message
-from san_desktop.core.repo_paths import check_branch_name, check_repo_path, check_repository_name, path_candidates
+from san_desktop.core.repo_paths import check_branch_name, check_repo_path, check_repository_name
 from san_desktop.core.settings import GitHubSettings
 from san_desktop.db.models import TilCommit, TilVersion
 from san_desktop.github.client import CommitResult, GitHubClient
@@ -26,7 +28,7 @@ from san_desktop.github.local_git import commit_file
 from san_desktop.jobs.classify import classify
 from san_desktop.jobs.registry import JobContext
 from san_desktop.queue.errors import JobInterruptedError, JobSupersededError
-from san_desktop.services.commits import content_digest
+from san_desktop.services.commits import replaceable_of, written_files
 
 log = logging.getLogger(__name__)
 
@@ -51,23 +53,10 @@ class TilCommitProcessor:
                 raise TargetNotFoundError(f"version {request.version} of the TIL")
             target, repository, branch = request.target, request.repository, request.branch
             path, message = request.path, request.message
-            # what this TIL wrote before at each path: that file may be replaced by a new version; a file
-            # anyone else wrote (or edited since) never is
-            rows = session.execute(
-                sa.select(TilCommit.path, TilCommit.content_hash).where(
-                    TilCommit.summary_id == request.summary_id,
-                    TilCommit.repository == repository,
-                    TilCommit.branch == branch,
-                    TilCommit.status == CommitStatus.COMPLETED,
-                )
-            )
-            written = {(written_path, content_hash) for written_path, content_hash in rows}
+            replaceable = replaceable_of(written_files(session, request.summary_id, repository, branch))
         content = context.files.store.read_text(key).encode("utf-8")
         with context.checkpoint() as session:
             _update(session, request_id, status=CommitStatus.PROCESSING, error_message=None)
-
-        def replaceable(candidate: str, existing: bytes) -> bool:
-            return (candidate, content_digest(existing)) in written
 
         try:
             if target is CommitTarget.LOCAL:
@@ -115,22 +104,17 @@ class TilCommitProcessor:
         except ValueError as exc:
             raise PermanentError(str(exc)) from None
         with GitHubClient(self.settings().api_url, token) as github:
-            for candidate in path_candidates(path):
-                existing = github.read_file(repository, candidate, branch)
-                if existing is not None and not existing.is_file:
-                    continue  # a folder, a link or a submodule: never replaced
-                if existing is not None and existing.content == content:
-                    # already written (the app died after GitHub accepted it): record it, no second commit
-                    return github.last_commit(repository, candidate, branch), candidate
-                if existing is None or replaceable(candidate, existing.content):
-                    try:
-                        sha = existing.sha if existing else None
-                        return github.put_file(repository, candidate, branch, content, message, sha), candidate
-                    except PermanentError as exc:
-                        if " 404" in str(exc):
-                            raise self._missing(github, repository, branch) from exc
-                        raise
-            raise PermanentError(f"No free path near {path} in {repository} ({branch})")
+            placement = github.place(repository, branch, path, content, replaceable)
+            if placement.spot is Spot.SAME:
+                # already written (the app died after GitHub accepted it): record it, no second commit
+                return github.last_commit(repository, placement.path, branch), placement.path
+            try:
+                sha = placement.sha if placement.spot is Spot.REPLACE else None
+                return github.put_file(repository, placement.path, branch, content, message, sha), placement.path
+            except PermanentError as exc:
+                if " 404" in str(exc):
+                    raise self._missing(github, repository, branch) from exc
+                raise
 
     @staticmethod
     def _missing(github: GitHubClient, repository: str, branch: str) -> PermanentError:

@@ -1,12 +1,13 @@
 """Committing a TIL (DESIGN.md §6): the checks before a commit request is enqueued, each with a message
-that says what to do, and the requests with their own status."""
+that says what to do; the preview of where the file will go (the commit job's own decision, made ahead);
+and the requests with their own status."""
 
 from __future__ import annotations
 
 import hashlib
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -15,18 +16,42 @@ from sqlalchemy.orm import Session
 
 from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, CommitStatus, CommitTarget, JobType
-from san_desktop.core.errors import SanError
+from san_desktop.core.errors import PermanentError, SanError, TransientError
+from san_desktop.core.placement import Placement, Spot
 from san_desktop.core.repo_paths import check_branch_name, check_repo_path, parse_template, path_candidates
 from san_desktop.core.settings import GitHubSettings
 from san_desktop.core.workflow import TilStatus
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, DailySummary, TilCommit, TilVersion
-from san_desktop.github.local_git import repository_problem
+from san_desktop.github.client import GitHubClient
+from san_desktop.github.local_git import place_file, repository_problem
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobRecord
 from san_desktop.services.til import parse_day
 
 LIVE = (CommitStatus.PENDING, CommitStatus.PROCESSING, CommitStatus.COMPLETED)
+
+
+def where_label(target: CommitTarget, repository: str, branch: str) -> str:
+    """Where a commit goes, as people read it: "GitHub owner/name (branch main)" or "local /path (branch til)"."""
+    kind = "GitHub" if target is CommitTarget.GITHUB else "local"
+    return f"{kind} {repository} (branch {branch})"
+
+
+def default_message(title: str, *, replaces: bool) -> str:
+    """ "docs: update TIL - …" when the commit replaces this TIL's own earlier file, "docs: add TIL - …" else."""
+    return f"docs: {'update' if replaces else 'add'} TIL - {title}"
+
+
+class CommittedOnceError(SanError):
+    """This text is (being) committed at that path already: said with where, so a window can still show
+    that commit's state."""
+
+    def __init__(self, message: str, target: CommitTarget, repository: str, branch: str) -> None:
+        super().__init__(message)
+        self.target = target
+        self.repository = repository
+        self.branch = branch
 
 
 @dataclass(frozen=True)
@@ -41,6 +66,22 @@ class CommitPlan:
     path: str
     message: str
     content_hash: str
+
+    @property
+    def where(self) -> str:
+        return where_label(self.target, self.repository, self.branch)
+
+
+@dataclass(frozen=True)
+class CommitPreview:
+    """A plan with the path looked at in the repository: ``plan.path`` is where the file goes and
+    ``plan.message`` the default for that (or the one given). ``placement`` is None when the repository
+    could not be looked at now (``unchecked`` says why); committing checks it again either way."""
+
+    plan: CommitPlan
+    asked: str  # the path asked for (or the default one)
+    placement: Placement | None
+    unchecked: str = ""
 
 
 @dataclass(frozen=True)
@@ -57,6 +98,10 @@ class CommitInfo:
     html_url: str | None
     error_message: str | None
     created_at: datetime
+
+    @property
+    def where(self) -> str:
+        return where_label(self.target, self.repository, self.branch)
 
 
 def slug(title: str, fallback: str) -> str:
@@ -79,6 +124,25 @@ def _live() -> sa.ColumnElement[bool]:
         AsyncJob.status.in_(ACTIVE_JOB_STATUSES),
     )
     return sa.or_(TilCommit.status == CommitStatus.COMPLETED, sa.and_(TilCommit.status.in_(LIVE), waiting))
+
+
+def written_files(session: Session, summary_id: str, repository: str, branch: str) -> set[tuple[str, str]]:
+    """(path, content hash) of each file this TIL committed to ``repository`` (``branch``): such a file,
+    unchanged since, may be replaced by a new version; a file anyone else wrote (or edited since) never is."""
+    rows = session.execute(
+        sa.select(TilCommit.path, TilCommit.content_hash).where(
+            TilCommit.summary_id == summary_id,
+            TilCommit.repository == repository,
+            TilCommit.branch == branch,
+            TilCommit.status == CommitStatus.COMPLETED,
+        )
+    )
+    return {(path, content_hash) for path, content_hash in rows}
+
+
+def replaceable_of(written: set[tuple[str, str]]) -> Callable[[str, bytes], bool]:
+    """``replaceable`` of ``core.placement.place`` for the files in ``written``."""
+    return lambda path, existing: (path, content_digest(existing)) in written
 
 
 def _info(row: TilCommit) -> CommitInfo:
@@ -155,24 +219,83 @@ class CommitService:
                 check_repo_path(path)
         except ValueError as exc:
             raise SanError(str(exc)) from None
-        content_hash = version.content_hash
+        chosen = path or self._free_path(session, summary, repository, branch, settings.path_template)
+        self._refuse_twice(session, target, repository, branch, chosen, version.content_hash)
+        title = summary.title or local_date
+        replaces = any(written == chosen for written, _hash in written_files(session, summary.id, repository, branch))
+        return CommitPlan(
+            summary.id, local_date, version.version, title, target, repository, branch, chosen,
+            message or default_message(title, replaces=replaces), version.content_hash,
+        )  # fmt: skip
+
+    @staticmethod
+    def _refuse_twice(
+        session: Session, target: CommitTarget, repository: str, branch: str, path: str, content_hash: str
+    ) -> None:
+        """The same text at the same path of the same branch is committed once (a second click, a second
+        `san til commit`); another path is the user's choice."""
         same = session.scalar(
             sa.select(TilCommit).where(
                 TilCommit.repository == repository,
                 TilCommit.branch == branch,
+                TilCommit.path == path,
                 TilCommit.content_hash == content_hash,
                 _live(),
             )
         )
         if same is not None:
             state = "was already committed" if same.status is CommitStatus.COMPLETED else "is being committed"
-            raise SanError(f"This text {state} to {repository} ({branch}) at {same.path}.")
-        chosen = path or self._free_path(session, summary, repository, branch, settings.path_template)
-        title = summary.title or local_date
-        return CommitPlan(
-            summary.id, local_date, version.version, title, target, repository, branch, chosen,
-            message or f"docs: add TIL - {title}", content_hash,
-        )  # fmt: skip
+            message = f"This text {state} to {where_label(target, repository, branch)} at {same.path}."
+            raise CommittedOnceError(message, target, repository, branch)
+
+    def preview(
+        self,
+        local_date: str,
+        *,
+        target: CommitTarget | None = None,
+        path: str | None = None,
+        message: str | None = None,
+    ) -> CommitPreview:
+        """The plan, with where the file will go looked up in the repository by the commit job's own
+        decision (GitHub: over the network; call it off the GUI thread). Raises SanError as ``plan`` does,
+        and when the commit could not succeed (every name taken, the branch checked out, the token refused)."""
+        with self.db.sessions() as session:
+            plan = self._plan(session, parse_day(local_date), target, path, message)
+            written = written_files(session, plan.summary_id, plan.repository, plan.branch)
+            key = session.scalar(
+                sa.select(TilVersion.artifact_key).where(
+                    TilVersion.summary_id == plan.summary_id, TilVersion.version == plan.version
+                )
+            )
+        assert key is not None
+        content = self.artifacts.read_text(key).encode("utf-8")  # as the job reads it
+        try:
+            placement = self._place(plan, content, replaceable_of(written))
+        except PermanentError as exc:
+            raise SanError(str(exc)) from None
+        except TransientError as exc:
+            unchecked = f"{plan.where} could not be looked at now ({exc}); the path is checked when committing."
+            return CommitPreview(plan, plan.path, None, unchecked)
+        if placement.moved:
+            with self.db.sessions() as session:
+                self._refuse_twice(
+                    session, plan.target, plan.repository, plan.branch, placement.path, plan.content_hash
+                )
+        chosen = replace(
+            plan,
+            path=placement.path,
+            message=message or default_message(plan.title, replaces=placement.spot is Spot.REPLACE),
+        )
+        return CommitPreview(chosen, plan.path, placement)
+
+    def _place(self, plan: CommitPlan, content: bytes, replaceable: Callable[[str, bytes], bool]) -> Placement:
+        if plan.target is CommitTarget.LOCAL:
+            return place_file(Path(plan.repository), plan.branch, plan.path, content, replaceable)
+        token = self.token()
+        if not token:
+            raise PermanentError("No GitHub token is stored: enter one in Settings or with `san github token set`.")
+        with GitHubClient(self.settings().api_url, token) as github:
+            return github.place(plan.repository, plan.branch, plan.path, content, replaceable)
 
     def _free_path(self, session: Session, summary: DailySummary, repository: str, branch: str, template: str) -> str:
         """This TIL's earlier path (a new version replaces the file), or the template's, with -1 … -20
@@ -207,7 +330,7 @@ class CommitService:
         for candidate in path_candidates(base):
             if candidate not in taken:
                 return candidate
-        raise SanError(f"No free path near {base} in {repository} ({branch}): give one with --path.")
+        raise SanError(f"No free path near {base} in {repository} ({branch}): give another path.")
 
     def request(
         self,

@@ -21,6 +21,7 @@ from san_desktop.ui.cards.page import CardsPage
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.common.folder_dialog import FolderPathDialog, open_folder
 from san_desktop.ui.common.resources import app_icon
+from san_desktop.ui.common.unsaved import AskUnsaved, ask_unsaved
 from san_desktop.ui.inbox.page import InboxPage
 from san_desktop.ui.jobs.page import JobsPage
 from san_desktop.ui.quizzes.page import QuizzesPage
@@ -34,6 +35,7 @@ from san_desktop.ui.window.capture import CaptureController, CaptureOutcome
 from san_desktop.ui.window.navigation import NavigationList
 from san_desktop.ui.window.notifier import Notice, Notifier
 from san_desktop.ui.window.page_actions import PageActions, set_shortcuts
+from san_desktop.ui.window.quitting import QuitGuard
 from san_desktop.ui.window.runner_news import RunnerNews
 from san_desktop.ui.window.shortcuts_dialog import ShortcutsDialog
 from san_desktop.ui.window.tray import Tray
@@ -54,6 +56,7 @@ PAGES: tuple[tuple[str, str, str], ...] = (
 
 class MainWindow(QMainWindow):
     """The SAN Desktop window: navigation, pages, capture (shortcut, drops, clipboard watcher), status.
+    Closing it quits the app (``QuitGuard``): the other windows close with it, asked about once.
 
     Signals:
         shut_down(): emitted once, after closing has stopped the job runner and released the database
@@ -62,9 +65,10 @@ class MainWindow(QMainWindow):
 
     shut_down = Signal()
 
-    def __init__(self, context: AppContext) -> None:
+    def __init__(self, context: AppContext, *, ask: AskUnsaved = ask_unsaved) -> None:
         super().__init__()
         self._context = context
+        self.quit_guard = QuitGuard(self, ask)
         self._app = context.app
         self._runner = context.runner
         self._closed = False
@@ -155,10 +159,11 @@ class MainWindow(QMainWindow):
         self.settings_action.setMenuRole(QAction.MenuRole.PreferencesRole)
         self.settings_action.triggered.connect(self._on_settings_action_triggered)
         file_menu.addAction(self.settings_action)
-        quit_action = QAction("&Quit", self)
-        set_shortcuts(quit_action, ("Ctrl+Q",))  # Quit's standard keys include none on Windows
-        quit_action.triggered.connect(self.close)
-        file_menu.addAction(quit_action)
+        self.quit_action = QAction("&Quit", self)
+        set_shortcuts(self.quit_action, ("Ctrl+Q",))  # Quit's standard keys include none on Windows
+        self.quit_action.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)  # in every window of the app
+        self.quit_action.triggered.connect(self.close)
+        file_menu.addAction(self.quit_action)
 
         edit_menu = self.menuBar().addMenu("&Edit")
         edit_menu.addAction(self.page_actions.find)
@@ -391,6 +396,9 @@ class MainWindow(QMainWindow):
     # --- shutdown -----------------------------------------------------------------------------
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if not self._closed and not self.quit_guard.ready():
+            event.ignore()  # cancelled, or the other windows' edits are being saved first
+            return
         if not self._closed:
             self._closed = True
             log.info("Main window closing")

@@ -4,10 +4,11 @@ Retry resumes it; what the note renders can run nothing and load nothing."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import pytest
-from PySide6.QtWidgets import QTextBrowser
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtWidgets import QTextBrowser, QWidget
 from pytestqt.qtbot import QtBot
 
 from san_desktop.ai.base import KeptParts, TilCard, TilDraft
@@ -16,6 +17,7 @@ from san_desktop.core.errors import PermanentError
 from san_desktop.core.markdown_html import to_safe_html
 from san_desktop.core.workflow import TilStatus
 from san_desktop.jobs.registry import JobProgress
+from san_desktop.services.til import TilView
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.til.page import TilPage
 from tests.support.openai_server import FakeOpenAI, fake_openai_server
@@ -29,6 +31,38 @@ class _FlakyWriter(LocalProvider):
         if self.broken:
             raise PermanentError("the model refused to write today")
         return super().write_til(day, cards, kept)
+
+
+class _LateRead:
+    """``TilService.get`` whose first call reads at once but answers only once released: a slow read."""
+
+    def __init__(self, get: Callable[[str], TilView]) -> None:
+        self._get = get
+        self._first = True
+        self.read = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, local_date: str) -> TilView:
+        first, self._first = self._first, False
+        try:
+            return self._get(local_date)
+        finally:
+            if first:
+                self.read.set()
+                assert self.release.wait(20)
+
+
+class _Hides(QObject):
+    """Counts the times ``widget`` is hidden."""
+
+    def __init__(self, widget: QWidget) -> None:
+        super().__init__(widget)
+        self.count = 0
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        self.count += event.type() == QEvent.Type.Hide
+        return False
 
 
 class _HeldWriter(LocalProvider):
@@ -56,8 +90,7 @@ def page(qtbot: QtBot, live_context: AppContext) -> TilPage:
     qtbot.waitUntil(lambda: len(live_context.app.cards.list_cards()) == 2, timeout=20_000)
     widget.reload_days()
     qtbot.waitUntil(lambda: widget.days.count() == 1 and widget._day is not None, timeout=5_000)
-    # the day's first read has answered: a late answer would otherwise overwrite what Generate shows
-    qtbot.waitUntil(lambda: widget.state.text() == "No TIL for this day yet.", timeout=5_000)
+    qtbot.waitUntil(widget.generate_button.isEnabled, timeout=5_000)  # the day's state is read: as a user sees it
     return widget
 
 
@@ -94,6 +127,23 @@ def test_a_failed_step_shows_its_error_and_retry_resumes(
     assert page.retry_button.isHidden()
     view = live_context.app.til.get(page._day or "")
     assert view.status is TilStatus.COMPLETED
+
+
+def test_an_earlier_read_answering_late_never_hides_retry(
+    qtbot: QtBot, page: TilPage, live_context: AppContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(live_context.app.providers, "_provider", _FlakyWriter())
+    late = _LateRead(live_context.app.til.get)
+    monkeypatch.setattr(live_context.app.til, "get", late)
+    page.refresh_page()  # reads the day (no TIL yet), and answers only after what follows
+    qtbot.waitUntil(late.read.is_set, timeout=5_000)
+    page.generate_button.click()
+    qtbot.waitUntil(lambda: not page.retry_button.isHidden(), timeout=20_000)
+    hidden = _Hides(page.retry_button)
+    late.release.set()
+    qtbot.waitUntil(lambda: not live_context.ops.busy, timeout=5_000)  # the late answer has come
+    assert hidden.count == 0  # not even for a moment (a later read could show it again)
+    assert "Failed at the draft step" in page.state.text()
 
 
 @pytest.fixture

@@ -5,8 +5,9 @@ system's light or dark palette."""
 
 from __future__ import annotations
 
-from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette
-from PySide6.QtWidgets import QLayout
+from PySide6.QtCore import QRect, QSize
+from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette, QScreen
+from PySide6.QtWidgets import QLayout, QWidget
 
 SPACE_XS = 4
 SPACE_S = 8
@@ -61,3 +62,20 @@ def tone(name: str, palette: QPalette | None = None) -> QColor:
 def tone_style(name: str) -> str:
     """A style sheet colouring a label's text with ``tone(name)``."""
     return f"color: {tone(name).name()};"
+
+
+SCREEN_SHARE = 0.9  # a window made to fit takes at most this much of the screen's free area each way
+
+
+def fit_on_screen(window: QWidget, largest: QSize, screen: QScreen | None = None) -> None:
+    """Size ``window`` to ``largest``, or less where the screen's available area (without panels and docks)
+    is smaller, and center it there: on a 1366×768 laptop it fits whole. ``screen``: the primary one."""
+    free = (screen or QGuiApplication.primaryScreen()).availableGeometry()
+    size = QSize(
+        min(largest.width(), int(free.width() * SCREEN_SHARE)), min(largest.height(), int(free.height() * SCREEN_SHARE))
+    )
+    size = size.expandedTo(window.minimumSizeHint()).boundedTo(free.size())
+    window.resize(size)
+    placed = QRect(free.topLeft(), size)
+    placed.moveCenter(free.center())
+    window.move(placed.topLeft())

@@ -3,6 +3,7 @@ workers): one call runs a facade call on a pool thread and delivers its result o
 
     ops.run(lambda: app.cards.get(card_id), on_success=self._show_card, on_failure=self._say)
     ops.write(lambda: app.delete_scrap(scrap_id), on_success=..., initiator=self)
+    self._day_reads = LatestOnly(ops)  # then: self._day_reads.run(lambda: app.til.get(day), self._show)
 
 ``write`` expects the call to return ``Changes`` or ``Changed``; what changed is announced on the hub
 before ``on_success`` runs. Expected failures (``SanError``) go to ``on_failure`` (or the status bar);
@@ -132,3 +133,51 @@ class Ops(QObject):
     def shutdown(self, wait_ms: int = 10_000) -> bool:
         self._stopped = True
         return self.pool.waitForDone(wait_ms)
+
+
+class LatestOnly:
+    """One stream of reads whose answers replace each other (the day a page shows, a window's plan): each
+    ``run`` supersedes the earlier ones, and an earlier one that answers later is dropped. Two threads run
+    operations, so a read started first can answer last; shown, its older state would stay on screen."""
+
+    def __init__(self, ops: Ops) -> None:
+        self._ops = ops
+        self._newest = 0
+        self._answered = 0  # the newest read whose answer came
+
+    def run(
+        self,
+        call: Callable[[], Any],
+        on_success: Callable[[Any], None] | None = None,
+        on_failure: Callable[[SanError], None] | None = None,
+    ) -> None:
+        self._newest += 1
+        number = self._newest
+
+        def succeeded(result: Any) -> None:
+            if number != self._newest:
+                return
+            self._answered = number
+            if on_success is not None:
+                on_success(result)
+
+        def failed(exc: SanError) -> None:
+            if number != self._newest:
+                return
+            self._answered = number
+            if on_failure is not None:
+                on_failure(exc)
+            else:
+                self._ops.hub.message.emit(str(exc))
+
+        self._ops.run(call, succeeded, failed)
+
+    @property
+    def pending(self) -> bool:
+        """A read was asked for and its answer has not come yet (nor been dropped)."""
+        return self._answered < self._newest
+
+    def drop(self) -> None:
+        """Drop the answers on their way (what they would show is no longer wanted)."""
+        self._newest += 1
+        self._answered = self._newest

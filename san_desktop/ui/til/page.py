@@ -31,6 +31,7 @@ from san_desktop.services.til import DayInfo, TilView
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.common.empty_state import StateStack
 from san_desktop.ui.common.look import tone_style
+from san_desktop.ui.common.ops import LatestOnly
 from san_desktop.ui.til.review import TilReviewWindow
 
 _STATUS_MARK = {TilStatus.COMPLETED: "✓", TilStatus.FAILED: "!"}
@@ -57,6 +58,10 @@ class TilPage(QWidget):
         self._day: str | None = None
         self._stale = False  # days changed while the page was hidden
         self._reviews: dict[str, TilReviewWindow] = {}
+        # reads run two at a time: only the newest one's answer is shown (an older state never comes back)
+        self._day_reads = LatestOnly(context.ops)
+        self._days_reads = LatestOnly(context.ops)
+        self._version_reads = LatestOnly(context.ops)  # an older version's text, chosen in Version
 
         self.days = QListWidget()
         self.days.setMinimumWidth(200)
@@ -130,7 +135,7 @@ class TilPage(QWidget):
     # --- days ---------------------------------------------------------------------------------
 
     def reload_days(self) -> None:
-        self._context.ops.run(self._app.til.days, self._fill_days)
+        self._days_reads.run(self._app.til.days, self._fill_days)
 
     def _fill_days(self, days: list[DayInfo]) -> None:
         keep = self._day
@@ -184,20 +189,19 @@ class TilPage(QWidget):
 
     def _load(self, local_date: str) -> None:
         self._day = local_date
+        self._version_reads.drop()  # the day's own text comes with it
 
         def load() -> tuple[TilView, str]:
             view = self._app.til.get(local_date)
             return view, to_safe_html(view.markdown) if view.markdown else ""  # rendered off the GUI thread
 
         def loaded(result: tuple[TilView, str]) -> None:
-            if self._day == local_date:
-                self._show(*result)
+            self._show(*result)
 
         def missing(_exc: SanError) -> None:
-            if self._day == local_date:
-                self._show(None)
+            self._show(None)
 
-        self._context.ops.run(load, loaded, missing)
+        self._day_reads.run(load, loaded, missing)
 
     def _show(self, view: TilView | None, rendered: str = "") -> None:
         self._view = view
@@ -240,17 +244,20 @@ class TilPage(QWidget):
         self.recall_label.setText("Recall cards" if view.recall else "Recall cards: none yet")
 
     def open_review(self) -> TilReviewWindow | None:
-        """The review-and-commit window of the shown day (one per day, raised if open)."""
+        """The review-and-commit window of the shown day (one per day, raised if open). A window of its own,
+        on this page's screen; the main window closes it when the app quits."""
         day = self._day
         if day is None:
             return None
         window = self._reviews.get(day)
-        if window is None or not window.isVisible():
-            window = TilReviewWindow(self._context, day)
+        if window is None:
+            window = TilReviewWindow(self._context, day, screen=self.screen())
             window.saved.connect(lambda _version: self._load(day))
+            window.closed.connect(lambda: self._reviews.pop(day, None))
             self._reviews[day] = window
         window.show()
         window.raise_()
+        window.activateWindow()
         return window
 
     # --- slots --------------------------------------------------------------------------------
@@ -307,7 +314,7 @@ class TilPage(QWidget):
         day, version = self._day, self.versions.itemData(index)
         if day is None or version is None:
             return
-        self._context.ops.run(lambda: to_safe_html(self._app.til.version_text(day, int(version))), self.text.setHtml)
+        self._version_reads.run(lambda: to_safe_html(self._app.til.version_text(day, int(version))), self.text.setHtml)
 
     def _on_text_anchor_clicked(self, url: QUrl) -> None:
         if url.scheme() in ("http", "https"):

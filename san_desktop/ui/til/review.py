@@ -1,24 +1,22 @@
 """The review-and-commit window of a day's TIL: a markdown editor beside a live preview, the version
 history with a diff between any two, Save (a new edited version), and Commit to GitHub or a local
-repository with its progress, result and earlier commits. Unsaved edits are never lost: closing asks, and
-a draft kept on disk while typing is offered back the next time the window opens."""
+repository (``commit_tab``). Unsaved edits are never lost: closing the window asks (and quitting the app
+asks once for every window, ``ui.window.quitting``), and a draft kept on disk while typing is offered back
+the next time the window opens. The window fits the screen it opens on."""
 
 from __future__ import annotations
 
 import difflib
-import html
+from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QCloseEvent, QDesktopServices
+from PySide6.QtCore import QEvent, QSize, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QCloseEvent, QDesktopServices, QScreen
 from PySide6.QtWidgets import (
     QComboBox,
-    QFormLayout,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QListWidget,
-    QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QSplitter,
@@ -28,36 +26,55 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from san_desktop.app import Changes
-from san_desktop.core.enums import CommitStatus, CommitTarget, JobType
 from san_desktop.core.errors import SanError
 from san_desktop.core.markdown_html import to_safe_html
-from san_desktop.services.commits import CommitInfo, CommitPlan
 from san_desktop.services.til import TilView
 from san_desktop.ui.common.context import AppContext
+from san_desktop.ui.common.look import fit_on_screen, tone_style
+from san_desktop.ui.common.ops import LatestOnly
+from san_desktop.ui.common.unsaved import AskUnsaved, Unsaved, ask_unsaved
+from san_desktop.ui.til.commit_tab import CommitTab
 
 PREVIEW_DELAY_MS = 400
 DRAFT_DELAY_MS = 1000
 DRAFTS = "drafts"
+LARGEST = QSize(1200, 800)  # on a screen with room for it; smaller ones get 90% of their free area
 
 
 class TilReviewWindow(QWidget):
-    """Signals:
-    saved(int): a new edited version was saved.
+    """A window of its own (no parent), closed with the main one when the app quits.
+
+    Signals:
+        saved(int): a new edited version was saved.
+        closed(): the window closed (its edits saved or dropped).
     """
 
     saved = Signal(int)
+    closed = Signal()
 
-    def __init__(self, context: AppContext, local_date: str, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        context: AppContext,
+        local_date: str,
+        parent: QWidget | None = None,
+        *,
+        ask: AskUnsaved = ask_unsaved,
+        screen: QScreen | None = None,
+    ) -> None:
+        """``ask``: the Save / Discard / Cancel question; ``screen``: the one it opens on (the primary one)."""
         super().__init__(parent, Qt.WindowType.Window)
         self.setWindowTitle(f"TIL {local_date} — review and commit")
-        self.resize(1200, 800)
         self._context = context
         self._app = context.app
         self.local_date = local_date
         self._view: TilView | None = None
         self._saved_text = ""
-        self.ask_to_discard = self._ask_to_discard  # tests answer it themselves
+        self._ask = ask
+        self._discarded = False  # the edits were dropped (quitting said Discard): close without asking
+        self._closed = False
+        self._saving_to_close = False  # Save was the answer to closing: it closes once saved
+        self._reads = LatestOnly(context.ops)
+        self._diffs = LatestOnly(context.ops)
 
         self.editor = QPlainTextEdit()
         self.preview = QTextBrowser()
@@ -68,21 +85,14 @@ class TilReviewWindow(QWidget):
         self.restore_button.setVisible(False)
         self.save_button = QPushButton("Save")
         self.save_button.setShortcut("Ctrl+S")
+        self.save_state = QLabel()
+        self.save_state.setWordWrap(True)
+        self.save_state.setStyleSheet(tone_style("error"))
         self.versions = QListWidget()
         self.diff_left = QComboBox()
         self.diff_right = QComboBox()
         self.diff = QTextBrowser()
-        self.target = QComboBox()
-        self.target.addItem("GitHub", CommitTarget.GITHUB)
-        self.target.addItem("Local repository", CommitTarget.LOCAL)
-        self.where = QLabel()
-        self.path = QLineEdit()
-        self.message = QLineEdit()
-        self.commit_button = QPushButton("Commit")
-        self.commit_state = QLabel()
-        self.commit_state.setOpenExternalLinks(False)
-        self.commit_state.setWordWrap(True)
-        self.commits = QListWidget()
+        self.commit = CommitTab(context, local_date, self.dirty)
 
         editor_side = QWidget()
         editor_layout = QVBoxLayout(editor_side)
@@ -92,7 +102,10 @@ class TilReviewWindow(QWidget):
         draft_row.addWidget(self.restore_button)
         editor_layout.addLayout(draft_row)
         editor_layout.addWidget(self.editor, 1)
-        editor_layout.addWidget(self.save_button)
+        save_row = QHBoxLayout()
+        save_row.addWidget(self.save_state, 1)
+        save_row.addWidget(self.save_button)
+        editor_layout.addLayout(save_row)
         editing = QSplitter()
         editing.addWidget(editor_side)
         editing.addWidget(self.preview)
@@ -109,20 +122,10 @@ class TilReviewWindow(QWidget):
         history_layout.addLayout(compare)
         history_layout.addWidget(self.diff, 2)
 
-        commit = QWidget()
-        form = QFormLayout(commit)
-        form.addRow("Commit to:", self.target)
-        form.addRow("", self.where)
-        form.addRow("File path:", self.path)
-        form.addRow("Message:", self.message)
-        form.addRow("", self.commit_button)
-        form.addRow("", self.commit_state)
-        form.addRow("Earlier commits:", self.commits)
-
         self.tabs = QTabWidget()
         self.tabs.addTab(editing, "Edit")
         self.tabs.addTab(history, "Versions")
-        self.tabs.addTab(commit, "Commit")
+        self.tabs.addTab(self.commit, "Commit")
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs)
 
@@ -139,11 +142,8 @@ class TilReviewWindow(QWidget):
         self.restore_button.clicked.connect(self._on_restore_button_clicked)
         self.diff_left.activated.connect(lambda _i: self._show_diff())
         self.diff_right.activated.connect(lambda _i: self._show_diff())
-        self.target.activated.connect(lambda _i: self._plan())
-        self.commit_button.clicked.connect(self._on_commit_button_clicked)
-        self.commit_state.linkActivated.connect(self._on_link_activated)
-        self.preview.anchorClicked.connect(lambda url: self._on_link_activated(url.toString()))
-        context.hub.changed.connect(self._on_hub_changed)
+        self.preview.anchorClicked.connect(self._on_preview_anchor_clicked)
+        fit_on_screen(self, LARGEST, screen)
         self.reload()
 
     # --- loading ------------------------------------------------------------------------------
@@ -156,8 +156,7 @@ class TilReviewWindow(QWidget):
         return self.editor.toPlainText() != self._saved_text
 
     def reload(self) -> None:
-        self._context.ops.run(lambda: self._app.til.get(self.local_date), self._loaded)
-        self._load_commits()
+        self._reads.run(lambda: self._app.til.get(self.local_date), self._loaded)
 
     def _loaded(self, view: TilView) -> None:
         first = self._view is None
@@ -180,7 +179,6 @@ class TilReviewWindow(QWidget):
             self.diff_left.setCurrentIndex(1)
         if first:
             self._offer_draft()
-            self._plan()
         self._show_diff()
 
     def _offer_draft(self) -> None:
@@ -189,45 +187,6 @@ class TilReviewWindow(QWidget):
             self.draft_notice.setText("An unsaved draft from your last session is kept.")
             self.draft_notice.setVisible(True)
             self.restore_button.setVisible(True)
-
-    def _plan(self) -> None:
-        target = CommitTarget(self.target.currentData())  # Qt hands the enum back as its text
-
-        def planned(plan: CommitPlan) -> None:
-            self.where.setText(f"{plan.repository} ({plan.branch})")
-            self.path.setText(plan.path)
-            self.message.setText(plan.message)
-            self.commit_button.setEnabled(True)
-
-        def blocked(exc: SanError) -> None:
-            self.where.setText(str(exc))
-            self.commit_button.setEnabled(False)
-
-        self._context.ops.run(lambda: self._app.commits.plan(self.local_date, target=target), planned, blocked)
-
-    def _load_commits(self) -> None:
-        self._context.ops.run(lambda: self._app.commits.list(self.local_date), self._show_commits)
-
-    def _show_commits(self, commits: list[CommitInfo]) -> None:
-        self.commits.clear()
-        for item in reversed(commits):
-            result = item.html_url or item.commit_sha or item.error_message or ""
-            self.commits.addItem(f"v{item.version} {item.status.value.lower()} → {item.path}  {result}")
-        if commits:
-            self._show_result(commits[-1])
-
-    def _show_result(self, item: CommitInfo) -> None:
-        if item.status is CommitStatus.COMPLETED:
-            link = item.html_url or ""
-            shown = (
-                f'<a href="{html.escape(link)}">{html.escape(link)}</a>' if link else html.escape(item.commit_sha or "")
-            )
-            self.commit_state.setText(f"Committed: {shown}")
-        elif item.status is CommitStatus.FAILED:
-            self.commit_state.setText(f"Failed: {html.escape(item.error_message or '')}")
-        else:
-            note = f" (last try: {html.escape(item.error_message)})" if item.error_message else ""
-            self.commit_state.setText(f"Committing…{note}")
 
     def _show_diff(self) -> None:
         left, right = self.diff_left.currentData(), self.diff_right.currentData()
@@ -241,7 +200,7 @@ class TilReviewWindow(QWidget):
             lines = difflib.unified_diff(old, new, f"v{left}", f"v{right}", lineterm="")
             return "\n".join(lines) or "(the same text)"
 
-        self._context.ops.run(compare, lambda text: self.diff.setPlainText(text))
+        self._diffs.run(compare, self.diff.setPlainText)
 
     # --- slots --------------------------------------------------------------------------------
 
@@ -265,8 +224,11 @@ class TilReviewWindow(QWidget):
         self.draft_notice.setVisible(False)
         self.restore_button.setVisible(False)
 
-    def save(self) -> None:
+    def save(self, done: Callable[[bool], None] | None = None) -> None:
+        """Save the text as a new edited version; ``done(True)`` once saved, ``done(False)`` when it was
+        refused (said beside Save; the edits stay)."""
         text = self.editor.toPlainText()
+        self.save_state.clear()
 
         def saved(version: int) -> None:
             self._saved_text = text
@@ -275,65 +237,70 @@ class TilReviewWindow(QWidget):
             self.restore_button.setVisible(False)
             self.saved.emit(version)
             self.reload()
-            self._plan()
+            self.commit.refresh()  # a new text: Commit again
+            if done is not None:
+                done(True)
 
-        self._context.ops.write(
-            lambda: self._app.save_til_edit(self.local_date, text), saved, lambda exc: self.where.setText(str(exc))
-        )
+        def refused(exc: SanError) -> None:
+            self.save_state.setText(f"Not saved: {exc}")
+            if done is not None:
+                done(False)
+
+        self._context.ops.write(lambda: self._app.save_til_edit(self.local_date, text), saved, refused)
+
+    # --- unsaved edits (``ui.common.unsaved.KeepsEdits``) -------------------------------------
+
+    def unsaved_edits(self) -> str | None:
+        return f"the TIL of {self.local_date}" if self.dirty() and not self._discarded else None
+
+    def save_edits(self, done: Callable[[bool], None]) -> None:
+        self.save(done)
+
+    def discard_edits(self) -> None:
+        self._discarded = True
+        self._draft_timer.stop()  # a draft written after this would be offered back next time
+        self.draft_path.unlink(missing_ok=True)
 
     def _on_save_button_clicked(self) -> None:
         self.save()
 
-    def _on_commit_button_clicked(self) -> None:
-        if self.dirty():
-            self.commit_state.setText("Save your edits first: a commit takes the saved text.")
-            return
-        target = CommitTarget(self.target.currentData())
-        path, message = self.path.text().strip(), self.message.text().strip()
-        self.commit_button.setEnabled(False)
-        self.commit_state.setText("Waiting for the GitHub worker…")
-
-        def requested(_info: CommitInfo) -> None:
-            self._load_commits()
-
-        def refused(exc: SanError) -> None:
-            self.commit_state.setText(str(exc))
-            self.commit_button.setEnabled(True)
-
-        self._context.ops.write(
-            lambda: self._app.commit_til(self.local_date, target=target, path=path or None, message=message or None),
-            requested,
-            refused,
-        )
-
-    def _on_hub_changed(self, changes: Changes, _initiator: object) -> None:
-        if any(job.job_type is JobType.TIL_GITHUB_COMMIT for job in changes.jobs):
-            self._load_commits()
-
-    def _on_link_activated(self, link: str) -> None:
-        url = QUrl(link)
+    def _on_preview_anchor_clicked(self, url: QUrl) -> None:
         if url.scheme() in ("http", "https"):
             QDesktopServices.openUrl(url)
 
-    def _ask_to_discard(self) -> bool:
-        answer = QMessageBox.question(
-            self,
-            "Unsaved edits",
-            "Your edits of this TIL are not saved. Save them as a new version?",
-            QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
-        )
-        if answer == QMessageBox.StandardButton.Save:
-            self.save()
-            return True
-        if answer == QMessageBox.StandardButton.Discard:
-            self.draft_path.unlink(missing_ok=True)
-            return True
-        return False
+    def _close_if_saved(self, saved: bool) -> None:
+        self._saving_to_close = False
+        if saved:
+            self.close()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow():
+            self.commit.refresh_if_refused()  # back from Settings (a token is not a settings change)
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        if self.dirty() and not self.ask_to_discard():
-            event.ignore()
+        if self._saving_to_close:
+            event.ignore()  # asked already: it closes once saved
             return
+        if (unsaved := self.unsaved_edits()) is not None:
+            answer = self._ask(self, [unsaved])
+            if answer is Unsaved.CANCEL:
+                event.ignore()
+                return
+            if answer is Unsaved.SAVE:
+                event.ignore()  # closed once saved; a refused save keeps the window open, saying why
+                self._saving_to_close = True
+                self.save(self._close_if_saved)
+                return
+            self.discard_edits()
         if not self.dirty():
             self.draft_path.unlink(missing_ok=True)
         event.accept()
+        if not self._closed:
+            self._closed = True
+            self._preview_timer.stop()
+            self._draft_timer.stop()
+            self._reads.drop()
+            self._diffs.drop()
+            self.commit.stop()
+            self.closed.emit()

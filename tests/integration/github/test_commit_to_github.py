@@ -64,7 +64,7 @@ def test_a_til_is_committed_with_base64_content_message_and_branch(app: SanApp, 
 
 def test_the_same_text_twice_is_refused_before_enqueue(app: SanApp, github: FakeGitHub, day: str) -> None:
     _commit(app, day)
-    with pytest.raises(SanError, match="was already committed to me/til"):
+    with pytest.raises(SanError, match=r"was already committed to GitHub me/til \(branch main\) at TIL/"):
         app.commit_til(day)
     assert len(jobs_of(app.queue, JobType.TIL_GITHUB_COMMIT)) == 1
 
