@@ -46,6 +46,7 @@ from san_desktop.services.secrets import (
     github_token,
     secret_with_source,
     set_secret,
+    ways_to_set,
 )
 from san_desktop.services.til_state import TilFollowsItsJob
 
@@ -358,7 +359,7 @@ class SanApp:
     def refresh_stars(self, *, full: bool = False) -> Changed[JobRecord]:
         """Sync the starred repositories of the configured GitHub account, then rank them (jobs)."""
         if not github_token():
-            raise SanError("No GitHub token: set one in Settings (or `san github token set`) to see your stars.")
+            raise SanError(f"No GitHub token to read your stars with: {ways_to_set(GITHUB_TOKEN)}.")
         job = self.stars.request_sync(self._settings.github.api_url, full=full)
         return Changed(job, Changes.of_job(job))
 
@@ -398,7 +399,7 @@ class SanApp:
         saying what works, or SanError saying exactly what is wrong."""
         token = token or github_token()
         if not token:
-            raise SanError("No GitHub token: enter one (Settings) or run `san github token set`.")
+            raise SanError(f"No GitHub token: {ways_to_set(GITHUB_TOKEN)}.")
         if not settings.repository:
             raise SanError("No repository is set: give it as owner/name.")
         from san_desktop.github.client import GitHubClient
@@ -453,8 +454,10 @@ class SanApp:
             embedding_model_changed=embedding_changed,
         )
 
-    def has_ai_key(self) -> bool:
-        return ai_api_key() is not None
+    @staticmethod
+    def ai_key_source() -> str:
+        """Where the API key comes from: "keyring", OPENAI_API_KEY, or "none"."""
+        return secret_with_source(AI_API_KEY)[1]
 
     def set_ai_key(self, key: str) -> None:
         set_secret(AI_API_KEY, key)

@@ -33,6 +33,7 @@ from san_desktop.ai.base import (
     finalize_draft,
     group_by_topic,
 )
+from san_desktop.core.credentials import AI_API_KEY, ways_to_set
 from san_desktop.core.enums import QuizType
 from san_desktop.core.errors import CredentialsRejectedError, PermanentError, TransientError
 
@@ -467,10 +468,10 @@ def _raise_for_status(response: httpx.Response, *, has_key: bool = True) -> None
     if status == 401 or (status == 403 and _KEY_WORDS.search(f"{code} {message}")):
         if not has_key:
             raise CredentialsRejectedError(
-                f"The AI server asks for an API key ({status}): set one in Settings"
+                f"The AI server asks for an API key ({status}): {ways_to_set(AI_API_KEY)}"
             ) from error
         raise CredentialsRejectedError(
-            f"The AI server rejected the API key ({status}): set a valid key in Settings"
+            f"The AI server rejected the API key ({status}): for a valid one, {ways_to_set(AI_API_KEY)}"
         ) from error
     if response.status_code == 429 and code == "insufficient_quota":
         raise PermanentError(

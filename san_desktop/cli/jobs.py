@@ -191,7 +191,7 @@ def _tell_about_a_pool_paused_by_the_breaker(app: SanApp, status: PoolStatus) ->
     types = frozenset(job_type for job_type in JobType if JOB_POOLS[job_type] is status.pool)
     waiting = app.jobs.counts(JobFilter(job_types=types))[JobStatus.PENDING]
     if status.reason is not None:  # only the user can fix it
-        why = f"paused. {status.reason} (or `san config set ai.api_key`), then run `san jobs run` again."
+        why = f"paused. {status.reason}; then run `san jobs run` again."
     else:
         last = f" (the last: {redact(status.last_error)})" if status.last_error else ""
         why = (

@@ -109,11 +109,15 @@ class SqliteDriverError(DatabaseError):
 
 
 class KeyringUnavailableError(SanError):
-    def __init__(self, detail: str) -> None:
+    """A secret could not be stored (or removed): ``variables`` (``GH_TOKEN (or GITHUB_TOKEN)``) is what
+    works instead."""
+
+    def __init__(self, what: str, detail: str, variables: str, *, done: str = "stored") -> None:
         super().__init__(
-            "No system keyring is available to store secrets safely "
-            f"({detail}). Install and unlock a keyring service (GNOME Keyring, KWallet, "
-            "macOS Keychain or Windows Credential Manager) and try again."
+            f"{what} was not {done}: no system keyring can keep it safely here ({detail}). Set {variables} "
+            "in the environment SAN Desktop starts from instead (as the gh command does), or install and "
+            "unlock a keyring service (GNOME Keyring, KWallet, macOS Keychain or Windows Credential Manager) "
+            "and try again."
         )
 
 

@@ -14,6 +14,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from san_desktop.artifacts.store import ArtifactStore
+from san_desktop.core.credentials import GITHUB_TOKEN, ways_to_set
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, CommitStatus, CommitTarget, JobType
 from san_desktop.core.errors import SanError
 from san_desktop.core.repo_paths import check_branch_name, check_repo_path, parse_template, path_candidates
@@ -140,10 +141,7 @@ class CommitService:
             if not settings.repository:
                 raise SanError("No GitHub repository is set: set github.repository (owner/name) in Settings.")
             if not self.token():
-                raise SanError(
-                    "No GitHub token is stored: enter one in Settings or with `san github token set` "
-                    "(or set GH_TOKEN where there is no keyring)."
-                )
+                raise SanError(f"No GitHub token: {ways_to_set(GITHUB_TOKEN)}.")
             repository, branch = settings.repository, settings.branch
         else:
             if (problem := repository_problem(settings.local_repository)) is not None:

@@ -105,7 +105,8 @@ def _scraps(backend: Backend, queue: JobQueue, count: int) -> list[str]:
     return [analysis_job(scraps.capture(f"{SCRAP} Note {n}.")) for n in range(count)]
 
 
-REJECTED = "The AI server rejected the API key (401): set a valid key in Settings"
+KEY_WAYS = "enter it in Settings or with `san config set ai.api_key` (kept in the keyring), or set OPENAI_API_KEY"
+REJECTED = f"The AI server rejected the API key (401): for a valid one, {KEY_WAYS}"
 
 
 @pytest.mark.parametrize(
@@ -155,7 +156,7 @@ def test_without_a_key_the_pause_asks_for_one(
     executor = JobExecutor(queue, build_registry(providers), backend.require_session(), breakers={JobPool.AI: breaker})
     _scraps(backend, queue, 1)
     executor.drain(JobPool.AI)
-    assert breaker.status().held == "The AI server asks for an API key (401): set one in Settings"
+    assert breaker.status().held == f"The AI server asks for an API key (401): {KEY_WAYS}"
 
 
 def test_a_403_for_something_else_fails_the_job_alone(

@@ -172,8 +172,9 @@ def test_until_idle_stops_when_the_ai_server_rejects_the_key(db: Database, data_
         ran = _run_until_idle("--wait-retries")
     assert ran.returncode == 75, ran.stderr
     assert (
-        "AI job(s) wait: the AI pool is paused. The AI server asks for an API key (401): set one in Settings "
-        "(or `san config set ai.api_key`), then run `san jobs run` again.\n"
+        "AI job(s) wait: the AI pool is paused. The AI server asks for an API key (401): set OPENAI_API_KEY in "
+        "SAN Desktop's environment (no usable keyring here: no keyring backend is available on this system); "
+        "then run `san jobs run` again.\n"
     ) in ran.stderr
     assert [queue.get(job).attempts for job in jobs] == [0, 0, 0]
     assert {queue.get(job).status for job in jobs} == {JobStatus.PENDING}
