@@ -76,8 +76,8 @@ def test_settings_written_elsewhere_are_used_and_the_dialog_warns_before_overwri
     assert result.returncode == 0, result.stderr
     qtbot.waitUntil(lambda: live_context.settings.capture.max_bytes == 2000, timeout=10_000)
     assert live_context.app.scraps.max_bytes == 2000  # in use at once, no restart
-    qtbot.waitUntil(lambda: "changed by another program" in dialog.status.text(), timeout=5_000)
-    assert "overwrites" in dialog.status.text()
+    qtbot.waitUntil(lambda: "changed by another program" in dialog.save_status.text(), timeout=5_000)
+    assert "overwrites" in dialog.save_status.text()
 
     with qtbot.waitSignal(dialog.accepted, timeout=5_000):  # saved after the warning: the user's choice
         dialog._on_save()
