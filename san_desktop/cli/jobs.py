@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from san_desktop.cli.common import count, print_json, print_table, seconds, short_time
 from san_desktop.core.enums import JOB_POOLS, POOL_NAMES, JobPool, JobStatus, JobType
 from san_desktop.core.errors import SanError
-from san_desktop.core.redact import redact
+from san_desktop.core.redact import first_cause, readable, readable_parts, redact, traceback_cause
 from san_desktop.queue.monitor import JobFilter
 
 if TYPE_CHECKING:
@@ -220,7 +220,7 @@ def cmd_list(args: argparse.Namespace) -> int:
                 f"{job.attempts}/{job.max_attempts}",
                 short_time(job.updated_at),
                 job.target_id,
-                (job.error_message or "")[:60],
+                first_cause(job.error_message)[:60],
             ]
             for job in jobs
         ],
@@ -244,7 +244,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         ("Created", short_time(job.created_at)),
         ("Updated", short_time(job.updated_at)),
         ("Runs after", short_time(job.run_after)),
-        ("Error", job.error_message or "-"),
+        ("Error", first_cause(job.error_message) or "-"),
+        *(("Because", cause) for cause in readable_parts(job.error_message)[1:]),
         ("Error kind", job.error_kind.value if job.error_kind else "-"),
     ):
         print(f"{label + ':':<12}{value}")
@@ -254,7 +255,7 @@ def cmd_show(args: argparse.Namespace) -> int:
             outcome = attempt.outcome.value if attempt.outcome else "RUNNING"
             print(f"  #{attempt.attempt} {short_time(attempt.started_at)} {outcome} (run {attempt.run_id})")
             if attempt.error_text:
-                print("    " + attempt.error_text.strip().splitlines()[-1])
+                print("    " + traceback_cause(attempt.error_text))
     return 0
 
 
@@ -348,7 +349,7 @@ def cmd_failures(args: argparse.Namespace) -> int:
                 ", ".join(job_type.value for job_type in group.job_types),
                 short_time(group.first_seen),
                 short_time(group.last_seen),
-                _cut(group.signature, SIGNATURE_WIDTH),
+                _cut(readable(group.signature), SIGNATURE_WIDTH),
             ]
             for group in groups
         ],

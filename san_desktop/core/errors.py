@@ -10,7 +10,12 @@ import os
 from pathlib import Path
 
 
-class SanError(Exception):
+class KnownError(Exception):
+    """An error of ours: its message is a sentence a person can act on, so it is recorded and shown by that
+    sentence alone (``core.redact.error_message``); other exceptions are recorded with their type's name."""
+
+
+class SanError(KnownError):
     """An expected failure with a message fit to show to the user as it is."""
 
     exit_code = 1
@@ -128,11 +133,11 @@ class KeyringUnavailableError(SanError):
 TARGET_NOT_FOUND = "Target data not found (Already deleted)"
 
 
-class PermanentError(Exception):
+class PermanentError(KnownError):
     """Retrying cannot help (bad input, 401/403/404, validation): fail at once."""
 
 
-class TransientError(Exception):
+class TransientError(KnownError):
     """May succeed later (timeout, connection refused, 5xx): retry with backoff."""
 
 

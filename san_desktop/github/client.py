@@ -104,7 +104,7 @@ class GitHubClient:
         except httpx.TimeoutException as exc:
             raise TransientError(f"GitHub did not answer in time ({what})") from exc
         except httpx.TransportError as exc:
-            raise TransientError(f"Cannot reach {self.api_url} ({what}): {type(exc).__name__}") from exc
+            raise TransientError(f"Cannot reach {self.api_url} ({what}): {_transport_problem(exc)}") from exc
         if response.is_success or (response.status_code == 404 and method == "GET" and what == "read the file"):
             return response
         raise self._error(response, what)
@@ -147,7 +147,7 @@ class GitHubClient:
             raise TransientError("GitHub did not answer in time (list the starred repositories)") from exc
         except httpx.TransportError as exc:
             raise TransientError(
-                f"Cannot reach {self.api_url} (list the starred repositories): {type(exc).__name__}"
+                f"Cannot reach {self.api_url} (list the starred repositories): {_transport_problem(exc)}"
             ) from exc
         page_url = str(response.request.url)
         if response.status_code == 304:
@@ -246,3 +246,8 @@ def _contents(repository: str, path: str) -> str:
     except ValueError as exc:
         raise PermanentError(str(exc)) from None
     return f"{_repo(repository)}/contents/" + "/".join(quote(part, safe="") for part in path.split("/"))
+
+
+def _transport_problem(exc: httpx.TransportError) -> str:
+    """What went wrong on the way, in the library's words (its class name says nothing to a person)."""
+    return str(exc).strip() or "the connection failed"

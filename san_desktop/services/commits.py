@@ -17,6 +17,7 @@ from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.core.credentials import GITHUB_TOKEN, ways_to_set
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, CommitStatus, CommitTarget, JobType
 from san_desktop.core.errors import SanError
+from san_desktop.core.redact import first_cause
 from san_desktop.core.repo_paths import check_branch_name, check_repo_path, parse_template, path_candidates
 from san_desktop.core.settings import GitHubSettings
 from san_desktop.core.workflow import TilStatus
@@ -56,7 +57,7 @@ class CommitInfo:
     message: str
     commit_sha: str | None
     html_url: str | None
-    error_message: str | None
+    error_message: str | None  # the failure as a person reads it (the job keeps the cause chain)
     created_at: datetime
 
 
@@ -85,7 +86,7 @@ def _live() -> sa.ColumnElement[bool]:
 def _info(row: TilCommit) -> CommitInfo:
     return CommitInfo(
         row.id, row.version, row.status, row.target, row.repository, row.branch, row.path, row.message,
-        row.commit_sha, row.html_url, row.error_message, row.created_at,
+        row.commit_sha, row.html_url, first_cause(row.error_message) or None, row.created_at,
     )  # fmt: skip
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 
 from san_desktop.core.enums import JobStatus, SourceType
+from san_desktop.core.redact import readable
 from san_desktop.core.text import preview
 from san_desktop.services.scrap_info import ScrapInfo
 from san_desktop.services.scraps import ScrapService
@@ -59,9 +60,9 @@ class ScrapTableModel(LazyTableModel[ScrapInfo]):
             if column == 1:
                 return _text_tooltip(info)
             if column == 3:
-                return card_error(info) or None
+                return readable(card_error(info), "\n\u2190 ") or None
             if column == 4 and info.refine_error:
-                return info.refine_error
+                return readable(info.refine_error, "\n\u2190 ")
         return None
 
     def repaint_states(self) -> None:

@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt
 
 from san_desktop.app import LABELLED_JOB_TYPES, SanApp
 from san_desktop.core.enums import JobStatus, JobType
-from san_desktop.core.redact import without_type_name
+from san_desktop.core.redact import first_cause, readable
 from san_desktop.jobs.registry import JobProgress
 from san_desktop.queue.monitor import JobFilter
 from san_desktop.queue.payloads import CardAnalysisPayload, load_payload
@@ -153,14 +153,14 @@ class JobTableModel(LazyTableModel[JobRecord]):
                 status_text(job, progress=self._progress.get(job.id)),
                 f"{job.attempts}/{job.max_attempts}",
                 local_time(job.updated_at),
-                without_type_name((job.error_message or "").split("\n", 1)[0]),
+                first_cause(job.error_message),
             )[column]
         if role == Qt.ItemDataRole.ForegroundRole and column == 2:
             name = STATUS_TONES.get(job.status)
             return tone(name) if name else None
         if role == Qt.ItemDataRole.ToolTipRole:
             if column == 5 and job.error_message:
-                return job.error_message
+                return readable(job.error_message, "\n\u2190 ")
             if column == 0:
                 return job.job_type.value
             if column == 1:

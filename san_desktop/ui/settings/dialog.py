@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 from san_desktop.app import Changed, Changes, SettingsConflictError
 from san_desktop.core.credentials import AI_API_KEY, GITHUB_TOKEN
 from san_desktop.core.errors import SanError
-from san_desktop.core.redact import error_message
+from san_desktop.core.redact import error_message, readable
 from san_desktop.core.settings import AISettings, GitHubSettings, NotificationSettings, QuizSettings, Settings
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.settings.secret_field import SecretField, read_source
@@ -222,8 +222,8 @@ class SettingsDialog(QDialog):
         self._context.ops.run(
             lambda: self._app.test_ai(ai, key),
             lambda message: self._on_test_finished(True, message),
-            lambda exc: self._on_test_finished(False, error_message(exc)),
-            on_bug=lambda exc: self._on_test_finished(False, error_message(exc)),
+            lambda exc: self._on_test_finished(False, readable(error_message(exc))),
+            on_bug=lambda exc: self._on_test_finished(False, readable(error_message(exc))),
         )
 
     def _on_test_finished(self, ok: bool, message: str) -> None:
@@ -272,7 +272,7 @@ class SettingsDialog(QDialog):
             lambda: self._app.test_github(github, token),
             lambda message: done(f"OK: {message}"),
             lambda exc: done(f"Failed: {exc}"),
-            on_bug=lambda exc: done(f"Failed: {error_message(exc)}"),
+            on_bug=lambda exc: done(f"Failed: {readable(error_message(exc))}"),
         )
 
     def _say_about_saving(self, text: str) -> None:

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from san_desktop.app import SanApp
 from san_desktop.core.credentials import GITHUB_TOKEN, ways_to_set
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus, JobType
-from san_desktop.core.redact import without_type_name
+from san_desktop.core.redact import first_cause
 from san_desktop.queue.monitor import JobFilter
 from san_desktop.queue.records import JobRecord
 from san_desktop.services.stars import Recommendation, StarsStatus
@@ -83,8 +83,9 @@ IDLE = Activity(False, "", "")
 
 
 def readable_error(job: JobRecord) -> str:
-    """The job's error as the sentence it is, without the name of the exception that carried it."""
-    return without_type_name(job.error_message or "")
+    """The job's error as the sentence it is, without the name of the exception that carried it (nor its
+    causes: the Jobs page lists them)."""
+    return first_cause(job.error_message)
 
 
 def _waiting(job: JobRecord, now: datetime, what: str) -> str | None:
