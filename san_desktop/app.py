@@ -173,6 +173,7 @@ class SanApp:
             log.warning("settings.json: %s", problem)
         self._settings = settings
         self._settings_stamp = _stamp(self.settings_path)
+        self._writing: Settings | None = None  # being saved by this app: a poll meanwhile is not news
         self.providers = ProviderSource(settings.ai, api_key=ai_api_key)
         self.queue = JobQueue(self.db, settings.jobs, clock=clock)
         self.queue.add_listener(TilFollowsItsJob(self.db))  # a TIL whose job was cancelled or failed follows it
@@ -428,8 +429,12 @@ class SanApp:
         another process changed since it was loaded, unless ``overwrite``."""
         if not overwrite and _stamp(self.settings_path) != self._settings_stamp:
             raise SettingsConflictError(self.settings_path)
-        save_settings(self.data_dir, settings)
-        self._settings_stamp = _stamp(self.settings_path)
+        self._writing = settings  # (the data folder's watcher may poll before this returns)
+        try:
+            save_settings(self.data_dir, settings)
+            self._settings_stamp = _stamp(self.settings_path)
+        finally:
+            self._writing = None
         return self._apply(settings)
 
     def reload_settings(self) -> Changes:
@@ -437,7 +442,10 @@ class SanApp:
         stamp = _stamp(self.settings_path)
         if stamp == self._settings_stamp:
             return Changes()
-        settings, self.settings_problems = load_settings_checked(self.data_dir)
+        settings, problems = load_settings_checked(self.data_dir)
+        if stamp == self._settings_stamp or settings == self._writing:
+            return Changes()  # this app's own write, seen while it was being saved
+        self.settings_problems = problems
         self._settings_stamp = stamp
         return replace(self._apply(settings), external=True)
 
