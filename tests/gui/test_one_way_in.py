@@ -104,9 +104,10 @@ def test_the_apps_own_pause_is_not_news_from_another_program(
     folder's watcher asks for a poll as soon as settings.json is replaced, and that poll ran while the
     pause was still being saved. Here it runs right there, between the write and the rest of the save."""
     import san_desktop.app as app_module
+    import san_desktop.core.settings as core_settings
 
     polled: list[Changes] = []
-    write = app_module.save_settings
+    write = core_settings.save_settings  # what the facade calls to write the file
 
     def write_then_poll(data_dir: Path, settings: Settings) -> None:
         write(data_dir, settings)
