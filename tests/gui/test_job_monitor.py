@@ -16,6 +16,7 @@ from san_desktop.core.settings import JobSettings
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.jobs.runner import JobRunner, PoolState
 from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.payloads import CardAnalysisPayload, dump_payload
 from san_desktop.queue.records import JobEvent
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.jobs.page import JobsPage
@@ -130,6 +131,28 @@ def test_a_group_of_failures_is_retried_from_its_group_row(qtbot: QtBot, page: J
 
 
 @pytest.mark.qt_log_ignore("propagateSizeHints")
+def test_failure_groups_name_the_jobs_as_the_list_does(qtbot: QtBot, page: JobsPage, queue: JobQueue) -> None:
+    """Issue 24: re-embedding jobs (the embedding model changed) were "Card analysis" in Failures by error
+    while the list called them "Card re-embedding"."""
+    reembed = dump_payload(CardAnalysisPayload(embed_only=True))
+    insert_jobs(queue, 2, error="The embedding server answered 500", payload=reembed)
+    insert_jobs(queue, 1, error="The AI answer made no sense", target=lambda n: f"other-{n}")
+    page.refresh_button.click()  # written behind the page's back: no event announced them
+    qtbot.waitUntil(lambda: page.model.rowCount() == 3, timeout=5_000)
+    listed = {page.model.data(page.model.index(row, 0)) for row in range(3)}
+    assert listed == {"Card re-embedding", "Card analysis"}
+    page.tabs.setCurrentWidget(page.failures)
+    qtbot.waitUntil(lambda: len(page.failures.groups) == 2, timeout=5_000)
+    named = {
+        page.failures.table.item(row, 4).text(): page.failures.table.item(row, 1).text()  # type: ignore[union-attr]
+        for row in range(2)
+    }
+    assert named == {
+        "The embedding server answered #": "Card re-embedding",
+        "The AI answer made no sense": "Card analysis",
+    }
+
+
 def test_a_pool_paused_by_failures_counts_down_and_try_now_lets_it_run(
     qtbot: QtBot, page: JobsPage, runner: JobRunner, registry: ProcessorRegistry, queue: JobQueue
 ) -> None:

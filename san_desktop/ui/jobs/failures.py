@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from san_desktop.core.redact import readable, readable_parts
 from san_desktop.queue.monitor import FailureGroup
-from san_desktop.ui.jobs.table_model import JOB_TYPE_LABELS, local_time
+from san_desktop.ui.jobs.table_model import kind_label, local_time
 
 
 class FailureGroupsView(QWidget):
@@ -83,7 +83,7 @@ class FailureGroupsView(QWidget):
         for row, group in enumerate(groups):
             cells = (
                 f"{group.count:,}",
-                ", ".join(JOB_TYPE_LABELS[job_type] for job_type in group.job_types),
+                ", ".join(dict.fromkeys(kind_label(*kind) for kind in group.kinds)),  # as the list names them
                 local_time(group.first_seen),
                 local_time(group.last_seen),
                 readable(group.signature),

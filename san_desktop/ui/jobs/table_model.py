@@ -63,10 +63,15 @@ def status_text(job: JobRecord, now: datetime | None = None, progress: JobProgre
     return job.status.value.capitalize()
 
 
-def type_label(job: JobRecord) -> str:
-    if job.job_type is JobType.CARD_ANALYSIS and load_payload(CardAnalysisPayload, job.payload).embed_only:
+def kind_label(job_type: JobType, payload: str | None) -> str:
+    """What a job does, by its type and payload: a CARD_ANALYSIS that only re-embeds is a re-embedding."""
+    if job_type is JobType.CARD_ANALYSIS and load_payload(CardAnalysisPayload, payload).embed_only:
         return "Card re-embedding"
-    return JOB_TYPE_LABELS[job.job_type]
+    return JOB_TYPE_LABELS[job_type]
+
+
+def type_label(job: JobRecord) -> str:
+    return kind_label(job.job_type, job.payload)
 
 
 class JobTableModel(LazyTableModel[JobRecord]):

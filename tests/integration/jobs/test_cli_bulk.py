@@ -97,7 +97,7 @@ def test_twenty_jobs_failed_by_a_server_answering_500_are_one_group_and_retried_
     groups = _failure_groups()
     assert len(groups) == 1
     group = groups[0]
-    assert set(group) == {"signature", "count", "first_seen", "last_seen", "example", "job_types"}
+    assert set(group) == {"signature", "count", "first_seen", "last_seen", "example", "job_types", "kinds"}
     assert group["count"] == 20
     assert group["job_types"] == ["CARD_ANALYSIS"]
     assert "HTTP 500 Internal Server Error" in group["example"]
