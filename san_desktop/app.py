@@ -503,11 +503,11 @@ class SanApp:
 
 @contextmanager
 def open_app(
-    data_dir: str | Path | None, *, kind: str, lock: bool = True, log_to_stderr: bool = True
+    data_dir: str | Path | None, *, kind: str, lock: bool = True, log_to_stderr: bool = True, verbose: bool = False
 ) -> Iterator[SanApp]:
     """Open the data directory (migrated, checked) as a facade and close it afterwards. Without
     ``lock`` (command line reads and writes beside an open window) no app session is recorded."""
-    app = SanApp(start_backend(data_dir, kind=kind, lock=lock, log_to_stderr=log_to_stderr))
+    app = SanApp(start_backend(data_dir, kind=kind, lock=lock, log_to_stderr=log_to_stderr, verbose=verbose))
     try:
         yield app
     finally:

@@ -42,6 +42,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="with --until-idle: also wait for retries and rate limits that are due later",
     )
     run.add_argument("--timeout", type=seconds(MAX_TIMEOUT), metavar="S", help="exit after S seconds")
+    run.add_argument(
+        "-v", "--verbose", action="store_true", help="print the log's INFO lines too (each job's progress)"
+    )
     run.set_defaults(handler=cmd_run)
 
     listing = sub.add_parser("list", help="list jobs, newest first")
@@ -140,7 +143,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from san_desktop.jobs.headless import POOL_PAUSED, run_headless  # Qt loads only for the commands needing it
     from san_desktop.jobs.processors import registry_for
 
-    with open_app(args.data_dir, kind="headless") as app:
+    with open_app(args.data_dir, kind="headless", verbose=args.verbose) as app:
         outcome = run_headless(
             app.backend,
             registry_for(app),
@@ -150,6 +153,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             ai_threads=app.settings.ai_threads,
         )
+        if outcome.reason and outcome.code != POOL_PAUSED and not args.verbose:  # (the log said it; a pause: below)
+            print(outcome.reason, file=sys.stderr)
         if args.until_idle and outcome.code in (0, POOL_PAUSED):
             paused = [pool for pool in JobPool if app.settings.jobs.paused(pool)]
             _tell_about_waiting_jobs(app.queue, [t for t in JobType if JOB_POOLS[t] not in paused])

@@ -106,6 +106,23 @@ def test_headless_run_until_idle_and_timeout(db: Database) -> None:
     assert "Timeout reached" in timed.stderr
 
 
+def test_jobs_run_keeps_info_lines_in_the_log_file_not_on_the_terminal(db: Database, data_dir: Path) -> None:
+    """Issue 24: `san jobs run` printed every INFO log line (start, each job's state, the sweep)."""
+    queue = JobQueue(db, fast_settings())
+    job = analysis_job(ScrapService(db, queue).capture("SQLite keeps a write-ahead log beside the database."))
+    ran = run_san("jobs", "run", "--until-idle", "--timeout", "60")
+    assert ran.returncode == 0, ran.stderr
+    assert queue.get(job).status is JobStatus.COMPLETED
+    assert " INFO " not in ran.stderr, ran.stderr
+    assert ran.stderr == "Nothing left to run.\n"  # why it stopped, as a sentence
+    log = (data_dir / "logs" / "san.log").read_text(encoding="utf-8")
+    assert f"Job {job} CARD_ANALYSIS: PROCESSING -> COMPLETED" in log  # the log file keeps them
+
+    verbose = run_san("jobs", "run", "--until-idle", "--timeout", "60", "--verbose")
+    assert verbose.returncode == 0, verbose.stderr
+    assert " INFO " in verbose.stderr  # asked for
+
+
 def test_a_one_megabyte_token_becomes_a_card_well_within_the_timeout(db: Database, tmp_path: Path) -> None:
     """Issue 23: a token without spaces as long as a scrap may be held the embedded provider for hours."""
     token = tmp_path / "token.txt"
