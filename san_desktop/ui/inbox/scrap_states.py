@@ -111,8 +111,11 @@ def card_error(info: ScrapInfo) -> str | None:
 
 
 def refine_text(info: ScrapInfo, paused: bool = False) -> str:
+    """The Cleaned-up text column: the refinement's state, and whether it made a cleaner copy."""
     if info.refine_status is JobStatus.FAILED:
         return f"Failed: {first_cause(info.refine_error)}"
     if info.refine_status in (JobStatus.PENDING, JobStatus.PROCESSING, JobStatus.CANCELLED):
-        return job_state_text(info.refine_status, info.refine_run_after, running="Refining…", paused=paused)
-    return "Refined" if info.refined else "—"
+        return job_state_text(info.refine_status, info.refine_run_after, running="Cleaning up…", paused=paused)
+    if info.refined:
+        return "Ready"
+    return "Not needed" if info.refine_status is JobStatus.COMPLETED else "—"

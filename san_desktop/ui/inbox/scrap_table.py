@@ -29,12 +29,21 @@ def _text_tooltip(info: ScrapInfo) -> str:
 
 
 class ScrapTableModel(LazyTableModel[ScrapInfo]):
-    COLUMNS = ("Captured", "Scrap", "Source", "Card", "Refined")
+    COLUMNS = ("Captured", "Scrap", "Source", "Card", "Cleaned-up text")
+    CLEANED_TIP = (
+        "A cleaned-up copy of the scrap's text (shown with its card); the scrap itself stays as it was. "
+        "Not needed: the text was clean already."
+    )
 
     def __init__(self, scraps: ScrapService, page_size: int = 200) -> None:
         super().__init__(page_size)
         self._scraps = scraps
         self.paused = False  # the AI pool is held by its breaker: waiting jobs say so
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole:
+            return self.CLEANED_TIP if section == 4 else None
+        return super().headerData(section, orientation, role)
 
     def fetch_page(self, before_id: str | None, limit: int) -> list[ScrapInfo]:
         return self._scraps.list_scraps(before_id=before_id, limit=limit)
