@@ -31,10 +31,19 @@ def job_settings() -> JobSettings:
 
 
 @pytest.fixture
-def page(qtbot: QtBot, context: AppContext) -> JobsPage:
-    shown = JobsPage(context)
+def asked() -> list[str]:
+    """What the page asked before a bulk action (each answered yes)."""
+    return []
+
+
+@pytest.fixture
+def page(qtbot: QtBot, context: AppContext, asked: list[str]) -> JobsPage:
+    def confirm(text: str) -> bool:
+        asked.append(text)
+        return True
+
+    shown = JobsPage(context, confirm=confirm)
     qtbot.addWidget(shown)
-    shown.confirm = lambda _text: True
     return shown
 
 
@@ -60,7 +69,7 @@ def _count_announcements(queue: JobQueue, monkeypatch: pytest.MonkeyPatch) -> li
 
 
 def test_filter_by_status_and_type_then_retry_everything_matching_in_one_batch(
-    qtbot: QtBot, page: JobsPage, queue: JobQueue, monkeypatch: pytest.MonkeyPatch
+    qtbot: QtBot, page: JobsPage, queue: JobQueue, monkeypatch: pytest.MonkeyPatch, asked: list[str]
 ) -> None:
     cards = insert_jobs(queue, 30)
     tils = insert_jobs(queue, 5, job_type=JobType.TIL_GENERATION, target=lambda n: f"day-{n}")
@@ -78,13 +87,6 @@ def test_filter_by_status_and_type_then_retry_everything_matching_in_one_batch(
     qtbot.waitUntil(lambda: page.filters.status_buttons["All"].text() == "All (40)", timeout=5_000)
     assert page.filters.status_buttons["Completed"].text() == "Completed (10)"  # card analyses too
 
-    asked: list[str] = []
-
-    def confirm(text: str) -> bool:
-        asked.append(text)
-        return True
-
-    page.confirm = confirm
     batches = _count_announcements(queue, monkeypatch)
     page.retry_matching_button.click()
     qtbot.waitUntil(lambda: "30 job(s) queued again" in page.message_label.text(), timeout=10_000)
@@ -130,7 +132,6 @@ def test_a_group_of_failures_is_retried_from_its_group_row(qtbot: QtBot, page: J
     qtbot.waitUntil(lambda: [g.count for g in page.failures.groups] == [3], timeout=5_000)
 
 
-@pytest.mark.qt_log_ignore("propagateSizeHints")
 def test_failure_groups_name_the_jobs_as_the_list_does(qtbot: QtBot, page: JobsPage, queue: JobQueue) -> None:
     """Issue 24: re-embedding jobs (the embedding model changed) were "Card analysis" in Failures by error
     while the list called them "Card re-embedding"."""
@@ -153,6 +154,7 @@ def test_failure_groups_name_the_jobs_as_the_list_does(qtbot: QtBot, page: JobsP
     }
 
 
+@pytest.mark.qt_log_ignore("propagateSizeHints")
 def test_a_pool_paused_by_failures_counts_down_and_try_now_lets_it_run(
     qtbot: QtBot, page: JobsPage, runner: JobRunner, registry: ProcessorRegistry, queue: JobQueue
 ) -> None:
