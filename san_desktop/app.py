@@ -419,6 +419,15 @@ class SanApp:
         return f"{login} can push to {settings.repository} ({settings.branch})."
 
     @staticmethod
+    def test_local_repository(settings: GitHubSettings, setting: str = "github.local_repository") -> str:
+        """Whether the local repository of ``settings`` takes commits; SanError naming ``setting`` if not."""
+        from san_desktop.github.local_git import repository_problem
+
+        if (problem := repository_problem(settings.local_repository, setting)) is not None:
+            raise SanError(problem)
+        return f"{settings.local_repository} takes TIL commits on the branch {settings.local_branch}."
+
+    @staticmethod
     def set_github_token(token: str) -> None:
         set_secret(GITHUB_TOKEN, token)
 

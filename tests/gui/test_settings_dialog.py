@@ -19,6 +19,7 @@ from san_desktop.services.secrets import AI_API_KEY, GITHUB_TOKEN, SERVICE
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.settings.dialog import SettingsDialog
 from tests.support.failing_keyring import REASON, FailingKeyring
+from tests.support.git_repo import user_repository
 from tests.support.github_server import TOKEN as GITHUB_TOKEN_VALUE
 from tests.support.github_server import fake_github_server
 from tests.support.memory_keyring import MemoryKeyring
@@ -197,3 +198,34 @@ def test_without_a_keyring_saving_keeps_every_other_setting_and_says_why_beside_
     assert log.count(REASON) <= 3, log  # the failed read once, and each refused store once
     assert "sk-typed" not in log
     assert "ghp_typed" not in log
+
+
+def test_with_a_local_target_the_test_checks_the_folder_in_the_dialogs_words(
+    qtbot: QtBot, context: AppContext, tmp_path: Path
+) -> None:
+    """Issue 24: with "A local git repository" chosen, Test GitHub asked for a GitHub token; a folder that is
+    not a git repository must read so, naming the field the dialog shows (not github.local_repository)."""
+    dialog = SettingsDialog(context)
+    qtbot.addWidget(dialog)
+    dialog.commit_target.setCurrentIndex(dialog.commit_target.findData("local"))
+    assert dialog.github_test_button.text() == "Test repository"
+    plain = tmp_path / "notes"
+    plain.mkdir()
+    dialog.local_repository.setText(str(plain))
+    dialog.github_test_button.click()
+    qtbot.waitUntil(lambda: dialog.github_status.text().startswith("Failed"), timeout=5_000)
+    said = dialog.github_status.text()
+    assert f"The folder {plain} is not a git repository" in said
+    assert "Local repository" in said
+    assert "github.local_repository" not in said
+    assert "token" not in said
+
+    dialog.local_repository.clear()
+    dialog.github_test_button.click()
+    qtbot.waitUntil(lambda: "No local git repository is set" in dialog.github_status.text(), timeout=5_000)
+
+    repository = user_repository(tmp_path / "til")
+    dialog.local_repository.setText(str(repository))
+    dialog.github_test_button.click()
+    qtbot.waitUntil(lambda: dialog.github_status.text().startswith("OK"), timeout=5_000)
+    assert dialog.github_status.text() == f"OK: {repository} takes TIL commits on the branch til."

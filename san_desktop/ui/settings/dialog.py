@@ -172,6 +172,8 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.save_status)
         layout.addWidget(buttons)
         self.github_test_button.clicked.connect(self._on_github_test_button_clicked)
+        self.commit_target.currentIndexChanged.connect(lambda _i: self._update_target())
+        self._update_target()
 
         self.provider.currentIndexChanged.connect(lambda _i: self._update_enabled())
         self.test_button.clicked.connect(self._on_test_button_clicked)
@@ -183,6 +185,17 @@ class SettingsDialog(QDialog):
         field = {"ai": self.provider, "github": self.repository}.get(section)
         if field is not None:
             field.setFocus()
+
+    def _local_target(self) -> bool:
+        return bool(self.commit_target.currentData() == "local")
+
+    def _update_target(self) -> None:
+        self.github_test_button.setText("Test repository" if self._local_target() else "Test GitHub")
+        self.github_test_button.setToolTip(
+            "Check that the local repository takes commits"
+            if self._local_target()
+            else "Check the token and the push permission on the repository"
+        )
 
     def _remote(self) -> bool:
         return bool(self.provider.currentData() == "openai")
@@ -262,14 +275,20 @@ class SettingsDialog(QDialog):
             return
         token = self.github_token.text().strip() or None
         self.github_test_button.setEnabled(False)
-        self.github_status.setText(f"Asking {github.api_url}…")
+        local = self._local_target()
+        self.github_status.setText(f"Looking at {github.local_repository}…" if local else f"Asking {github.api_url}…")
 
         def done(text: str) -> None:
             self.github_test_button.setEnabled(True)
             self.github_status.setText(text)
 
+        def test() -> str:
+            if local:  # in this dialog's words: the field, not the settings key
+                return self._app.test_local_repository(github, "the Local repository field")
+            return self._app.test_github(github, token)
+
         self._context.ops.run(
-            lambda: self._app.test_github(github, token),
+            test,
             lambda message: done(f"OK: {message}"),
             lambda exc: done(f"Failed: {exc}"),
             on_bug=lambda exc: done(f"Failed: {readable(error_message(exc))}"),
