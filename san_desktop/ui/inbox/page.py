@@ -96,7 +96,7 @@ class InboxPage(QWidget):
                 SCRAP: Column(0.45, 140),
                 SOURCE: Column(0.15, 70),
                 CARD: Column(0.28, 120),
-                REFINED: Column(0.12, 70),
+                REFINED: Column(sample="Cleaning up…"),  # at least its header: "Cleaned-up text"
             },
         )
         self.states = StateStack(self.table)

@@ -65,7 +65,7 @@ class SettingsDialog(QDialog):
         self.timeout.setRange(5, 3600)
         self.timeout.setSuffix(" s")
         self.timeout.setValue(ai.timeout_seconds)
-        self.api_key_field = SecretField("none (Ollama needs none)")
+        self.api_key_field = SecretField("none (Ollama needs none)", self._fit_height)
         self.api_key = self.api_key_field.edit
         context.ops.run(lambda: read_source(self._app.ai_key_source, AI_API_KEY), self.api_key_field.show_source)
         self.max_kb = QSpinBox()
@@ -98,7 +98,7 @@ class SettingsDialog(QDialog):
         self.path_template = QLineEdit(github.path_template)
         self.local_repository = QLineEdit(github.local_repository)
         self.local_branch = QLineEdit(github.local_branch)
-        self.github_token_field = SecretField("fine-grained token with Contents read/write")
+        self.github_token_field = SecretField("fine-grained token with Contents read/write", self._fit_height)
         self.github_token = self.github_token_field.edit
         context.ops.run(
             lambda: read_source(self._app.github_token_source, GITHUB_TOKEN), self.github_token_field.show_source
@@ -206,10 +206,11 @@ class SettingsDialog(QDialog):
             self.chat_model,
             self.embedding_model,
             self.timeout,
-            self.api_key,
             self.test_button,
         ):
             widget.setEnabled(self._remote())
+        self.api_key_field.set_enabled(self._remote())
+        self._fit_height()
 
     def ai_settings(self) -> AISettings:
         """The AI settings this dialog shows, with the others (set in the file) as they were."""
@@ -226,12 +227,12 @@ class SettingsDialog(QDialog):
         try:
             ai = self.ai_settings()
         except ValueError as exc:
-            self.status.setText(str(exc))
+            self._tell(self.status, str(exc))
             return
         key = self.api_key.text().strip() or None
         self.test_button.setEnabled(False)
         self._testing = True
-        self.status.setText(f"Asking {ai.base_url}…")
+        self._tell(self.status, f"Asking {ai.base_url}…")
         self._context.ops.run(
             lambda: self._app.test_ai(ai, key),
             lambda message: self._on_test_finished(True, message),
@@ -242,7 +243,7 @@ class SettingsDialog(QDialog):
     def _on_test_finished(self, ok: bool, message: str) -> None:
         self._testing = False
         self.test_button.setEnabled(self._remote())
-        self.status.setText(("Connected. " if ok else "Failed: ") + message)
+        self._tell(self.status, ("Connected. " if ok else "Failed: ") + message)
 
     def github_settings(self) -> GitHubSettings:
         return replace(
@@ -271,16 +272,18 @@ class SettingsDialog(QDialog):
         try:
             github = self.github_settings()
         except ValueError as exc:
-            self.github_status.setText(str(exc))
+            self._tell(self.github_status, str(exc))
             return
         token = self.github_token.text().strip() or None
         self.github_test_button.setEnabled(False)
         local = self._local_target()
-        self.github_status.setText(f"Looking at {github.local_repository}…" if local else f"Asking {github.api_url}…")
+        self._tell(
+            self.github_status, f"Looking at {github.local_repository}…" if local else f"Asking {github.api_url}…"
+        )
 
         def done(text: str) -> None:
             self.github_test_button.setEnabled(True)
-            self.github_status.setText(text)
+            self._tell(self.github_status, text)
 
         def test() -> str:
             if local:  # in this dialog's words: the field, not the settings key
@@ -297,6 +300,22 @@ class SettingsDialog(QDialog):
     def _say_about_saving(self, text: str) -> None:
         self.save_status.setText(text)
         self.save_status.setVisible(bool(text))
+        self._fit_height()
+
+    def _tell(self, label: QLabel, text: str) -> None:
+        """A section's status line, and room for it."""
+        label.setText(text)
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """Grow to show a note that appeared (word-wrapped labels in a form do not grow a shown window)."""
+        layout = self.layout()
+        if layout is None or not self.isVisible():
+            return
+        layout.activate()
+        needed = self.heightForWidth(self.width()) if self.hasHeightForWidth() else self.sizeHint().height()
+        if needed > self.height():
+            self.resize(self.width(), needed)
 
     def _on_hub_changed(self, changes: Changes, _initiator: object) -> None:
         if changes.settings and changes.external:
@@ -310,17 +329,17 @@ class SettingsDialog(QDialog):
         try:
             ai = self.ai_settings()
         except ValueError as exc:
-            self.status.setText(str(exc))
+            self._tell(self.status, str(exc))
             return
         try:
             github = self.github_settings()
         except ValueError as exc:
-            self.github_status.setText(str(exc))
+            self._tell(self.github_status, str(exc))
             return
         try:
             quiz = self.quiz_settings()
         except ValueError as exc:
-            self.quiz_status.setText(str(exc))
+            self._tell(self.quiz_status, str(exc))
             return
         key = self.api_key_field.text()
         token = self.github_token_field.text()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
+from san_desktop.ui.common.look import tone_style
 from san_desktop.ui.window.capture import WATCH_MIN_CHARACTERS
 
 
@@ -21,6 +22,7 @@ class WatchIndicator(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.label = QLabel("Watching the clipboard")
+        self.label.setStyleSheet(tone_style("info"))  # stands out from passing messages
         self.label.setToolTip(
             f"Everything you copy is scrapped (text of at least {WATCH_MIN_CHARACTERS} characters, links, "
             "files). Scrap clipboard (Ctrl+Shift+V) takes shorter text."
