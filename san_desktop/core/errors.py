@@ -120,9 +120,9 @@ class KeyringUnavailableError(SanError):
     def __init__(self, what: str, detail: str, variables: str, *, done: str = "stored") -> None:
         super().__init__(
             f"{what} was not {done}: no system keyring can keep it safely here ({detail}). Set {variables} "
-            "in the environment SAN Desktop starts from instead (as the gh command does), or install and "
-            "unlock a keyring service (GNOME Keyring, KWallet, macOS Keychain or Windows Credential Manager) "
-            "and try again."
+            "in SAN Desktop's environment instead (read from there, never written to a file), or install "
+            "and unlock a keyring service (GNOME Keyring, KWallet, macOS Keychain or Windows Credential "
+            "Manager) and try again."
         )
 
 
