@@ -46,6 +46,7 @@ from san_desktop.services.secrets import (
     github_token,
     secret_with_source,
     set_secret,
+    ways_to_set,
 )
 from san_desktop.services.til_state import TilFollowsItsJob
 
@@ -173,6 +174,7 @@ class SanApp:
             log.warning("settings.json: %s", problem)
         self._settings = settings
         self._settings_stamp = _stamp(self.settings_path)
+        self._writing: Settings | None = None  # being saved by this app: a poll meanwhile is not news
         self.providers = ProviderSource(settings.ai, api_key=ai_api_key)
         self.queue = JobQueue(self.db, settings.jobs, clock=clock)
         self.queue.add_listener(TilFollowsItsJob(self.db))  # a TIL whose job was cancelled or failed follows it
@@ -384,7 +386,7 @@ class SanApp:
     def refresh_stars(self, *, full: bool = False) -> Changed[JobRecord]:
         """Sync the starred repositories of the configured GitHub account, then rank them (jobs)."""
         if not github_token():
-            raise SanError("No GitHub token: set one in Settings (or `san github token set`) to see your stars.")
+            raise SanError(f"No GitHub token to read your stars with: {ways_to_set(GITHUB_TOKEN)}.")
         job = self.stars.request_sync(self._settings.github.api_url, full=full)
         return Changed(job, Changes.of_job(job))
 
@@ -424,7 +426,7 @@ class SanApp:
         saying what works, or SanError saying exactly what is wrong."""
         token = token or github_token()
         if not token:
-            raise SanError("No GitHub token: enter one (Settings) or run `san github token set`.")
+            raise SanError(f"No GitHub token: {ways_to_set(GITHUB_TOKEN)}.")
         if not settings.repository:
             raise SanError("No repository is set: give it as owner/name.")
         from san_desktop.github.client import GitHubClient
@@ -443,6 +445,15 @@ class SanApp:
         return f"{login} can push to {settings.repository} ({settings.branch})."
 
     @staticmethod
+    def test_local_repository(settings: GitHubSettings, setting: str = "github.local_repository") -> str:
+        """Whether the local repository of ``settings`` takes commits; SanError naming ``setting`` if not."""
+        from san_desktop.github.local_git import repository_problem
+
+        if (problem := repository_problem(settings.local_repository, setting)) is not None:
+            raise SanError(problem)
+        return f"{settings.local_repository} takes TIL commits on the branch {settings.local_branch}."
+
+    @staticmethod
     def set_github_token(token: str) -> None:
         set_secret(GITHUB_TOKEN, token)
 
@@ -453,8 +464,12 @@ class SanApp:
         another process changed since it was loaded, unless ``overwrite``."""
         if not overwrite and _stamp(self.settings_path) != self._settings_stamp:
             raise SettingsConflictError(self.settings_path)
-        save_settings(self.data_dir, settings)
-        self._settings_stamp = _stamp(self.settings_path)
+        self._writing = settings  # (the data folder's watcher may poll before this returns)
+        try:
+            save_settings(self.data_dir, settings)
+            self._settings_stamp = _stamp(self.settings_path)
+        finally:
+            self._writing = None
         return self._apply(settings)
 
     def reload_settings(self) -> Changes:
@@ -462,7 +477,10 @@ class SanApp:
         stamp = _stamp(self.settings_path)
         if stamp == self._settings_stamp:
             return Changes()
-        settings, self.settings_problems = load_settings_checked(self.data_dir)
+        settings, problems = load_settings_checked(self.data_dir)
+        if stamp == self._settings_stamp or settings == self._writing:
+            return Changes()  # this app's own write, seen while it was being saved
+        self.settings_problems = problems
         self._settings_stamp = stamp
         return replace(self._apply(settings), external=True)
 
@@ -479,8 +497,10 @@ class SanApp:
             embedding_model_changed=embedding_changed,
         )
 
-    def has_ai_key(self) -> bool:
-        return ai_api_key() is not None
+    @staticmethod
+    def ai_key_source() -> str:
+        """Where the API key comes from: "keyring", OPENAI_API_KEY, or "none"."""
+        return secret_with_source(AI_API_KEY)[1]
 
     def set_ai_key(self, key: str) -> None:
         set_secret(AI_API_KEY, key)
@@ -524,11 +544,11 @@ def _cards_edited(result: CardEditResult) -> Changed[CardEditResult]:
 
 @contextmanager
 def open_app(
-    data_dir: str | Path | None, *, kind: str, lock: bool = True, log_to_stderr: bool = True
+    data_dir: str | Path | None, *, kind: str, lock: bool = True, log_to_stderr: bool = True, verbose: bool = False
 ) -> Iterator[SanApp]:
     """Open the data directory (migrated, checked) as a facade and close it afterwards. Without
     ``lock`` (command line reads and writes beside an open window) no app session is recorded."""
-    app = SanApp(start_backend(data_dir, kind=kind, lock=lock, log_to_stderr=log_to_stderr))
+    app = SanApp(start_backend(data_dir, kind=kind, lock=lock, log_to_stderr=log_to_stderr, verbose=verbose))
     try:
         yield app
     finally:

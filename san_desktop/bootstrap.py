@@ -48,11 +48,15 @@ class Backend:
         return self.session_id
 
 
-def start_backend(data_dir: str | Path | None, *, kind: str, log_to_stderr: bool = True, lock: bool = True) -> Backend:
+def start_backend(
+    data_dir: str | Path | None, *, kind: str, log_to_stderr: bool = True, lock: bool = True, verbose: bool = False
+) -> Backend:
     """Raises ``SanError`` subclasses with a message for the user when something is in the way. With
-    ``lock``, takes the data directory's instance lock and records an app session."""
+    ``lock``, takes the data directory's instance lock and records an app session. The terminal gets
+    warnings and errors (with ``verbose``, the log file's INFO lines too)."""
     directory = ensure_data_dir(resolve_data_dir(data_dir))
-    log_file = setup_logging(directory, stderr=log_to_stderr)
+    stderr_level = logging.INFO if verbose else logging.WARNING
+    log_file = setup_logging(directory, stderr=log_to_stderr, stderr_level=stderr_level)
     instance = InstanceLock(directory).acquire() if lock else None
     try:
         db = open_database(database_path(directory))

@@ -15,7 +15,7 @@ import pytest
 
 from san_desktop.app import SanApp
 from san_desktop.bootstrap import Backend, start_backend
-from san_desktop.core import redact
+from san_desktop.core import credentials, redact
 from san_desktop.core.logging_setup import teardown_logging
 from san_desktop.core.paths import database_path
 from san_desktop.core.settings import JobSettings, Settings, save_settings
@@ -25,6 +25,7 @@ from san_desktop.github import client as github_client
 from san_desktop.jobs.registry import ProcessorRegistry
 from san_desktop.jobs.runner import JobRunner
 from san_desktop.queue.job_queue import JobQueue
+from san_desktop.services import secrets
 from san_desktop.ui.common.context import AppContext, build_context
 from tests.support.jobs import fast_settings
 from tests.support.memory_keyring import MemoryKeyring
@@ -42,6 +43,8 @@ def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Ite
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
     # module-level state of the app that one test could leave for the next
     monkeypatch.setattr(redact, "_known_secrets", set())
+    monkeypatch.setattr(credentials, "_failure", None)  # a keyring that failed in an earlier test
+    monkeypatch.setattr(secrets, "_told_unusable", False)
     monkeypatch.setattr(vectors, "_indexes", {})
     monkeypatch.setattr(github_client, "_last_write", {})
     previous = keyring.get_keyring()

@@ -33,8 +33,9 @@ from san_desktop.ai.base import (
     finalize_draft,
     group_by_topic,
 )
+from san_desktop.core.credentials import AI_API_KEY, ways_to_set
 from san_desktop.core.enums import QuizType
-from san_desktop.core.errors import CredentialsRejectedError, PermanentError, TransientError
+from san_desktop.core.errors import CredentialsRejectedError, KnownError, PermanentError, TransientError
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +54,12 @@ class AITruncatedError(PermanentError):
 
 class AIRefusalError(PermanentError):
     """The model refused to answer."""
+
+
+class AIServerError(KnownError):
+    """The server answered with an error status: said in our words (with its own explanation), and
+    classified by the answer it carries (``__cause__``, an ``httpx.HTTPStatusError``: 5xx and 429 wait and
+    retry, other 4xx fail)."""
 
 
 @dataclass(frozen=True)
@@ -408,6 +415,8 @@ class OpenAICompatibleProvider:
                 f"No answer from {self._client.base_url}{path} within {limit:g} s "
                 "(raise ai.timeout_seconds for slow local models)"
             ) from exc
+        except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:  # refused, reset, closed mid-answer
+            raise TransientError(f"Cannot reach the AI server at {self._client.base_url}{path}: {exc}") from exc
 
     def _raise_for_status(self, response: httpx.Response) -> None:
         _raise_for_status(response, has_key=bool(self.settings.api_key))
@@ -451,10 +460,10 @@ _KEY_WORDS = re.compile(r"api[ _-]?key|\bkey\b|unauthori[sz]ed|authenticat", re.
 
 
 def _raise_for_status(response: httpx.Response, *, has_key: bool = True) -> None:
-    """Like ``raise_for_status``, with the server's own explanation in the message (the job layer still
-    classifies by status and headers). An exhausted quota is a 429 that waiting does not end; a rejected
-    key (401, or a 403 whose explanation names the key) is said as such, in words of our own (some servers
-    quote the key back)."""
+    """Like ``raise_for_status``, as our own error with the server's explanation in the message (the job
+    layer still classifies by the status and headers of the cause). An exhausted quota is a 429 that
+    waiting does not end; a rejected key (401, or a 403 whose explanation names the key) is said as such,
+    in words of our own (some servers quote the key back)."""
     if response.is_success:
         return
     message, code = _error_detail(response)
@@ -462,21 +471,24 @@ def _raise_for_status(response: httpx.Response, *, has_key: bool = True) -> None
     summary = f"HTTP {response.status_code} {response.reason_phrase} from {request.url}"
     if message:
         summary += f": {message}"
+    # the cause keeps the server's own words where ours leave them out (they may quote the key back)
     error = httpx.HTTPStatusError(summary, request=request, response=response)
     status = response.status_code
     if status == 401 or (status == 403 and _KEY_WORDS.search(f"{code} {message}")):
         if not has_key:
             raise CredentialsRejectedError(
-                f"The AI server asks for an API key ({status}): set one in Settings"
+                f"The AI server asks for an API key ({status}): {ways_to_set(AI_API_KEY)}"
             ) from error
         raise CredentialsRejectedError(
-            f"The AI server rejected the API key ({status}): set a valid key in Settings"
+            f"The AI server rejected the API key ({status}): for a valid one, {ways_to_set(AI_API_KEY)}"
         ) from error
     if response.status_code == 429 and code == "insufficient_quota":
         raise PermanentError(
             "The AI account's quota is exhausted (insufficient_quota): add credit or change the AI settings"
         ) from error
-    raise error
+    raise AIServerError(summary) from httpx.HTTPStatusError(
+        f"{status} {response.reason_phrase}", request=request, response=response
+    )
 
 
 def _rejects_response_format(response: httpx.Response) -> bool:

@@ -30,14 +30,15 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from san_desktop.services.secrets import AI_API_KEY, get_secret
+    from san_desktop.services.secrets import AI_API_KEY, secret_with_source
 
     directory = resolve_data_dir(args.data_dir)
     settings, problems = load_settings_checked(directory)
     for problem in problems:
         print(f"san: settings.json: {problem}", file=sys.stderr)
     data = settings.as_dict()
-    data["ai"]["api_key"] = "stored in keyring" if get_secret(AI_API_KEY) else "not set"
+    source = secret_with_source(AI_API_KEY)[1]
+    data["ai"]["api_key"] = {"keyring": "stored in keyring", "none": "not set"}.get(source, f"from {source}")
     if args.json:
         print_json(data)
         return 0

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from san_desktop.cli.common import count, print_json, print_table, seconds, short_time
 from san_desktop.core.enums import JOB_POOLS, POOL_NAMES, JobPool, JobStatus, JobType
 from san_desktop.core.errors import SanError
-from san_desktop.core.redact import redact
+from san_desktop.core.redact import first_cause, readable, readable_parts, redact, traceback_cause
 from san_desktop.queue.monitor import JobFilter
 
 if TYPE_CHECKING:
@@ -42,6 +42,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="with --until-idle: also wait for retries and rate limits that are due later",
     )
     run.add_argument("--timeout", type=seconds(MAX_TIMEOUT), metavar="S", help="exit after S seconds")
+    run.add_argument(
+        "-v", "--verbose", action="store_true", help="print the log's INFO lines too (each job's progress)"
+    )
     run.set_defaults(handler=cmd_run)
 
     listing = sub.add_parser("list", help="list jobs, newest first")
@@ -140,7 +143,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from san_desktop.jobs.headless import POOL_PAUSED, run_headless  # Qt loads only for the commands needing it
     from san_desktop.jobs.processors import registry_for
 
-    with open_app(args.data_dir, kind="headless") as app:
+    with open_app(args.data_dir, kind="headless", verbose=args.verbose) as app:
         outcome = run_headless(
             app.backend,
             registry_for(app),
@@ -150,6 +153,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             ai_threads=app.settings.ai_threads,
         )
+        if outcome.reason and outcome.code != POOL_PAUSED and not args.verbose:  # (the log said it; a pause: below)
+            print(outcome.reason, file=sys.stderr)
         if args.until_idle and outcome.code in (0, POOL_PAUSED):
             paused = [pool for pool in JobPool if app.settings.jobs.paused(pool)]
             _tell_about_waiting_jobs(app.queue, [t for t in JobType if JOB_POOLS[t] not in paused])
@@ -191,7 +196,7 @@ def _tell_about_a_pool_paused_by_the_breaker(app: SanApp, status: PoolStatus) ->
     types = frozenset(job_type for job_type in JobType if JOB_POOLS[job_type] is status.pool)
     waiting = app.jobs.counts(JobFilter(job_types=types))[JobStatus.PENDING]
     if status.reason is not None:  # only the user can fix it
-        why = f"paused. {status.reason} (or `san config set ai.api_key`), then run `san jobs run` again."
+        why = f"paused. {status.reason}; then run `san jobs run` again."
     else:
         last = f" (the last: {redact(status.last_error)})" if status.last_error else ""
         why = (
@@ -220,7 +225,7 @@ def cmd_list(args: argparse.Namespace) -> int:
                 f"{job.attempts}/{job.max_attempts}",
                 short_time(job.updated_at),
                 job.target_id,
-                (job.error_message or "")[:60],
+                first_cause(job.error_message)[:60],
             ]
             for job in jobs
         ],
@@ -244,7 +249,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         ("Created", short_time(job.created_at)),
         ("Updated", short_time(job.updated_at)),
         ("Runs after", short_time(job.run_after)),
-        ("Error", job.error_message or "-"),
+        ("Error", first_cause(job.error_message) or "-"),
+        *(("Because", cause) for cause in readable_parts(job.error_message)[1:]),
         ("Error kind", job.error_kind.value if job.error_kind else "-"),
     ):
         print(f"{label + ':':<12}{value}")
@@ -254,7 +260,7 @@ def cmd_show(args: argparse.Namespace) -> int:
             outcome = attempt.outcome.value if attempt.outcome else "RUNNING"
             print(f"  #{attempt.attempt} {short_time(attempt.started_at)} {outcome} (run {attempt.run_id})")
             if attempt.error_text:
-                print("    " + attempt.error_text.strip().splitlines()[-1])
+                print("    " + traceback_cause(attempt.error_text))
     return 0
 
 
@@ -348,7 +354,7 @@ def cmd_failures(args: argparse.Namespace) -> int:
                 ", ".join(job_type.value for job_type in group.job_types),
                 short_time(group.first_seen),
                 short_time(group.last_seen),
-                _cut(group.signature, SIGNATURE_WIDTH),
+                _cut(readable(group.signature), SIGNATURE_WIDTH),
             ]
             for group in groups
         ],

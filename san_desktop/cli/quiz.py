@@ -154,8 +154,12 @@ class _EndOfSessionError(Exception):
     """The learner typed q (or the input ended)."""
 
 
+STOP_WORDS = ("q", "quit")  # at every prompt: the README promises it
+
+
 def _ask(prompt: str) -> str:
-    """One line from standard input (without its newline); _EndOfSessionError at the end of the input."""
+    """One line from standard input (without its newline); _EndOfSessionError at the end of the input
+    or when the learner typed q."""
     sys.stdout.write(prompt)
     sys.stdout.flush()
     line = sys.stdin.readline()
@@ -165,24 +169,24 @@ def _ask(prompt: str) -> str:
     line = line.rstrip("\r\n")
     if not sys.stdin.isatty():  # a terminal echoes what is typed; piped answers are shown as a transcript
         print(line)
+    if line.strip().casefold() in STOP_WORDS:
+        raise _EndOfSessionError
     return line
 
 
 def _typed_answer(quiz: QuizView) -> str:
     if quiz.quiz_type.value != "OX":
-        return _ask("Your answer (or Enter to show it)> ").strip()
+        return _ask("Your answer (Enter shows it, q stops)> ").strip()
     while True:
-        typed = _ask("O or X (or Enter to show the answer)> ").strip()
+        typed = _ask("O or X (Enter shows the answer, q stops)> ").strip()
         if typed.upper() in ("", "O", "X"):
             return typed.upper()
-        print("  Type O (true), X (false), or just press Enter.")
+        print("  Type O (true), X (false), just press Enter, or q to stop.")
 
 
 def _ask_rating() -> int:
     while True:
         typed = _ask("Rate 1-4 (q stops)> ").strip().casefold()
-        if typed in ("q", "quit"):
-            raise _EndOfSessionError
         try:
             return _rating(typed)
         except argparse.ArgumentTypeError:

@@ -10,7 +10,12 @@ import os
 from pathlib import Path
 
 
-class SanError(Exception):
+class KnownError(Exception):
+    """An error of ours: its message is a sentence a person can act on, so it is recorded and shown by that
+    sentence alone (``core.redact.error_message``); other exceptions are recorded with their type's name."""
+
+
+class SanError(KnownError):
     """An expected failure with a message fit to show to the user as it is."""
 
     exit_code = 1
@@ -109,11 +114,15 @@ class SqliteDriverError(DatabaseError):
 
 
 class KeyringUnavailableError(SanError):
-    def __init__(self, detail: str) -> None:
+    """A secret could not be stored (or removed): ``variables`` (``GH_TOKEN (or GITHUB_TOKEN)``) is what
+    works instead."""
+
+    def __init__(self, what: str, detail: str, variables: str, *, done: str = "stored") -> None:
         super().__init__(
-            "No system keyring is available to store secrets safely "
-            f"({detail}). Install and unlock a keyring service (GNOME Keyring, KWallet, "
-            "macOS Keychain or Windows Credential Manager) and try again."
+            f"{what} was not {done}: no system keyring can keep it safely here ({detail}). Set {variables} "
+            "in SAN Desktop's environment instead (read from there, never written to a file), or install "
+            "and unlock a keyring service (GNOME Keyring, KWallet, macOS Keychain or Windows Credential "
+            "Manager) and try again."
         )
 
 
@@ -124,11 +133,11 @@ class KeyringUnavailableError(SanError):
 TARGET_NOT_FOUND = "Target data not found (Already deleted)"
 
 
-class PermanentError(Exception):
+class PermanentError(KnownError):
     """Retrying cannot help (bad input, 401/403/404, validation): fail at once."""
 
 
-class TransientError(Exception):
+class TransientError(KnownError):
     """May succeed later (timeout, connection refused, 5xx): retry with backoff."""
 
 

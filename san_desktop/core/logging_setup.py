@@ -54,8 +54,12 @@ class _QuietFileHandler(logging.handlers.RotatingFileHandler):
             print(f"san: cannot write the log file {self.baseFilename}: {error}", file=sys.stderr)
 
 
-def setup_logging(data_dir: Path, *, level: int = logging.INFO, stderr: bool = True) -> Path:
-    """Install SAN's handlers on the root logger (idempotent: earlier SAN handlers are replaced)."""
+def setup_logging(
+    data_dir: Path, *, level: int = logging.INFO, stderr: bool = True, stderr_level: int = logging.WARNING
+) -> Path:
+    """Install SAN's handlers on the root logger (idempotent: earlier SAN handlers are replaced). The file
+    takes ``level`` and up; the terminal only ``stderr_level`` and up (warnings and errors, unless asked
+    for more: `san jobs run --verbose`), so a command's own output is not buried in log lines."""
     teardown_logging()
     root = logging.getLogger()
     log_file = data_dir / LOG_DIR / "san.log"
@@ -63,7 +67,9 @@ def setup_logging(data_dir: Path, *, level: int = logging.INFO, stderr: bool = T
     file_handler = _QuietFileHandler(log_file, maxBytes=2_000_000, backupCount=5, encoding="utf-8", delay=True)
     handlers: list[logging.Handler] = [file_handler]
     if stderr:
-        handlers.append(logging.StreamHandler(sys.stderr))
+        terminal = logging.StreamHandler(sys.stderr)
+        terminal.setLevel(stderr_level)
+        handlers.append(terminal)
     for handler in handlers:
         handler.setFormatter(logging.Formatter(LOG_FORMAT))
         handler.addFilter(RedactingFilter())

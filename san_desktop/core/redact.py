@@ -6,6 +6,8 @@ import re
 import threading
 import traceback
 
+from san_desktop.core.errors import KnownError
+
 ERROR_MESSAGE_LIMIT = 1000
 REDACTED = "[redacted]"
 
@@ -55,35 +57,71 @@ def cause_chain(exc: BaseException) -> list[BaseException]:
 
 
 def describe(exc: BaseException) -> str:
+    """One link of a recorded chain: an error of ours by the sentence it carries; any other exception by
+    its type and message, which is what a bug report needs."""
     message = str(exc).strip()
+    if message and isinstance(exc, KnownError):
+        return message
     name = type(exc).__name__
     return f"{name}: {message}" if message else name
 
 
 def error_message(exc: BaseException, limit: int = ERROR_MESSAGE_LIMIT) -> str:
-    """``Type: message <- CauseType: message ...``, redacted, at most ``limit`` characters."""
-    text = redact(" <- ".join(describe(item) for item in cause_chain(exc)))
+    """``Sentence <- ForeignType: message ...``, outermost first, redacted, at most ``limit`` characters."""
+    text = redact(CHAIN_SEPARATOR.join(describe(item) for item in cause_chain(exc)))
     return truncate(text, limit)
 
 
-# ``PageFetchError: The page was not found.``: the type's name says nothing to a person; the sentence does
-_TYPE_NAME = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception): (?=\S)")
+CHAIN_SEPARATOR = " <- "
+UNEXPECTED = "An unexpected error (the log has its details)"
+# the name of the exception that carried a message, as ``describe`` and tracebacks write it (dotted or not):
+# ``HTTPStatusError: …``, ``httpx.ReadTimeout: …``, ``OSError: …``. A sentence's own colon ("Note: …",
+# "GitHub answered 404 to …: Not Found") stays: a single capitalised word is a name only with a suffix
+# exceptions have.
+_TYPE_NAME = re.compile(
+    r"^(?:[A-Za-z_]\w*\.)*"
+    r"(?:[A-Z][a-z0-9]*[A-Z]\w*|[A-Z]\w*(?:Error|Exception|Warning|Timeout|Exit|Interrupt|Iteration))"
+    r"(?::\s+|$)"
+)
 
 
-def without_type_name(error: str) -> str:
-    """A recorded error (``error_message``) without the name of the exception that carried it."""
-    return _TYPE_NAME.sub("", error)
+def without_type_name(part: str) -> str:
+    """One link of a recorded chain (or a traceback's last line) without the exception's name."""
+    return _TYPE_NAME.sub("", part.strip(), count=1)
 
 
-def first_line(error: str | None) -> str:
-    """The failure itself: the first of a recorded cause chain (``A <- B``), its first line."""
-    head = (error or "").split(" <- ", 1)[0].strip()
-    return head.splitlines()[0] if head else ""
+def readable_parts(error: str | None) -> list[str]:
+    """Every link of a recorded chain as a person reads it: no exception names; a link that was only a
+    name (an exception without a message), or that the link before it already says, is left out."""
+    parts: list[str] = []
+    for part in (error or "").split(CHAIN_SEPARATOR):
+        text = without_type_name(part)
+        if text and not (parts and text in parts[-1]):
+            parts.append(text)
+    return parts
+
+
+def readable(error: str | None, separator: str = " \u2190 ") -> str:
+    """A whole recorded chain as a person reads it (a tooltip, a detail): each link without exception
+    names, outermost first, joined by ``separator`` (an arrow pointing to what came first)."""
+    return separator.join(readable_parts(error)) or first_cause(error)
 
 
 def first_cause(error: str | None) -> str:
-    """``first_line`` as a person reads it: without the exception's name."""
-    return without_type_name(first_line(error))
+    """The failure itself, as a person reads it: the first link of a recorded chain, its first line,
+    without the exception's name (an exception with nothing but a name reads as ``UNEXPECTED``)."""
+    head = (error or "").split(CHAIN_SEPARATOR, 1)[0].strip()
+    if not head:
+        return ""
+    readable = without_type_name(head.splitlines()[0])
+    return readable or UNEXPECTED
+
+
+def traceback_cause(details: str) -> str:
+    """What a recorded traceback (``error_details``) says, as a person reads it: its last line (the
+    outermost exception), without the exception's name."""
+    lines = details.strip().splitlines()
+    return first_cause(lines[-1]) if lines else ""
 
 
 def error_details(exc: BaseException) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from san_desktop.core.credentials import AI_API_KEY, GITHUB_TOKEN, secret_title, ways_to_set
 from san_desktop.core.enums import JobPool
 from san_desktop.core.errors import SanError, StorageFullError, is_storage_full
 from san_desktop.core.repo_paths import DEFAULT_TEMPLATE, check_branch_name, check_repository_name, parse_template
@@ -289,14 +290,14 @@ def check_value(section: str, key: str, value: Any, item: Field[Any] | None = No
 
 
 # where the secret that someone wrote into a URL setting belongs instead
-_SECRET_HOME = {
-    "ai": "the API key in Settings or `san config set ai.api_key` (kept in the keyring), or in OPENAI_API_KEY",
-    "github": "the token in Settings or `san github token set` (kept in the keyring), or in GH_TOKEN",
-}
+_SECRET_OF = {"ai": AI_API_KEY, "github": GITHUB_TOKEN}
 
 
 def _secret_home(section: str) -> str:
-    return _SECRET_HOME.get(section, "the secret in Settings (kept in the keyring)")
+    name = _SECRET_OF.get(section)
+    if name is None:
+        return "the secret in Settings (kept in the keyring)"
+    return f"{secret_title(name).lower()} where it belongs: {ways_to_set(name)}"
 
 
 def _without_userinfo(section: str, key: str, value: Any, problems: list[str]) -> Any:

@@ -20,6 +20,7 @@ from urllib.parse import quote
 
 import httpx
 
+from san_desktop.core.credentials import GITHUB_TOKEN, ways_to_set
 from san_desktop.core.errors import PermanentError, RateLimitedError, TransientError
 from san_desktop.core.headers import header_numbers, limit_used_up
 from san_desktop.core.placement import Occupant, Placement, place
@@ -118,9 +119,7 @@ class GitHubClient:
         detail = f"GitHub answered {status} to {what}" + (f": {message}" if message else "")
         headers = response.headers
         if status == 401:
-            return TokenRejectedError(
-                "GitHub rejected the token (401): set a valid one in Settings or with `san github token set`"
-            )
+            return TokenRejectedError(f"GitHub rejected the token (401): for a valid one, {ways_to_set(GITHUB_TOKEN)}")
         if status in (403, 429) and (retry_after := header_numbers(headers.get("retry-after"))):
             return RateLimitedError(f"{detail} (secondary rate limit)", max(retry_after))
         if status in (403, 429) and limit_used_up(headers.get("x-ratelimit-remaining")):

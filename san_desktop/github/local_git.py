@@ -47,19 +47,20 @@ class LocalCommit:
     path: str  # where the file went: the path asked for, or the next free one
 
 
-def repository_problem(folder: str) -> str | None:
-    """Why ``folder`` cannot take commits (a sentence naming the setting), or None when it can."""
+def repository_problem(folder: str, setting: str = "github.local_repository") -> str | None:
+    """Why ``folder`` cannot take commits (a sentence naming ``setting``, as the reader knows it: the key
+    on the command line, the field in Settings), or None when it can."""
     if not folder:
-        return "No local git repository is set: set github.local_repository to a clone of your TIL repository."
+        return f"No local git repository is set: set {setting} to a clone of your TIL repository."
     path = Path(folder)
     if not path.is_dir():
-        return f"The folder {folder} does not exist: set github.local_repository to a clone of your TIL repository."
+        return f"The folder {folder} does not exist: set {setting} to a clone of your TIL repository."
     try:
         Repo(str(path)).close()
     except NotGitRepository:
         return (
-            f"The folder {folder} is not a git repository: set github.local_repository to the top folder of a "
-            "clone of your TIL repository (the one holding .git)."
+            f"The folder {folder} is not a git repository: set {setting} to the top folder of a clone of "
+            "your TIL repository (the one holding .git)."
         )
     except OSError as exc:
         return f"The git repository in {folder} cannot be read ({exc.strerror or exc})."

@@ -131,8 +131,12 @@ class CircuitBreaker:
         self.record_success()
 
     def record_failure(self, error: str | None = None) -> None:
-        """A transient failure (timeout, refused connection, 5xx, rate limit); ``error`` says what it was."""
+        """A transient failure (timeout, refused connection, 5xx, rate limit); ``error`` says what it was.
+        While paused, the failure of a call that started before the pause changes nothing: the pause was
+        told with its number (the status bar), and the Jobs page must say the same."""
         with self._lock:
+            if self._state is BreakerState.OPEN:
+                return
             self._failures += 1
             self._last_error = error or self._last_error
             changed = None

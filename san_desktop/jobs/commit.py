@@ -16,6 +16,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
+from san_desktop.core.credentials import GITHUB_TOKEN, ways_to_set
 from san_desktop.core.enums import CommitStatus, CommitTarget, ErrorKind
 from san_desktop.core.errors import PermanentError, TargetNotFoundError
 from san_desktop.core.placement import Spot
@@ -96,7 +97,7 @@ class TilCommitProcessor:
     ) -> tuple[CommitResult, str]:
         token = self.token()
         if not token:
-            raise PermanentError("No GitHub token is stored: `san github token set`, or GH_TOKEN")
+            raise PermanentError(f"No GitHub token: {ways_to_set(GITHUB_TOKEN)}.")
         try:  # a request stored before these rules were checked at request time
             check_repository_name(repository)
             check_branch_name(branch)

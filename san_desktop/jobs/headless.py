@@ -41,6 +41,7 @@ POOL_PAUSED = 75  # EX_TEMPFAIL: --until-idle stopped while failures (or a rejec
 class HeadlessOutcome:
     code: int  # 0, TIMED_OUT or POOL_PAUSED
     paused: tuple[PoolStatus, ...] = ()  # POOL_PAUSED: the pools that failures or a rejected key paused
+    reason: str = ""  # why it stopped, a sentence for the terminal ("Nothing left to run.")
 
 
 def run_headless(
@@ -59,7 +60,13 @@ def run_headless(
     queue = JobQueue(backend.db, settings)
     runner = JobRunner(queue, registry, backend.require_session(), settings, ai_threads=ai_threads)
     outcome = {"code": 0}
+    reason = {"text": ""}
     paused: list[PoolStatus] = []
+
+    def stop(why: str) -> None:
+        log.info("%s; stopping", why)
+        reason["text"] = f"{why}."
+        app.quit()
 
     def on_idle() -> None:
         # jobs of a pool the user paused wait for its Resume; they do not keep this run going
@@ -77,20 +84,17 @@ def run_headless(
         if waiting:
             paused.extend(waiting)
             outcome["code"] = POOL_PAUSED
-            log.info("Nothing can run while %s; stopping", " and ".join(_news(status) for status in waiting))
+            stop(f"Nothing can run while {' and '.join(_news(status) for status in waiting)}")
         else:
-            log.info("Nothing left to run; stopping")
-        app.quit()
+            stop("Nothing left to run")
 
     def on_timeout() -> None:
         if queue.has_runnable(runner.runnable_job_types()) or runner.executor.running_job_ids():
             outcome["code"] = TIMED_OUT
-        log.info("Timeout reached; stopping")
-        app.quit()
+        stop("Timeout reached")
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
-        log.info("Signal %s received; stopping", signum)
-        app.quit()
+        stop(f"Signal {signum} received")
 
     def log_event(event: JobEvent) -> None:
         log.info("Job %s %s: %s -> %s", event.job_id, event.job.job_type, event.old_status, event.new_status)
@@ -119,7 +123,7 @@ def run_headless(
         if not finished:
             _abandon(sorted(runner.executor.running_job_ids()), outcome["code"])
         faulthandler.cancel_dump_traceback_later()
-    return HeadlessOutcome(outcome["code"], tuple(paused))
+    return HeadlessOutcome(outcome["code"], tuple(paused), reason["text"])
 
 
 def _paused_by_breaker(runner: JobRunner, pool: JobPool) -> PoolStatus | None:

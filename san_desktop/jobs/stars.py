@@ -8,6 +8,7 @@ import logging
 from collections.abc import Callable
 
 from san_desktop.ai.factory import ProviderSource
+from san_desktop.core.credentials import GITHUB_TOKEN, ways_to_set
 from san_desktop.core.errors import PermanentError
 from san_desktop.core.settings import GitHubSettings, StarSettings
 from san_desktop.jobs.registry import JobContext
@@ -28,7 +29,7 @@ class StarSyncProcessor:
         payload = load_payload(StarSyncPayload, context.job.payload)
         token = self.token()
         if not token:
-            raise PermanentError("No GitHub token: set one in Settings or with `san github token set`.")
+            raise PermanentError(f"No GitHub token: {ways_to_set(GITHUB_TOKEN)}.")
         stars = StarService(context.db, context.queue)
         settings = self.github_settings()
         with GitHubClient(settings.api_url, token) as client:

@@ -116,6 +116,9 @@ class FailureGroup:
     last_seen: datetime
     example: str  # the newest error chain of the group
     job_types: tuple[JobType, ...] = field(default=())
+    # each (job type, payload) among them: what a job does may depend on its payload (a CARD_ANALYSIS that
+    # only re-embeds), and the group names its jobs as the list does
+    kinds: tuple[tuple[JobType, str | None], ...] = field(default=())
 
 
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s'\"<>)]*[^\s'\"<>).,:;]", re.IGNORECASE)
@@ -186,23 +189,23 @@ class JobMonitor:
         query = sa.select(
             AsyncJob.error_message,
             AsyncJob.job_type,
+            AsyncJob.payload,
             sa.func.count(),
             sa.func.min(AsyncJob.updated_at),
             sa.func.max(AsyncJob.updated_at),
         ).where(AsyncJob.status == JobStatus.FAILED)
         if type_list := sorted(job_types):
             query = query.where(AsyncJob.job_type.in_(type_list))
-        query = query.group_by(AsyncJob.error_message, AsyncJob.job_type)
+        query = query.group_by(AsyncJob.error_message, AsyncJob.job_type, AsyncJob.payload)
         groups: dict[str, FailureGroup] = {}
         with self.db.sessions() as session:
             rows = session.execute(query).all()
-        for message, job_type, count, first, last in rows:
+        for message, job_type, payload, count, first, last in rows:
             signature = error_signature(message)
             known = groups.get(signature)
+            kind = (JobType(job_type), payload)
             if known is None:
-                groups[signature] = FailureGroup(
-                    signature, int(count), first, last, message or "", (JobType(job_type),)
-                )
+                groups[signature] = FailureGroup(signature, int(count), first, last, message or "", (kind[0],), (kind,))
                 continue
             groups[signature] = FailureGroup(
                 signature,
@@ -210,7 +213,8 @@ class JobMonitor:
                 min(known.first_seen, first),
                 max(known.last_seen, last),
                 message or "" if last > known.last_seen else known.example,
-                tuple(sorted({*known.job_types, JobType(job_type)})),
+                tuple(sorted({*known.job_types, kind[0]})),
+                tuple(sorted({*known.kinds, kind}, key=lambda item: (item[0], item[1] or ""))),
             )
         return sorted(groups.values(), key=lambda group: (-group.count, group.signature))
 

@@ -15,9 +15,11 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from san_desktop.artifacts.store import ArtifactStore
+from san_desktop.core.credentials import GITHUB_TOKEN, ways_to_set
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, CommitStatus, CommitTarget, JobType
 from san_desktop.core.errors import PermanentError, SanError, TransientError
 from san_desktop.core.placement import Placement, Spot
+from san_desktop.core.redact import first_cause
 from san_desktop.core.repo_paths import check_branch_name, check_repo_path, parse_template, path_candidates
 from san_desktop.core.settings import GitHubSettings
 from san_desktop.core.workflow import TilStatus
@@ -96,7 +98,7 @@ class CommitInfo:
     message: str
     commit_sha: str | None
     html_url: str | None
-    error_message: str | None
+    error_message: str | None  # the failure as a person reads it (the job keeps the cause chain)
     created_at: datetime
 
     @property
@@ -148,7 +150,7 @@ def replaceable_of(written: set[tuple[str, str]]) -> Callable[[str, bytes], bool
 def _info(row: TilCommit) -> CommitInfo:
     return CommitInfo(
         row.id, row.version, row.status, row.target, row.repository, row.branch, row.path, row.message,
-        row.commit_sha, row.html_url, row.error_message, row.created_at,
+        row.commit_sha, row.html_url, first_cause(row.error_message) or None, row.created_at,
     )  # fmt: skip
 
 
@@ -204,10 +206,7 @@ class CommitService:
             if not settings.repository:
                 raise SanError("No GitHub repository is set: set github.repository (owner/name) in Settings.")
             if not self.token():
-                raise SanError(
-                    "No GitHub token is stored: enter one in Settings or with `san github token set` "
-                    "(or set GH_TOKEN where there is no keyring)."
-                )
+                raise SanError(f"No GitHub token: {ways_to_set(GITHUB_TOKEN)}.")
             repository, branch = settings.repository, settings.branch
         else:
             if (problem := repository_problem(settings.local_repository)) is not None:

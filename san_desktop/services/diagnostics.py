@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from san_desktop import __version__
+from san_desktop.core.credentials import keyring_status
 from san_desktop.core.errors import DatabaseTooNewError, SanError
 from san_desktop.core.paths import database_path
 from san_desktop.db.engine import SqliteDriver, can_load_extensions, choose_driver, load_sqlite_vec
 from san_desktop.db.migrate import head_revision, inspect_database
+from san_desktop.services.secrets import AI_API_KEY, GITHUB_TOKEN, secret_with_source
 
 
 @dataclass(frozen=True)
@@ -49,26 +51,9 @@ def _sqlite_vec_version(driver: SqliteDriver) -> str:
         load_sqlite_vec(conn)
         return str(conn.execute("SELECT vec_version()").fetchone()[0])
     except Exception as exc:
-        return f"unavailable ({type(exc).__name__}: {exc})"
+        return f"unavailable ({exc})"
     finally:
         conn.close()
-
-
-def keyring_status() -> tuple[str, bool, str]:
-    """(backend name, usable, message) — usable means secrets can be stored somewhere safe."""
-    import keyring  # here, not at start-up: 12 ms a command line call that asks for no secret need not pay
-    import keyring.backends.fail
-
-    try:
-        backend = keyring.get_keyring()
-    except Exception as exc:
-        return ("none", False, f"{type(exc).__name__}: {exc}")
-    name = f"{type(backend).__module__}.{type(backend).__qualname__}"
-    if isinstance(backend, keyring.backends.fail.Keyring):
-        return (name, False, "no keyring backend is available on this system")
-    if "keyrings.alt" in name:
-        return (name, False, "the keyrings.alt backend stores secrets in plain text and is not used")
-    return (name, True, "ok")
 
 
 def _database_status(path: Path, driver: SqliteDriver) -> tuple[str | None, str]:
@@ -90,8 +75,6 @@ def _database_status(path: Path, driver: SqliteDriver) -> tuple[str | None, str]
 
 
 def collect(data_dir: Path) -> DoctorReport:
-    from san_desktop.services.secrets import AI_API_KEY, GITHUB_TOKEN, secret_with_source  # (it imports this module)
-
     driver = choose_driver()
     db_file = database_path(data_dir)
     head = head_revision()

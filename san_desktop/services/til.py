@@ -19,6 +19,7 @@ from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.core.enums import JobType, TilVersionKind
 from san_desktop.core.errors import SanError, StorageFullError, is_storage_full
 from san_desktop.core.ids import new_id
+from san_desktop.core.redact import first_cause
 from san_desktop.core.workflow import TilStatus
 from san_desktop.db.database import Database
 from san_desktop.db.models import (
@@ -88,7 +89,7 @@ class TilView:
     current_version: int | None
     markdown: str | None
     last_failed_step: str | None
-    last_error_message: str | None
+    last_error_message: str | None  # the failure as a person reads it (the job keeps the cause chain)
     inputs_changed: bool  # the version was made from other cards than the day has now: regenerate
     versions: tuple[TilVersionInfo, ...]
     recall: tuple[RecallCard, ...]
@@ -268,7 +269,7 @@ class TilService:
                 current_version=summary.current_version,
                 markdown=self.artifacts.read_text(current.artifact_key) if current else None,
                 last_failed_step=summary.last_failed_step,
-                last_error_message=summary.last_error_message,
+                last_error_message=first_cause(summary.last_error_message) or None,  # the sentence
                 inputs_changed=changed,
                 versions=tuple(TilVersionInfo(v.version, v.kind, v.created_at, v.input_revision) for v in versions),
                 recall=recall,

@@ -39,6 +39,7 @@ from san_desktop.ui.window.quitting import QuitGuard
 from san_desktop.ui.window.runner_news import RunnerNews
 from san_desktop.ui.window.shortcuts_dialog import ShortcutsDialog
 from san_desktop.ui.window.tray import Tray
+from san_desktop.ui.window.watch_indicator import WatchIndicator
 from san_desktop.ui.window.window_state import WindowMemory, save_window_state
 
 log = logging.getLogger(__name__)
@@ -196,6 +197,9 @@ class MainWindow(QMainWindow):
         about = self._app.about()
         self.database_label = QLabel(f"Data: {about.data_dir}")
         self.database_label.setToolTip(str(about.database_file))
+        self.watch_indicator = WatchIndicator(self)  # while the clipboard watcher runs, with Stop
+        self.watch_indicator.stop_requested.connect(self._on_watch_indicator_stop_requested)
+        self.statusBar().addPermanentWidget(self.watch_indicator)
         self.statusBar().addPermanentWidget(self.database_label)
         if about.created:
             self.statusBar().showMessage("Created a new database. Welcome to SAN Desktop!", 10_000)
@@ -336,6 +340,7 @@ class MainWindow(QMainWindow):
 
     def _on_watch_action_toggled(self, checked: bool) -> None:
         self.capture.set_watching(checked)
+        self.watch_indicator.set_watching(checked)
         if checked != self._context.settings.capture.watch_clipboard:
             settings = self._context.with_capture(watch_clipboard=checked)
             self._context.ops.write(lambda: self._app.save_settings(settings, overwrite=True), initiator=self)
@@ -343,6 +348,9 @@ class MainWindow(QMainWindow):
             "Watching the clipboard: everything you copy is scrapped." if checked else "Clipboard watcher off.",
             8_000,
         )
+
+    def _on_watch_indicator_stop_requested(self) -> None:
+        self.watch_action.setChecked(False)
 
     def _on_navigation_current_row_changed(self, row: int) -> None:
         key = self.navigation.key_at(row)

@@ -82,7 +82,9 @@ def download(
                 raise PageUnreachableError(f"The page did not answer within {timeout:g} s.") from exc
             except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
                 host = urlsplit(current).hostname or current
-                raise PageUnreachableError(f"Could not reach {host}: {exc or type(exc).__name__}.") from exc
+                raise PageUnreachableError(
+                    f"Could not reach {host}: {str(exc).strip() or 'the connection failed'}."
+                ) from exc
         raise PageFetchError(f"The page redirects more than {MAX_REDIRECTS} times (a redirect loop?).")
 
 

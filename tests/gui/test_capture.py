@@ -143,3 +143,45 @@ def test_clipboard_watcher_is_opt_in_and_skips_repeats(
     qtbot.waitUntil(lambda: not live_context.ops.busy, timeout=5_000)
     contents = [s.content for s in live_context.app.scraps.list_scraps()]
     assert contents == ["Kafka consumer groups share partitions between consumers."]
+
+
+def test_the_watcher_shows_while_it_watches_and_stops_from_the_status_bar(
+    qtbot: QtBot, window: MainWindow, live_context: AppContext
+) -> None:
+    """Issue 24: Watch clipboard had no lasting sign (a passing message, a check mark in a closed menu)."""
+    assert not window.watch_indicator.isVisibleTo(window)
+    with qtbot.waitSignal(live_context.hub.changed, timeout=5_000):
+        window.watch_action.setChecked(True)
+    assert window.watch_indicator.isVisibleTo(window)
+    assert window.watch_indicator.label.text() == "Watching the clipboard"
+    window.statusBar().showMessage("Something else happened.")  # a passing message does not hide it
+    assert window.watch_indicator.isVisibleTo(window)
+    with qtbot.waitSignal(live_context.hub.changed, timeout=5_000):
+        window.watch_indicator.stop_button.click()
+    assert not window.watch_action.isChecked()
+    assert not window.watch_indicator.isVisibleTo(window)
+    assert not live_context.settings.capture.watch_clipboard  # remembered
+
+
+def test_the_watcher_skips_short_copies_and_scrap_clipboard_still_takes_them(
+    qtbot: QtBot, window: MainWindow, live_context: AppContext
+) -> None:
+    """Issue 24: a copied "ok" became a card."""
+    clipboard = QGuiApplication.clipboard()
+    with qtbot.waitSignal(live_context.hub.changed, timeout=5_000):
+        window.watch_action.setChecked(True)
+    clipboard.setText("ok")
+    clipboard.setText("  a word  ")
+    with qtbot.waitSignal(window.capture.captured, timeout=5_000):
+        clipboard.setText("Raft elects a leader that replicates the log.")
+    qtbot.waitUntil(lambda: not live_context.ops.busy, timeout=5_000)
+    contents = [s.content for s in live_context.app.scraps.list_scraps()]
+    assert contents == ["Raft elects a leader that replicates the log."]
+    with qtbot.waitSignal(window.capture.captured, timeout=5_000):
+        clipboard.setText("https://a.io/x")  # a link is never too short
+    with qtbot.waitSignal(window.capture.captured, timeout=5_000):
+        window.watch_action.setChecked(False)
+        clipboard.setText("ok")
+        window.scrap_action.trigger()  # asked for: scrapped, however short
+    qtbot.waitUntil(lambda: not live_context.ops.busy, timeout=5_000)
+    assert "ok" in [s.content for s in live_context.app.scraps.list_scraps()]

@@ -5,20 +5,25 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QMimeData, Qt
 from pytestqt.qtbot import QtBot
 
 from san_desktop.app import SanApp
-from san_desktop.core.enums import JOB_POOLS, ErrorKind, JobStatus, JobType
+from san_desktop.core.enums import JOB_POOLS, ErrorKind, JobStatus, JobType, SourceType
 from san_desktop.core.errors import PermanentError
 from san_desktop.jobs.processors import registry_for
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.queue.records import Classification, JobEvent
+from san_desktop.services.scrap_info import ScrapInfo
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.common.look import tone
 from san_desktop.ui.inbox.page import InboxPage
-from san_desktop.ui.inbox.scrap_table import FAILED_TONE
+from san_desktop.ui.inbox.scrap_states import refine_text
+from san_desktop.ui.inbox.scrap_table import FAILED_TONE, ScrapTableModel
+from san_desktop.ui.main_window import MainWindow
 
 
 def _status(status: JobStatus) -> Callable[[JobEvent], bool]:
@@ -68,7 +73,7 @@ def test_failed_analysis_shows_and_can_be_retried_from_the_inbox(
 
     qtbot.waitUntil(shows_failure, timeout=5_000)
     assert page.select_scrap(scrap_id)
-    assert page.model.data(page.model.index(0, 3)) == "Analysis failed: PermanentError: The AI answer made no sense"
+    assert page.model.data(page.model.index(0, 3)) == "Analysis failed: The AI answer made no sense"
     assert "no sense" in page.model.data(page.model.index(0, 3), 3)  # the tooltip carries the error
     assert not page.retry_button.isHidden()
 
@@ -102,6 +107,36 @@ def test_delete_and_undo(qtbot: QtBot, context: AppContext) -> None:
     page._message_timer.setInterval(1)  # a passing message gives way to the hint
     page._message_timer.start()
     qtbot.waitUntil(lambda: page.message.text() == page.hint, timeout=5_000)
+
+
+def test_undo_delete_goes_once_something_newer_happened(qtbot: QtBot, window: MainWindow) -> None:
+    """Issue 24: "Undo delete" stayed after a new scrap (and for good). The offer lasts as long as the
+    "Deleted: …" message: a new scrap, another message or the message's time ends it."""
+    page = window.inbox
+    window.show_page("inbox")
+
+    def scrap(text: str) -> str:
+        mime = QMimeData()
+        mime.setText(text)
+        with qtbot.waitSignal(window.capture.captured, timeout=5_000) as captured:
+            window.capture.scrap_mime(mime)
+        return str(captured.args[0].result.scrap_id)
+
+    first = scrap("A first scrap, deleted soon after.")
+    qtbot.waitUntil(lambda: page.select_scrap(first), timeout=5_000)
+    page.delete_button.click()
+    qtbot.waitUntil(lambda: not page.undo_button.isHidden(), timeout=5_000)
+    second = scrap("A second scrap, scrapped after the delete.")
+    qtbot.waitUntil(lambda: page.undo_button.isHidden(), timeout=5_000)  # stale: the news is the new scrap
+    assert "Scrapped" in page.message.text()
+
+    qtbot.waitUntil(lambda: page.select_scrap(second), timeout=5_000)
+    page.delete_button.click()
+    qtbot.waitUntil(lambda: not page.undo_button.isHidden(), timeout=5_000)
+    page._message_timer.setInterval(1)  # the "Deleted: …" message gives way to the hint
+    page._message_timer.start()
+    qtbot.waitUntil(lambda: page.message.text() == page.hint, timeout=5_000)
+    assert page.undo_button.isHidden()
 
 
 def test_a_link_whose_page_could_not_be_fetched_says_why_and_can_be_carded_from_its_address(
@@ -185,3 +220,19 @@ def test_a_link_is_named_by_its_title_and_says_its_page_is_on_the_way(qtbot: QtB
     qtbot.waitUntil(lambda: page.model.data(page.model.index(0, 3)) == "Fetching the page…", timeout=5_000)
     assert page.retry_fetch_button.isHidden()
     assert page.link_card_button.isHidden()
+
+
+def test_the_cleaned_text_column_says_what_it_shows() -> None:
+    """Issue 24: "Refined" was an unclear column name (refined how? what is?)."""
+    model = ScrapTableModel.__new__(ScrapTableModel)  # (the header and texts need no data)
+    horizontal = Qt.Orientation.Horizontal
+    assert ScrapTableModel.headerData(model, 4, horizontal) == "Cleaned-up text"
+    assert "copy of the scrap's text" in ScrapTableModel.headerData(model, 4, horizontal, TOOLTIP)
+    info = ScrapInfo(
+        "s1", SourceType.TEXT, None, "text", False, datetime.now(UTC), False, None, None, None, None, None,
+        JobStatus.COMPLETED,
+    )  # fmt: skip
+    assert refine_text(info) == "Not needed"  # the text was clean already: no second copy
+    assert refine_text(replace(info, refined=True)) == "Ready"
+    assert refine_text(replace(info, refine_status=JobStatus.PROCESSING)) == "Cleaning up…"
+    assert refine_text(replace(info, refine_status=None)) == "—"

@@ -6,15 +6,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QMimeData
 from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
-from san_desktop.app import SanApp, SettingsConflictError
+from san_desktop.app import Changes, SanApp, SettingsConflictError
 from san_desktop.bootstrap import start_backend
-from san_desktop.core.settings import SETTINGS_FILE, CaptureSettings
+from san_desktop.core.enums import JobPool
+from san_desktop.core.settings import SETTINGS_FILE, CaptureSettings, Settings
 from san_desktop.ui.cards.page import similar_label
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.main_window import MainWindow
@@ -76,8 +78,8 @@ def test_settings_written_elsewhere_are_used_and_the_dialog_warns_before_overwri
     assert result.returncode == 0, result.stderr
     qtbot.waitUntil(lambda: live_context.settings.capture.max_bytes == 2000, timeout=10_000)
     assert live_context.app.scraps.max_bytes == 2000  # in use at once, no restart
-    qtbot.waitUntil(lambda: "changed by another program" in dialog.status.text(), timeout=5_000)
-    assert "overwrites" in dialog.status.text()
+    qtbot.waitUntil(lambda: "changed by another program" in dialog.save_status.text(), timeout=5_000)
+    assert "overwrites" in dialog.save_status.text()
 
     with qtbot.waitSignal(dialog.accepted, timeout=5_000):  # saved after the warning: the user's choice
         dialog._on_save()
@@ -93,6 +95,39 @@ def test_saving_over_a_file_changed_since_loading_is_refused_until_confirmed(app
     assert json.loads(app.settings_path.read_text(encoding="utf-8"))["capture"]["max_bytes"] == 5000
     app.save_settings(mine, overwrite=True)
     assert json.loads(app.settings_path.read_text(encoding="utf-8"))["capture"]["max_bytes"] == 7000
+
+
+def test_the_apps_own_pause_is_not_news_from_another_program(
+    app: SanApp, second_app: SanApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 24: Pause on the Jobs page was followed by "Settings changed by another program": the data
+    folder's watcher asks for a poll as soon as settings.json is replaced, and that poll ran while the
+    pause was still being saved. Here it runs right there, between the write and the rest of the save."""
+    import san_desktop.app as app_module
+    import san_desktop.core.settings as core_settings
+
+    polled: list[Changes] = []
+    write = core_settings.save_settings  # what the facade calls to write the file
+
+    def write_then_poll(data_dir: Path, settings: Settings) -> None:
+        write(data_dir, settings)
+        polled.append(app.poll_external())  # the watcher's poll, on the other ops thread
+
+    monkeypatch.setattr(app_module, "save_settings", write_then_poll)
+    changes = app.set_pool_paused(JobPool.AI, True)
+    assert polled
+    assert not any(item.external or item.settings for item in polled), polled
+    assert changes.settings
+    assert not changes.external
+    assert not app.poll_external()  # nothing left to take up either
+    assert app.settings.jobs.paused(JobPool.AI)
+
+    monkeypatch.setattr(app_module, "save_settings", write)
+    second_app.set_pool_paused(JobPool.AI, False)  # another program's change still is news
+    news = app.poll_external()
+    assert news.settings
+    assert news.external
+    assert not app.settings.jobs.paused(JobPool.AI)
 
 
 def test_the_window_and_the_command_line_agree_on_similar_cards(

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import sys
+
+import pytest
 from pytestqt.qtbot import QtBot
 
+from san_desktop.app import Changes, SanApp
 from san_desktop.ui.common.context import AppContext
 
 
@@ -24,3 +28,30 @@ def test_nothing_starts_after_shutdown(qtbot: QtBot, context: AppContext) -> Non
     assert calls == ["before"]
     assert results == ["done"]
     assert not context.ops.busy
+
+
+def test_polling_goes_on_after_a_poll_hits_a_bug(
+    qtbot: QtBot, context: AppContext, app: SanApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 24: a poll that raised anything but SanError left the hub "polling" for good, and changes
+    made by other programs were never seen again. A bug is reported once; polls go on."""
+    calls: list[int] = []
+    reported: list[type[BaseException]] = []
+
+    def poll() -> Changes:
+        calls.append(len(calls))
+        if len(calls) <= 2:
+            raise RuntimeError("the poll tripped over something")
+        return Changes()
+
+    monkeypatch.setattr(app, "poll_external", poll)
+    monkeypatch.setattr(sys, "excepthook", lambda kind, _exc, _tb: reported.append(kind))  # the crash dialog
+    context.hub.watch(app, context.ops, poll_ms=60_000)  # polled by hand below
+
+    def polls_again(count: int) -> bool:
+        context.hub.poll_now()  # refused while a poll is under way
+        return len(calls) >= count
+
+    qtbot.waitUntil(lambda: polls_again(1), timeout=5_000)
+    qtbot.waitUntil(lambda: polls_again(3), timeout=5_000)
+    assert reported == [RuntimeError]  # once, not a dialog per poll

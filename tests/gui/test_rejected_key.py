@@ -22,7 +22,10 @@ from san_desktop.ui.settings.dialog import SettingsDialog
 from tests.support.jobs import analysis_job
 from tests.support.openai_server import FakeOpenAI, fake_openai_server
 
-REJECTED = "The AI server rejected the API key (401): set a valid key in Settings"
+REJECTED = (
+    "The AI server rejected the API key (401): for a valid one, enter it in Settings or with "
+    "`san config set ai.api_key` (kept in the keyring), or set OPENAI_API_KEY"
+)
 
 
 @pytest.fixture

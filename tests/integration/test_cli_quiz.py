@@ -163,6 +163,26 @@ def test_review_stops_at_q_and_at_the_end_of_input(app: SanApp) -> None:
     assert app.quizzes.due_counts().new == len(ids) - 1
 
 
+def test_q_stops_at_every_prompt(app: SanApp) -> None:
+    """Issue 24: q at the O/X prompt was refused ("Type O (true), X (false)…") though the README says q
+    stops; and q at a short-answer prompt was taken for the answer."""
+    _quizzes_of_today(app)
+    due = app.quizzes.due(limit=100)
+    first_ox = next(n for n, quiz in enumerate(due) if quiz.quiz_type is QuizType.OX)
+    stopped = _review("\n3\n" * first_ox + "q\n")  # Good until the first true/false statement, then q
+    assert stopped.returncode == 0, stopped.stderr
+    assert "Type O (true), X (false)" not in stopped.stdout
+    assert stopped.stdout.count("Answer: ") == first_ox  # the O/X quiz's answer was not shown
+    assert stopped.stdout.rstrip().endswith(f"Reviewed {first_ox}: 0 again, 0 hard, {first_ox} good, 0 easy")
+
+    short = next(quiz for quiz in app.quizzes.due(limit=100) if quiz.quiz_type is not QuizType.OX)
+    order = [quiz.id for quiz in app.quizzes.due(limit=100)]
+    before = order.index(short.id)
+    at_answer = _review("\n3\n" * before + "Q\n")  # q at "Your answer": stops too, in either case
+    assert at_answer.stdout.count("Answer: ") == before  # "Q" was not taken for the answer
+    assert at_answer.stdout.rstrip().endswith(f"Reviewed {before}: 0 again, 0 hard, {before} good, 0 easy")
+
+
 def test_review_with_no_quizzes_says_how_to_make_them(data_dir: Path) -> None:
     result = _review("")
     assert result.returncode == 0, result.stderr

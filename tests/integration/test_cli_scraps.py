@@ -108,7 +108,8 @@ def test_config_set_show_and_the_api_key_from_stdin() -> None:
         check=False,
     )
     assert stored.returncode == 1
-    assert "No system keyring is available" in stored.stderr
+    assert "The API key was not stored: no system keyring can keep it safely here" in stored.stderr
+    assert "Set OPENAI_API_KEY" in stored.stderr
     assert "sk-from-stdin" not in stored.stderr
 
 

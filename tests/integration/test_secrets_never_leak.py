@@ -3,6 +3,7 @@ page (WAL included) and no settings file; nor does a key put in the server's URL
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -71,7 +72,7 @@ def test_a_key_echoed_by_the_server_is_nowhere(
 def test_a_key_in_the_server_url_is_not_logged(
     backend: Backend, job_settings: object, server: FakeOpenAI, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    setup_logging(backend.data_dir, stderr=True)
+    setup_logging(backend.data_dir, stderr=True, stderr_level=logging.INFO)  # as `san jobs run --verbose`
     url = server.url.replace("http://", f"http://user:{PLANTED}@")
     ai = AISettings(provider="openai", base_url=server.url, chat_model="m", embedding_model="e")
     # settings refuse such an address (tests/unit/core/test_settings.py); should one get through all the

@@ -39,6 +39,7 @@ def insert_jobs(
     job_type: JobType = JobType.CARD_ANALYSIS,
     error: str | Callable[[int], str] | None = "TransientError: AI server answered 500",
     target: Callable[[int], str] = lambda n: f"scrap-{n}",
+    payload: str | None = None,
 ) -> list[str]:
     """``count`` jobs written straight into the table (as a long-running app would have left them), in
     one transaction; their ids, oldest first."""
@@ -49,14 +50,14 @@ def insert_jobs(
     rows = [
         (
             job_id, job_type.value, target(n), status.value, attempts,
-            error(n) if callable(error) else error, now, now, finished,
+            error(n) if callable(error) else error, now, now, finished, payload,
         )
         for n, job_id in enumerate(ids)
     ]  # fmt: skip
     with queue.db.write_cursor() as cursor:
         cursor.executemany(
             "INSERT INTO async_jobs (id, job_type, target_id, status, attempts, max_attempts, error_message, "
-            "created_at, updated_at, finished_at) VALUES (?, ?, ?, ?, ?, 3, ?, ?, ?, ?)",
+            "created_at, updated_at, finished_at, payload) VALUES (?, ?, ?, ?, ?, 3, ?, ?, ?, ?, ?)",
             rows,
         )
     return ids

@@ -5,6 +5,7 @@ within a poll, ``settings.json`` edits as soon as the file watcher sees them).""
 from __future__ import annotations
 
 import logging
+import sys
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
@@ -45,6 +46,7 @@ class ChangeHub(QObject):
         self._app: SanApp | None = None
         self._ops: Ops | None = None
         self._polling = False
+        self._bug_reported = False
 
     def announce(self, changes: Changes, initiator: object | None = None) -> None:
         """A write of this window: announced at once."""
@@ -79,7 +81,13 @@ class ChangeHub(QObject):
         if self._app is None or self._ops is None or self._polling:
             return
         self._polling = True
-        self._ops.run(self._app.poll_external, self._on_polled, self._on_poll_failed)
+        self._ops.run(
+            self._app.poll_external,
+            self._on_polled,
+            self._on_poll_failed,
+            on_bug=self._on_poll_bug,
+            on_finished=self._on_poll_finished,
+        )
 
     # --- slots --------------------------------------------------------------------------------
 
@@ -94,11 +102,21 @@ class ChangeHub(QObject):
     def _on_watcher_directory_changed(self, _path: str) -> None:
         self.poll_now()  # settings.json replaced (atomic rename) or the database written
 
+    def _on_poll_finished(self) -> None:
+        self._polling = False  # whatever happened: the next poll may start (a bug once stopped them for good)
+
     def _on_polled(self, changes: Changes) -> None:
-        self._polling = False
         if changes:
             self.gather(changes)
 
     def _on_poll_failed(self, exc: Exception) -> None:
-        self._polling = False
         log.warning("Could not look for changes made by other programs: %s", exc)
+
+    def _on_poll_bug(self, exc: BaseException) -> None:
+        """A bug: reported (the crash dialog) the first time; polls go on, and a repeat is only logged,
+        not a dialog every second."""
+        if self._bug_reported:
+            log.warning("Looking for changes made by other programs failed again: %s", exc, exc_info=exc)
+            return
+        self._bug_reported = True
+        sys.excepthook(type(exc), exc, exc.__traceback__)

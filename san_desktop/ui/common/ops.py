@@ -73,11 +73,13 @@ class Ops(QObject):
         on_failure: Callable[[SanError], None] | None = None,
         *,
         on_bug: Callable[[BaseException], None] | None = None,
+        on_finished: Callable[[], None] | None = None,
     ) -> None:
         """``on_bug`` takes any other exception instead of the crash dialog (a connection test, where
-        whatever a server does is an answer to show). After ``shutdown`` nothing starts: the database is
-        closed, and a late page refresh would open a new connection to it (or, once its folder is gone, make
-        an empty database there)."""
+        whatever a server does is an answer to show). ``on_finished`` runs first whatever happened (a
+        caller's "busy" flag is reset even when the call hit a bug). After ``shutdown`` nothing starts: the
+        database is closed, and a late page refresh would open a new connection to it (or, once its folder
+        is gone, make an empty database there)."""
         if self._stopped:
             log.debug("Not started after shutdown: %s", call)
             return
@@ -87,11 +89,15 @@ class Ops(QObject):
 
         def succeeded(result: Any) -> None:
             self._running.discard(signals)
+            if on_finished is not None:
+                on_finished()
             if on_success is not None:
                 on_success(result)
 
         def failed(exc: BaseException) -> None:
             self._running.discard(signals)
+            if on_finished is not None:
+                on_finished()
             if isinstance(exc, SanError):
                 log.info("%s", exc)
                 if on_failure is not None:

@@ -96,7 +96,7 @@ class InboxPage(QWidget):
                 SCRAP: Column(0.45, 140),
                 SOURCE: Column(0.15, 70),
                 CARD: Column(0.28, 120),
-                REFINED: Column(0.12, 70),
+                REFINED: Column(sample="Cleaning up…"),  # at least its header: "Cleaned-up text"
             },
         )
         self.states = StateStack(self.table)
@@ -195,9 +195,15 @@ class InboxPage(QWidget):
         return select_key(self.table, self.model, scrap_id)
 
     def say(self, text: str, ms: int = MESSAGE_MS) -> None:
-        """A passing message: it gives way to the usual hint after ``ms``."""
+        """A passing message: it gives way to the usual hint after ``ms``. The offer to undo a delete
+        lasts as long as its "Deleted: …" message: any newer news (a scrap, a retry, a refusal) ends it."""
+        self._offer_undo(None)
         self._set_message(text)
         self._message_timer.start(ms)
+
+    def _offer_undo(self, scrap_id: str | None) -> None:
+        self._last_deleted = scrap_id
+        self.undo_button.setVisible(scrap_id is not None)
 
     def show_capture(self, outcome: CaptureOutcome) -> None:
         scrap_id = outcome.result.scrap_id
@@ -284,6 +290,7 @@ class InboxPage(QWidget):
         self.model.repaint_states()
 
     def _on_message_timer_timeout(self) -> None:
+        self._offer_undo(None)
         self._set_message(self.hint)
 
     def _on_retry_button_clicked(self) -> None:
@@ -317,9 +324,8 @@ class InboxPage(QWidget):
             return
 
         def deleted(_changes: Changes) -> None:
-            self._last_deleted = info.id
-            self.undo_button.setVisible(True)
             self.say(f"Deleted: {preview(scrap_label(info), 60)}", 30_000)
+            self._offer_undo(info.id)
 
         def failed(exc: SanError) -> None:
             self.say(str(exc))
@@ -328,8 +334,8 @@ class InboxPage(QWidget):
         self._context.ops.write(lambda: self._app.delete_scrap(info.id), deleted, failed, initiator=self)
 
     def _on_undo_button_clicked(self) -> None:
-        scrap_id, self._last_deleted = self._last_deleted, None
-        self.undo_button.setVisible(False)
+        scrap_id = self._last_deleted
+        self._offer_undo(None)
         if scrap_id is None:
             return
 

@@ -6,7 +6,7 @@ import re
 from datetime import UTC, datetime
 
 from san_desktop.core.enums import JobStatus, SourceType
-from san_desktop.core.redact import first_cause, first_line
+from san_desktop.core.redact import first_cause
 from san_desktop.services.scrap_info import ScrapInfo
 
 
@@ -86,7 +86,7 @@ def analysis_text(info: ScrapInfo, paused: bool = False) -> str:
     if info.analysis_status is None:
         return "Not analysed"
     if info.analysis_status is JobStatus.FAILED:
-        return f"Analysis failed: {first_line(info.analysis_error)}"
+        return f"Analysis failed: {first_cause(info.analysis_error)}"
     if info.analysis_status is JobStatus.COMPLETED:
         return info.card_title or "Analysed"
     state = job_state_text(info.analysis_status, info.analysis_run_after, running="Analysing…", paused=paused)
@@ -111,8 +111,11 @@ def card_error(info: ScrapInfo) -> str | None:
 
 
 def refine_text(info: ScrapInfo, paused: bool = False) -> str:
+    """The Cleaned-up text column: the refinement's state, and whether it made a cleaner copy."""
     if info.refine_status is JobStatus.FAILED:
-        return f"Failed: {first_line(info.refine_error)}"
+        return f"Failed: {first_cause(info.refine_error)}"
     if info.refine_status in (JobStatus.PENDING, JobStatus.PROCESSING, JobStatus.CANCELLED):
-        return job_state_text(info.refine_status, info.refine_run_after, running="Refining…", paused=paused)
-    return "Refined" if info.refined else "—"
+        return job_state_text(info.refine_status, info.refine_run_after, running="Cleaning up…", paused=paused)
+    if info.refined:
+        return "Ready"
+    return "Not needed" if info.refine_status is JobStatus.COMPLETED else "—"

@@ -7,6 +7,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 
 from san_desktop.core.enums import JobStatus, SourceType
+from san_desktop.core.redact import readable
 from san_desktop.core.text import preview
 from san_desktop.services.scrap_info import ScrapInfo
 from san_desktop.services.scraps import ScrapService
@@ -28,12 +29,21 @@ def _text_tooltip(info: ScrapInfo) -> str:
 
 
 class ScrapTableModel(LazyTableModel[ScrapInfo]):
-    COLUMNS = ("Captured", "Scrap", "Source", "Card", "Refined")
+    COLUMNS = ("Captured", "Scrap", "Source", "Card", "Cleaned-up text")
+    CLEANED_TIP = (
+        "A cleaned-up copy of the scrap's text (shown with its card); the scrap itself stays as it was. "
+        "Not needed: the text was clean already."
+    )
 
     def __init__(self, scraps: ScrapService, page_size: int = 200) -> None:
         super().__init__(page_size)
         self._scraps = scraps
         self.paused = False  # the AI pool is held by its breaker: waiting jobs say so
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole:
+            return self.CLEANED_TIP if section == 4 else None
+        return super().headerData(section, orientation, role)
 
     def fetch_page(self, before_id: str | None, limit: int) -> list[ScrapInfo]:
         return self._scraps.list_scraps(before_id=before_id, limit=limit)
@@ -59,9 +69,9 @@ class ScrapTableModel(LazyTableModel[ScrapInfo]):
             if column == 1:
                 return _text_tooltip(info)
             if column == 3:
-                return card_error(info) or None
+                return readable(card_error(info), "\n\u2190 ") or None
             if column == 4 and info.refine_error:
-                return info.refine_error
+                return readable(info.refine_error, "\n\u2190 ")
         return None
 
     def repaint_states(self) -> None:

@@ -20,8 +20,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from san_desktop.core.redact import readable, readable_parts
 from san_desktop.queue.monitor import FailureGroup
-from san_desktop.ui.jobs.table_model import JOB_TYPE_LABELS, local_time
+from san_desktop.ui.jobs.table_model import kind_label, local_time
 
 
 class FailureGroupsView(QWidget):
@@ -82,15 +83,15 @@ class FailureGroupsView(QWidget):
         for row, group in enumerate(groups):
             cells = (
                 f"{group.count:,}",
-                ", ".join(JOB_TYPE_LABELS[job_type] for job_type in group.job_types),
+                ", ".join(dict.fromkeys(kind_label(*kind) for kind in group.kinds)),  # as the list names them
                 local_time(group.first_seen),
                 local_time(group.last_seen),
-                group.signature,
+                readable(group.signature),
             )
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if column == 4:
-                    item.setToolTip(group.example)
+                    item.setToolTip(readable(group.example, "\n\u2190 "))
                 self.table.setItem(row, column, item)
         total = sum(group.count for group in groups)
         self.summary.setText(f"{total:,} failed job(s) in {len(groups)} group(s)" if groups else "No failed jobs.")
@@ -117,7 +118,7 @@ class FailureGroupsView(QWidget):
         if group is None:
             self.example.clear()
             return
-        chain = "<br>&larr; ".join(html.escape(part) for part in group.example.split(" <- "))
+        chain = "<br>&larr; ".join(html.escape(part) for part in readable_parts(group.example))
         self.example.setHtml(f"<p><b>{group.count:,} job(s) failed like this</b>, for example:</p><p>{chain}</p>")
 
     def _on_retry_button_clicked(self) -> None:

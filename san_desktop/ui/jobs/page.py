@@ -45,15 +45,16 @@ class JobsPage(QWidget):
     selection or on everything the filter matches (confirmed with the count, done in batches off the GUI
     thread); failures grouped by error; the pools with Pause / Resume and the breaker's countdown; a
     running multi-step job's step; the selected job's error chain and attempts, copyable for a bug report.
-    No signals of its own."""
+    ``confirm`` asks before a bulk action (a question box by default). No signals of its own."""
 
-    def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, context: AppContext, parent: QWidget | None = None, *, confirm: Callable[[str], bool] | None = None
+    ) -> None:
         super().__init__(parent)
         self._context = context
         self._app = context.app
         self._runner = context.runner
-        self.confirm: Callable[[str], bool] = self._ask  # tests answer it themselves
-        self.bulk = BulkActions(context, lambda text: self.confirm(text), self)
+        self.bulk = BulkActions(context, confirm or self._ask, self)
         self.model = JobTableModel(context.app, background=self._in_background)
 
         self.pools = PoolBar(context.runner)

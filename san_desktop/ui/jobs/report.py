@@ -1,11 +1,13 @@
-"""A job with its attempt history, as the monitor's detail pane shows it (HTML) and as "Copy details"
-puts it on the clipboard for a bug report (plain text). Error texts are stored redacted already."""
+"""A job with its attempt history, as the monitor's detail pane shows it (HTML: sentences, without
+exception names) and as "Copy details" puts it on the clipboard for a bug report (plain text: the recorded
+chain with the names of foreign exceptions, every traceback). Error texts are stored redacted already."""
 
 from __future__ import annotations
 
 import html
 
 from san_desktop import __version__
+from san_desktop.core.redact import first_cause, readable_parts, traceback_cause
 from san_desktop.queue.records import AttemptRecord, JobRecord
 from san_desktop.ui.jobs.table_model import local_time, type_label
 
@@ -34,8 +36,8 @@ def details_html(job: JobRecord, target: str, attempts: list[AttemptRecord], sta
         "</table>",
     ]
     if job.error_message:
-        chain = "<br>&larr; ".join(html.escape(part) for part in job.error_message.split(" <- "))
-        parts.append(f"<h4>Error</h4><p>{chain}</p>")
+        chain = "<br>&larr; ".join(html.escape(part) for part in readable_parts(job.error_message))
+        parts.append(f"<h4>Error</h4><p>{chain or html.escape(first_cause(job.error_message))}</p>")
     parts.append("<h4>Attempts</h4>")
     if not attempts:
         parts.append("<p>None yet.</p>")
@@ -46,7 +48,9 @@ def details_html(job: JobRecord, target: str, attempts: list[AttemptRecord], sta
             f"{html.escape(outcome)} <small>(run {html.escape(attempt.run_id)})</small></p>"
         )
         if attempt.error_text:
-            parts.append(f"<pre>{html.escape(attempt.error_text.strip())}</pre>")
+            parts.append(f"<p>{html.escape(traceback_cause(attempt.error_text))}</p>")
+    if any(attempt.error_text for attempt in attempts):
+        parts.append("<p><small>Copy details puts every attempt's traceback on the clipboard.</small></p>")
     return "".join(parts)
 
 

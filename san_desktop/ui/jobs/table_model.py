@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt
 
 from san_desktop.app import LABELLED_JOB_TYPES, SanApp
 from san_desktop.core.enums import JobStatus, JobType
-from san_desktop.core.redact import without_type_name
+from san_desktop.core.redact import first_cause, readable
 from san_desktop.jobs.registry import JobProgress
 from san_desktop.queue.monitor import JobFilter
 from san_desktop.queue.payloads import CardAnalysisPayload, load_payload
@@ -63,10 +63,15 @@ def status_text(job: JobRecord, now: datetime | None = None, progress: JobProgre
     return job.status.value.capitalize()
 
 
-def type_label(job: JobRecord) -> str:
-    if job.job_type is JobType.CARD_ANALYSIS and load_payload(CardAnalysisPayload, job.payload).embed_only:
+def kind_label(job_type: JobType, payload: str | None) -> str:
+    """What a job does, by its type and payload: a CARD_ANALYSIS that only re-embeds is a re-embedding."""
+    if job_type is JobType.CARD_ANALYSIS and load_payload(CardAnalysisPayload, payload).embed_only:
         return "Card re-embedding"
-    return JOB_TYPE_LABELS[job.job_type]
+    return JOB_TYPE_LABELS[job_type]
+
+
+def type_label(job: JobRecord) -> str:
+    return kind_label(job.job_type, job.payload)
 
 
 class JobTableModel(LazyTableModel[JobRecord]):
@@ -153,14 +158,14 @@ class JobTableModel(LazyTableModel[JobRecord]):
                 status_text(job, progress=self._progress.get(job.id)),
                 f"{job.attempts}/{job.max_attempts}",
                 local_time(job.updated_at),
-                without_type_name((job.error_message or "").split("\n", 1)[0]),
+                first_cause(job.error_message),
             )[column]
         if role == Qt.ItemDataRole.ForegroundRole and column == 2:
             name = STATUS_TONES.get(job.status)
             return tone(name) if name else None
         if role == Qt.ItemDataRole.ToolTipRole:
             if column == 5 and job.error_message:
-                return job.error_message
+                return readable(job.error_message, "\n\u2190 ")
             if column == 0:
                 return job.job_type.value
             if column == 1:

@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QWidget
 from san_desktop.app import Changed, Changes
 from san_desktop.core.enums import JobStatus
 from san_desktop.core.errors import SanError
+from san_desktop.core.redact import first_cause
 from san_desktop.queue.records import JobRecord
 from san_desktop.services.quizzes import QuizDay
 from san_desktop.ui.common.context import AppContext
@@ -101,7 +102,7 @@ class NothingDue(EmptyState):
         if job.status is JobStatus.COMPLETED:
             self._context.ops.run(lambda: self._app.quizzes.day(day), lambda made: self._made(day, made))
         elif job.status is JobStatus.FAILED:
-            self.generate_state.setText(f"Making quizzes failed: {job.error_message or 'see Jobs'}")
+            self.generate_state.setText(f"Making quizzes failed: {first_cause(job.error_message) or 'see Jobs'}")
         else:
             self.generate_state.setText("Making quizzes was cancelled.")
 

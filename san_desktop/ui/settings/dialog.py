@@ -19,11 +19,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from san_desktop.app import Changes, SettingsConflictError
+from san_desktop.app import Changed, Changes, SettingsConflictError
+from san_desktop.core.credentials import AI_API_KEY, GITHUB_TOKEN
 from san_desktop.core.errors import SanError
-from san_desktop.core.redact import error_message
+from san_desktop.core.redact import error_message, readable
 from san_desktop.core.settings import AISettings, GitHubSettings, NotificationSettings, QuizSettings, Settings
 from san_desktop.ui.common.context import AppContext
+from san_desktop.ui.settings.secret_field import SecretField, read_source
 
 log = logging.getLogger(__name__)
 
@@ -38,9 +40,10 @@ NOTIFICATION_LABELS = {
 
 class SettingsDialog(QDialog):
     """AI provider settings: embedded (offline) or an OpenAI-compatible server, with "Test connection".
-    The API key goes to the system keyring. Keyring, file and network work runs off the GUI thread. If
-    another program changes the settings while the dialog is open, it says so before overwriting them.
-    No signals of its own."""
+    The API key and the GitHub token go to the system keyring; where there is none (or it refuses), the
+    other settings are saved all the same and the note beside the field names the environment variable
+    that works instead. Keyring, file and network work runs off the GUI thread. If another program changes
+    the settings while the dialog is open, it says so before overwriting them. No signals of its own."""
 
     def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -62,15 +65,9 @@ class SettingsDialog(QDialog):
         self.timeout.setRange(5, 3600)
         self.timeout.setSuffix(" s")
         self.timeout.setValue(ai.timeout_seconds)
-        self.api_key = QLineEdit()
-        self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
-        self.api_key.setPlaceholderText("…")
-        context.ops.run(
-            self._app.has_ai_key,
-            lambda stored: self.api_key.setPlaceholderText(
-                "stored in the keyring" if stored else "none (Ollama needs none)"
-            ),
-        )
+        self.api_key_field = SecretField("none (Ollama needs none)", self._fit_height)
+        self.api_key = self.api_key_field.edit
+        context.ops.run(lambda: read_source(self._app.ai_key_source, AI_API_KEY), self.api_key_field.show_source)
         self.max_kb = QSpinBox()
         self.max_kb.setRange(1, 100_000)
         self.max_kb.setSuffix(" KB")
@@ -86,6 +83,7 @@ class SettingsDialog(QDialog):
         form.addRow("Embedding model:", self.embedding_model)
         form.addRow("Timeout:", self.timeout)
         form.addRow("API key:", self.api_key)
+        form.addRow("", self.api_key_field.note)
         form.addRow("Largest scrap:", self.max_kb)
         github = context.settings.github
         self.commit_target = QComboBox()
@@ -100,16 +98,10 @@ class SettingsDialog(QDialog):
         self.path_template = QLineEdit(github.path_template)
         self.local_repository = QLineEdit(github.local_repository)
         self.local_branch = QLineEdit(github.local_branch)
-        self.github_token = QLineEdit()
-        self.github_token.setEchoMode(QLineEdit.EchoMode.Password)
-        self.github_token.setPlaceholderText("…")
+        self.github_token_field = SecretField("fine-grained token with Contents read/write", self._fit_height)
+        self.github_token = self.github_token_field.edit
         context.ops.run(
-            self._app.github_token_source,
-            lambda source: self.github_token.setPlaceholderText(
-                {"keyring": "stored in the keyring", "none": "fine-grained token with Contents read/write"}.get(
-                    source, f"from {source} (no keyring here)"
-                )
-            ),
+            lambda: read_source(self._app.github_token_source, GITHUB_TOKEN), self.github_token_field.show_source
         )
         self.github_test_button = QPushButton("Test GitHub")
         self.github_status = QLabel()
@@ -121,6 +113,7 @@ class SettingsDialog(QDialog):
         github_form.addRow("Branch:", self.branch)
         github_form.addRow("File path:", self.path_template)
         github_form.addRow("GitHub token:", self.github_token)
+        github_form.addRow("", self.github_token_field.note)
         github_form.addRow("Local repository:", self.local_repository)
         github_form.addRow("Local branch:", self.local_branch)
 
@@ -157,6 +150,9 @@ class SettingsDialog(QDialog):
         quiz_form.addRow("Daily reminder at:", self.reminder_time)
         quiz_form.addRow("", self.quiz_status)
 
+        self.save_status = QLabel()  # about saving as a whole: a file changed elsewhere, a full disk
+        self.save_status.setWordWrap(True)
+        self.save_status.setVisible(False)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self._on_save)
         buttons.rejected.connect(self.reject)
@@ -173,8 +169,11 @@ class SettingsDialog(QDialog):
         layout.addSpacing(8)
         layout.addWidget(QLabel("<b>Quizzes</b>"))
         layout.addLayout(quiz_form)
+        layout.addWidget(self.save_status)
         layout.addWidget(buttons)
         self.github_test_button.clicked.connect(self._on_github_test_button_clicked)
+        self.commit_target.currentIndexChanged.connect(lambda _i: self._update_target())
+        self._update_target()
 
         self.provider.currentIndexChanged.connect(lambda _i: self._update_enabled())
         self.test_button.clicked.connect(self._on_test_button_clicked)
@@ -187,6 +186,17 @@ class SettingsDialog(QDialog):
         if field is not None:
             field.setFocus()
 
+    def _local_target(self) -> bool:
+        return bool(self.commit_target.currentData() == "local")
+
+    def _update_target(self) -> None:
+        self.github_test_button.setText("Test repository" if self._local_target() else "Test GitHub")
+        self.github_test_button.setToolTip(
+            "Check that the local repository takes commits"
+            if self._local_target()
+            else "Check the token and the push permission on the repository"
+        )
+
     def _remote(self) -> bool:
         return bool(self.provider.currentData() == "openai")
 
@@ -196,10 +206,11 @@ class SettingsDialog(QDialog):
             self.chat_model,
             self.embedding_model,
             self.timeout,
-            self.api_key,
             self.test_button,
         ):
             widget.setEnabled(self._remote())
+        self.api_key_field.set_enabled(self._remote())
+        self._fit_height()
 
     def ai_settings(self) -> AISettings:
         """The AI settings this dialog shows, with the others (set in the file) as they were."""
@@ -216,23 +227,23 @@ class SettingsDialog(QDialog):
         try:
             ai = self.ai_settings()
         except ValueError as exc:
-            self.status.setText(str(exc))
+            self._tell(self.status, str(exc))
             return
         key = self.api_key.text().strip() or None
         self.test_button.setEnabled(False)
         self._testing = True
-        self.status.setText(f"Asking {ai.base_url}…")
+        self._tell(self.status, f"Asking {ai.base_url}…")
         self._context.ops.run(
             lambda: self._app.test_ai(ai, key),
             lambda message: self._on_test_finished(True, message),
-            lambda exc: self._on_test_finished(False, error_message(exc)),
-            on_bug=lambda exc: self._on_test_finished(False, error_message(exc)),
+            lambda exc: self._on_test_finished(False, readable(error_message(exc))),
+            on_bug=lambda exc: self._on_test_finished(False, readable(error_message(exc))),
         )
 
     def _on_test_finished(self, ok: bool, message: str) -> None:
         self._testing = False
         self.test_button.setEnabled(self._remote())
-        self.status.setText(("Connected. " if ok else "Failed: ") + message)
+        self._tell(self.status, ("Connected. " if ok else "Failed: ") + message)
 
     def github_settings(self) -> GitHubSettings:
         return replace(
@@ -261,26 +272,54 @@ class SettingsDialog(QDialog):
         try:
             github = self.github_settings()
         except ValueError as exc:
-            self.github_status.setText(str(exc))
+            self._tell(self.github_status, str(exc))
             return
         token = self.github_token.text().strip() or None
         self.github_test_button.setEnabled(False)
-        self.github_status.setText(f"Asking {github.api_url}…")
+        local = self._local_target()
+        self._tell(
+            self.github_status, f"Looking at {github.local_repository}…" if local else f"Asking {github.api_url}…"
+        )
 
         def done(text: str) -> None:
             self.github_test_button.setEnabled(True)
-            self.github_status.setText(text)
+            self._tell(self.github_status, text)
+
+        def test() -> str:
+            if local:  # in this dialog's words: the field, not the settings key
+                return self._app.test_local_repository(github, "the Local repository field")
+            return self._app.test_github(github, token)
 
         self._context.ops.run(
-            lambda: self._app.test_github(github, token),
+            test,
             lambda message: done(f"OK: {message}"),
             lambda exc: done(f"Failed: {exc}"),
-            on_bug=lambda exc: done(f"Failed: {error_message(exc)}"),
+            on_bug=lambda exc: done(f"Failed: {readable(error_message(exc))}"),
         )
+
+    def _say_about_saving(self, text: str) -> None:
+        self.save_status.setText(text)
+        self.save_status.setVisible(bool(text))
+        self._fit_height()
+
+    def _tell(self, label: QLabel, text: str) -> None:
+        """A section's status line, and room for it."""
+        label.setText(text)
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """Grow to show a note that appeared (word-wrapped labels in a form do not grow a shown window)."""
+        layout = self.layout()
+        if layout is None or not self.isVisible():
+            return
+        layout.activate()
+        needed = self.heightForWidth(self.width()) if self.hasHeightForWidth() else self.sizeHint().height()
+        if needed > self.height():
+            self.resize(self.width(), needed)
 
     def _on_hub_changed(self, changes: Changes, _initiator: object) -> None:
         if changes.settings and changes.external:
-            self.status.setText(
+            self._say_about_saving(
                 "The settings were just changed by another program. Saving now overwrites that change; "
                 "Cancel and reopen Settings to see it."
             )
@@ -290,20 +329,20 @@ class SettingsDialog(QDialog):
         try:
             ai = self.ai_settings()
         except ValueError as exc:
-            self.status.setText(str(exc))
+            self._tell(self.status, str(exc))
             return
         try:
             github = self.github_settings()
         except ValueError as exc:
-            self.github_status.setText(str(exc))
+            self._tell(self.github_status, str(exc))
             return
         try:
             quiz = self.quiz_settings()
         except ValueError as exc:
-            self.quiz_status.setText(str(exc))
+            self._tell(self.quiz_status, str(exc))
             return
-        key = self.api_key.text().strip()
-        token = self.github_token.text().strip()
+        key = self.api_key_field.text()
+        token = self.github_token_field.text()
         settings: Settings = replace(
             self._context.settings,
             ai=ai,
@@ -314,18 +353,40 @@ class SettingsDialog(QDialog):
         )
         overwrite = self._overwrite
 
-        def save() -> Changes:
-            if key:
-                self._app.set_ai_key(key)
-            if token:
-                self._app.set_github_token(token)
+        def save() -> Changed[dict[str, str]]:
+            """The settings first, then each secret on its own: a keyring that refuses one loses nothing
+            else. The value: what was refused, by field ("ai", "github"), a sentence each."""
             changes = self._app.save_settings(settings, overwrite=overwrite)
-            # a new key is new AI settings: AI jobs paused by a rejected key run again at once
-            return changes | Changes(settings=True, ai_settings_changed=True) if key else changes
+            refused: dict[str, str] = {}
+            if key:
+                try:
+                    self._app.set_ai_key(key)
+                except SanError as exc:
+                    refused["ai"] = str(exc)
+                else:  # a new key is new AI settings: AI jobs paused by a rejected key run again at once
+                    changes = changes | Changes(settings=True, ai_settings_changed=True)
+            if token:
+                try:
+                    self._app.set_github_token(token)
+                except SanError as exc:
+                    refused["github"] = str(exc)
+            return Changed(refused, changes)
 
-        def refused(exc: SanError) -> None:
-            self.status.setText(str(exc))
+        def saved(refused: dict[str, str]) -> None:
+            self._overwrite = False  # this dialog's settings are the file's now
+            for field, name in ((self.api_key_field, "ai"), (self.github_token_field, "github")):
+                if name in refused:
+                    field.show_refused(refused[name])
+                else:
+                    field.clear_refused()
+            if not refused:
+                self.accept()
+                return
+            self._say_about_saving("The other settings were saved; the secret beside its field was not.")
+
+        def failed(exc: SanError) -> None:
+            self._say_about_saving(str(exc))
             if isinstance(exc, SettingsConflictError):
                 self._overwrite = True  # said once; the next Save overwrites
 
-        self._context.ops.write(save, lambda _changes: self.accept(), refused, initiator=self)
+        self._context.ops.write(save, saved, failed, initiator=self)

@@ -199,7 +199,7 @@ class StarsPage(QWidget):
         self.refresh_button.setToolTip(
             "Fetch your starred repositories from GitHub and rank them again"
             if connected
-            else "Connect GitHub in Settings first"
+            else "No GitHub token yet: the page says how to give one"
         )
         self.empty_button.setEnabled(not connected or not busy)  # without a token it opens Settings
 

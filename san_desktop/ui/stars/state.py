@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from san_desktop.app import SanApp
+from san_desktop.core.credentials import GITHUB_TOKEN, ways_to_set
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus, JobType
-from san_desktop.core.redact import without_type_name
+from san_desktop.core.redact import first_cause
 from san_desktop.queue.monitor import JobFilter
 from san_desktop.queue.records import JobRecord
 from san_desktop.services.stars import Recommendation, StarsStatus
@@ -22,7 +23,7 @@ SETTINGS_LINK = "settings"  # the href of "Open Settings" in the page's texts
 
 FETCHING = "Fetching starred repositories…"
 RANKING = "Ranking against your cards…"
-NO_TOKEN = "Connect GitHub in Settings to see recommendations from your stars."
+NO_TOKEN = "No GitHub token to see recommendations from your stars with"  # and how to give one, as it works here
 NEVER_SYNCED = "Refresh to fetch your stars."
 
 
@@ -31,6 +32,7 @@ class StarsSnapshot:
     """The page's data as one background call read it."""
 
     connected: bool  # a GitHub token is set (keyring or environment)
+    token_ways: str  # how to give one (not connected): the ways that work on this machine
     status: StarsStatus
     recommendations: tuple[Recommendation, ...]
     language: str | None  # the filter they were read with
@@ -42,6 +44,7 @@ def load_stars(app: SanApp, language: str | None, limit: int = SHOWN) -> StarsSn
     """Runs off the GUI thread. The jobs are read before the recommendations: a ranking job read as
     completed has its run among them (it is stored in the transaction that completes it)."""
     connected = app.github_token_source() != "none"
+    ways = "" if connected else ways_to_set(GITHUB_TOKEN)
     newest = {
         job_type: next(iter(app.jobs.list_jobs(JobFilter(job_types=frozenset({job_type})), limit=1)), None)
         for job_type in STAR_JOB_TYPES
@@ -50,6 +53,7 @@ def load_stars(app: SanApp, language: str | None, limit: int = SHOWN) -> StarsSn
     recommendations = tuple(app.stars.latest(limit=limit, language=language))
     return StarsSnapshot(
         connected,
+        ways,
         status,
         recommendations,
         language,
@@ -79,8 +83,9 @@ IDLE = Activity(False, "", "")
 
 
 def readable_error(job: JobRecord) -> str:
-    """The job's error as the sentence it is, without the name of the exception that carried it."""
-    return without_type_name(job.error_message or "")
+    """The job's error as the sentence it is, without the name of the exception that carried it (nor its
+    causes: the Jobs page lists them)."""
+    return first_cause(job.error_message)
 
 
 def _waiting(job: JobRecord, now: datetime, what: str) -> str | None:
@@ -145,7 +150,7 @@ def summary_text(status: StarsStatus, sync: JobRecord | None = None) -> str:
 def empty_text(snapshot: StarsSnapshot) -> str:
     """Why the list is empty (it is)."""
     if not snapshot.connected:
-        return NO_TOKEN
+        return f"{NO_TOKEN}: {snapshot.token_ways}."
     if snapshot.language is not None:
         return f"No recommendation in {snapshot.language}: choose another language."
     status = snapshot.status

@@ -22,6 +22,10 @@ from san_desktop.ui.common.ops import Ops
 
 log = logging.getLogger(__name__)
 
+# The watcher skips text shorter than this ("ok", a word looked up): a copy is not always meant as a
+# scrap. Links and files always count, and Scrap clipboard takes anything.
+WATCH_MIN_CHARACTERS = 20
+
 
 @dataclass(frozen=True)
 class CaptureOutcome:
@@ -65,7 +69,8 @@ class CaptureController(QObject):
         return self._watching
 
     def set_watching(self, enabled: bool) -> None:
-        """Opt-in: scrap whatever text is copied, skipping repeats and what is already there now."""
+        """Opt-in: scrap whatever is copied, skipping repeats, what is already there now and text shorter
+        than ``WATCH_MIN_CHARACTERS``."""
         if enabled == self._watching:
             return
         self._watching = enabled
@@ -77,13 +82,20 @@ class CaptureController(QObject):
 
     def _on_clipboard_data_changed(self) -> None:
         mime = self._clipboard.mimeData()
-        if not self.can_scrap(mime):
+        if not self.can_scrap(mime) or self._too_short(mime):
             return
         digest = self._digest(mime)
         if digest == self._last_seen:
             return  # the same content again (or the app's own write of it)
         self._last_seen = digest
         self.scrap_mime(mime, empty_message=None)
+
+    @staticmethod
+    def _too_short(mime: QMimeData) -> bool:
+        if mime.hasUrls() and mime.urls():
+            return False
+        text = mime.text().strip()
+        return len(text) < WATCH_MIN_CHARACTERS and not is_web_url(text)
 
     @staticmethod
     def _digest(mime: QMimeData) -> str:

@@ -12,6 +12,7 @@ import pytest
 from san_desktop.ai.factory import ProviderSource
 from san_desktop.bootstrap import Backend
 from san_desktop.core.enums import AttemptOutcome, ErrorKind, JobPool, JobStatus, JobType
+from san_desktop.core.redact import first_cause
 from san_desktop.core.settings import AISettings, JobSettings
 from san_desktop.jobs.breaker import BreakerState, CircuitBreaker
 from san_desktop.jobs.executor import JobExecutor
@@ -105,7 +106,8 @@ def _scraps(backend: Backend, queue: JobQueue, count: int) -> list[str]:
     return [analysis_job(scraps.capture(f"{SCRAP} Note {n}.")) for n in range(count)]
 
 
-REJECTED = "The AI server rejected the API key (401): set a valid key in Settings"
+KEY_WAYS = "enter it in Settings or with `san config set ai.api_key` (kept in the keyring), or set OPENAI_API_KEY"
+REJECTED = f"The AI server rejected the API key (401): for a valid one, {KEY_WAYS}"
 
 
 @pytest.mark.parametrize(
@@ -132,7 +134,7 @@ def test_a_rejected_key_pauses_the_ai_pool_at_once_and_every_job_waits(
     first = queue.get(jobs[0])
     assert first.status is JobStatus.PENDING
     assert first.attempts == 0  # no attempt spent: the job is not at fault
-    assert (first.error_message or "").startswith(f"CredentialsRejectedError: {sentence}")
+    assert (first.error_message or "").startswith(sentence)  # our sentence, without a class name
     assert API_KEY not in (first.error_message or "")
     assert [queue.get(job).attempts for job in jobs[1:]] == [0, 0]
     assert all(queue.attempts(job) == [] for job in jobs[1:])  # never tried
@@ -155,7 +157,7 @@ def test_without_a_key_the_pause_asks_for_one(
     executor = JobExecutor(queue, build_registry(providers), backend.require_session(), breakers={JobPool.AI: breaker})
     _scraps(backend, queue, 1)
     executor.drain(JobPool.AI)
-    assert breaker.status().held == "The AI server asks for an API key (401): set one in Settings"
+    assert breaker.status().held == f"The AI server asks for an API key (401): {KEY_WAYS}"
 
 
 def test_a_403_for_something_else_fails_the_job_alone(
@@ -199,6 +201,19 @@ def test_500_is_retried_later(backend: Backend, job_settings: object, server: Fa
     assert job.error_kind is ErrorKind.TRANSIENT
     assert job.attempts == 1
     assert "500 Internal Server Error" in (job.error_message or "")
+    # in our words, the server's own explanation included; the HTTP library's error only among the causes
+    assert (job.error_message or "").startswith("HTTP 500 Internal Server Error from http://127.0.0.1:")
+    assert "HTTPStatusError" not in first_cause(job.error_message)
+
+
+def test_400_fails_at_once_in_our_words(
+    backend: Backend, job_settings: object, server: FakeOpenAI, clock: FakeClock
+) -> None:
+    server.behaviour = "400"
+    job = _analyse(backend, job_settings, server, clock)
+    assert job.status is JobStatus.FAILED  # classified by the answer it carries, as before
+    assert job.error_kind is ErrorKind.PERMANENT
+    assert (job.error_message or "").startswith("HTTP 400 Bad Request from http://127.0.0.1:")
 
 
 def test_malformed_json_is_retried_with_the_reason(
@@ -208,7 +223,7 @@ def test_malformed_json_is_retried_with_the_reason(
     job = _analyse(backend, job_settings, server, clock)
     assert job.status is JobStatus.PENDING
     assert job.error_kind is ErrorKind.TRANSIENT
-    assert (job.error_message or "").startswith("AIOutputError: The AI answer was not valid JSON")
+    assert (job.error_message or "").startswith("The AI answer was not valid JSON")
 
 
 def test_truncated_answer_fails(backend: Backend, job_settings: object, server: FakeOpenAI, clock: FakeClock) -> None:

@@ -133,7 +133,7 @@ def test_checks_before_enqueue_say_what_to_do(app: SanApp, github: FakeGitHub) -
     with pytest.raises(SanError, match="No GitHub repository is set"):
         app.commit_til(day)
     app.save_settings(replace(app.settings, github=GitHubSettings(api_url=github.url, repository="me/til")))
-    with pytest.raises(SanError, match="No GitHub token is stored"):
+    with pytest.raises(SanError, match=r"No GitHub token: enter it in Settings .* or set GH_TOKEN"):
         app.commit_til(day)
 
 

@@ -106,6 +106,23 @@ def test_headless_run_until_idle_and_timeout(db: Database) -> None:
     assert "Timeout reached" in timed.stderr
 
 
+def test_jobs_run_keeps_info_lines_in_the_log_file_not_on_the_terminal(db: Database, data_dir: Path) -> None:
+    """Issue 24: `san jobs run` printed every INFO log line (start, each job's state, the sweep)."""
+    queue = JobQueue(db, fast_settings())
+    job = analysis_job(ScrapService(db, queue).capture("SQLite keeps a write-ahead log beside the database."))
+    ran = run_san("jobs", "run", "--until-idle", "--timeout", "60")
+    assert ran.returncode == 0, ran.stderr
+    assert queue.get(job).status is JobStatus.COMPLETED
+    assert " INFO " not in ran.stderr, ran.stderr
+    assert ran.stderr == "Nothing left to run.\n"  # why it stopped, as a sentence
+    log = (data_dir / "logs" / "san.log").read_text(encoding="utf-8")
+    assert f"Job {job} CARD_ANALYSIS: PROCESSING -> COMPLETED" in log  # the log file keeps them
+
+    verbose = run_san("jobs", "run", "--until-idle", "--timeout", "60", "--verbose")
+    assert verbose.returncode == 0, verbose.stderr
+    assert " INFO " in verbose.stderr  # asked for
+
+
 def test_a_one_megabyte_token_becomes_a_card_well_within_the_timeout(db: Database, tmp_path: Path) -> None:
     """Issue 23: a token without spaces as long as a scrap may be held the embedded provider for hours."""
     token = tmp_path / "token.txt"
@@ -172,8 +189,9 @@ def test_until_idle_stops_when_the_ai_server_rejects_the_key(db: Database, data_
         ran = _run_until_idle("--wait-retries")
     assert ran.returncode == 75, ran.stderr
     assert (
-        "AI job(s) wait: the AI pool is paused. The AI server asks for an API key (401): set one in Settings "
-        "(or `san config set ai.api_key`), then run `san jobs run` again.\n"
+        "AI job(s) wait: the AI pool is paused. The AI server asks for an API key (401): set OPENAI_API_KEY in "
+        "SAN Desktop's environment (no usable keyring here: no keyring backend is available on this system); "
+        "then run `san jobs run` again.\n"
     ) in ran.stderr
     assert [queue.get(job).attempts for job in jobs] == [0, 0, 0]
     assert {queue.get(job).status for job in jobs} == {JobStatus.PENDING}

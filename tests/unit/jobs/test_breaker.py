@@ -105,3 +105,21 @@ def test_the_last_failure_is_kept_for_the_pause_to_name() -> None:
     assert not breaker.paused()  # the probe is due
     breaker.record_success()
     assert breaker.status().last_error is None
+
+
+def test_a_failure_while_paused_does_not_change_the_number_the_pause_was_told_with() -> None:
+    """Issue 24: the Jobs header said "paused after 6 failures in a row", the status bar 5 — a job already
+    running when the breaker opened failed too, and was counted after the pause had been announced."""
+    clock = FakeClock()
+    changes: list[BreakerStatus] = []
+    breaker = _breaker(clock, changes)
+    for _ in range(3):
+        breaker.record_failure("timed out")
+    (opened,) = changes
+    breaker.record_failure("timed out")  # the other worker's job, started before the pause
+    assert breaker.status().consecutive_failures == opened.consecutive_failures == 3
+    assert breaker.status().describe(clock.now) == opened.describe(clock.now)
+    clock.now += breaker.status().cooldown
+    assert breaker.try_acquire()
+    breaker.record_failure("timed out")  # the probe failed: one more in the streak, told with the new pause
+    assert changes[-1].consecutive_failures == breaker.status().consecutive_failures == 4
