@@ -118,14 +118,19 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_commit(args: argparse.Namespace) -> int:
     target = CommitTarget(args.target.upper()) if args.target else None
     with _open(args) as app:
-        if args.dry_run:
-            plan = app.commits.plan(args.date, target=target, path=args.path)
-            print(f"Would commit version {plan.version} of {plan.local_date} to {plan.repository} ({plan.branch})")
+        if args.dry_run:  # the repository looked at as the commit job will look at it
+            preview = app.commits.preview(args.date, target=target, path=args.path)
+            plan = preview.plan
+            print(f"Would commit version {plan.version} of {plan.local_date} to {plan.where}")
             print(f"  path:    {plan.path}")
+            if preview.placement is not None and preview.placement.moved:
+                print(f"           ({preview.asked} exists, and SAN Desktop never replaces a file it did not write)")
+            elif preview.unchecked:
+                print(f"           ({preview.unchecked})")
             print(f"  message: {plan.message}")
             return 0
         info = app.commit_til(args.date, target=target, path=args.path).value
-    print(f"Commit of {args.date} to {info.repository} ({info.branch}) at {info.path} requested: {info.id}")
+    print(f"Commit of {args.date} to {info.where} at {info.path} requested: {info.id}")
     print("The open app or `san jobs run` makes it; `san til commits DATE` shows the result.")
     return 0
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from functools import partial
@@ -46,8 +47,10 @@ def _counts(page: QuizzesPage) -> str:
     return re.sub(r"<[^>]+>", "", page.counts.text())
 
 
-def _shown_page(qtbot: QtBot, context: AppContext) -> QuizzesPage:
-    page = QuizzesPage(context)
+def _shown_page(
+    qtbot: QtBot, context: AppContext, ask_to_delete: Callable[[QuizView], bool] | None = None
+) -> QuizzesPage:
+    page = QuizzesPage(context, ask_to_delete=ask_to_delete)
     qtbot.addWidget(page)
     page.resize(900, 640)
     page.show()
@@ -205,23 +208,23 @@ def test_edit_changes_the_quiz_shown_and_refuses_an_empty_answer(
 
 def test_delete_asks_first_and_then_the_quiz_is_gone(qtbot: QtBot, context: AppContext, app: SanApp) -> None:
     quizzes_of_today(app, QUIZ_TEXTS[:2])
-    page = _shown_page(qtbot, context)
+    asked: list[str] = []
+    answers = [False, True]  # no, then yes
+
+    def answer(shown: QuizView) -> bool:
+        asked.append(shown.id)
+        return answers.pop(0)
+
+    page = _shown_page(qtbot, context, ask_to_delete=answer)
     qtbot.waitUntil(lambda: _counts(page) == "New 4 · Learning 0 · Review 0", timeout=5_000)
     quiz = page.quiz
     assert quiz is not None
-    asked: list[str] = []
-
-    def answer_no(shown: QuizView) -> bool:
-        asked.append(shown.id)
-        return False
-
-    page.ask_to_delete = answer_no
     page.card.delete_button.click()
     assert asked == [quiz.id]
     assert app.quizzes.get(quiz.id) == quiz
 
-    page.ask_to_delete = lambda shown: True
     page.card.delete_button.click()
+    assert asked == [quiz.id, quiz.id]
     qtbot.waitUntil(lambda: _quiz_after(page, quiz.id), timeout=5_000)
     assert _counts(page) == "New 3 · Learning 0 · Review 0"
     with pytest.raises(QuizNotFoundError):

@@ -21,6 +21,7 @@ from san_desktop.services.til import TilView
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.til.page import TilPage
 from tests.support.openai_server import FakeOpenAI, fake_openai_server
+from tests.support.til import til_text
 
 
 class _FlakyWriter(LocalProvider):
@@ -193,3 +194,19 @@ def test_a_note_with_scripts_images_and_javascript_links_renders_inert(qtbot: Qt
     assert "owned" not in view.toPlainText()
     assert not server.received.wait(0.5)  # nothing reached the server
     assert server.requests == []
+
+
+@pytest.mark.qt_log_ignore("propagateSizeHints")  # the offscreen platform, for a window it shows
+def test_the_version_box_shows_its_versions_whole(qtbot: QtBot, page: TilPage, live_context: AppContext) -> None:
+    """It was cut ("v2 editec"): shown while it was empty, the box kept that width."""
+    page.show()
+    qtbot.waitExposed(page)
+    page.generate_button.click()
+    qtbot.waitUntil(lambda: page.versions.count() == 1, timeout=20_000)
+    day = live_context.app.til.today()
+    live_context.app.save_til_edit(day, til_text(live_context.app, day) + "\nOne more thing.\n")
+    page.reload_days()
+    qtbot.waitUntil(lambda: page.versions.count() == 2, timeout=10_000)
+    longest = max(page.versions.fontMetrics().horizontalAdvance(page.versions.itemText(i)) for i in range(2))
+    assert page.versions.itemText(0) == "v2 edited"
+    assert page.versions.width() > longest

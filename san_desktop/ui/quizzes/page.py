@@ -35,7 +35,14 @@ class QuizzesPage(QWidget):
 
     open_card = Signal(str)
 
-    def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        context: AppContext,
+        parent: QWidget | None = None,
+        *,
+        ask_to_delete: Callable[[QuizView], bool] | None = None,
+    ) -> None:
+        """``ask_to_delete``: whether a quiz may be deleted (by default a question to the person)."""
         super().__init__(parent)
         self._context = context
         self._app = context.app
@@ -46,7 +53,7 @@ class QuizzesPage(QWidget):
         self._session: Counter[int] = Counter()  # ratings given since the queue was last empty
         self._summary = ""
         self.edit_dialog: QuizEditDialog | None = None
-        self.ask_to_delete: Callable[[QuizView], bool] = self._ask_to_delete  # tests answer it themselves
+        self._may_delete = ask_to_delete or self._ask_to_delete
 
         self.counts = text_label(rich=True)
         self.counts.setWordWrap(False)
@@ -158,7 +165,7 @@ class QuizzesPage(QWidget):
 
     def delete_current(self) -> None:
         quiz = self.quiz
-        if quiz is None or self._busy or not self.ask_to_delete(quiz):
+        if quiz is None or self._busy or not self._may_delete(quiz):
             return
 
         def deleted(_changes: Changes) -> None:

@@ -82,6 +82,7 @@ class TilPage(QWidget):
         self.notice.setWordWrap(True)
         self.notice.setStyleSheet(tone_style("warning"))
         self.versions = QComboBox()
+        self.versions.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)  # "v2 edited …" whole
         self.text = QTextBrowser()
         self.text.setOpenLinks(False)  # links open in the browser (http/https only), never in the app
         self.text.setPlaceholderText("Choose a day with cards, then Generate.")

@@ -156,9 +156,13 @@ def test_the_command_line_commits_and_says_where_the_token_comes_from(
     environment = child_env(GH_TOKEN=TOKEN)  # a child has no keyring: the token comes from the environment
     doctor = json.loads(run_python(["-m", "san_desktop.cli.main", "doctor", "--json"], env=environment).stdout)
     assert doctor["github_token_source"] == "GH_TOKEN"
+    planned = app.commits.plan(day).path
+    github.files[("main", planned)] = b"someone else's note"
     dry = run_python(["-m", "san_desktop.cli.main", "til", "commit", day, "--dry-run"], env=environment)
     assert dry.returncode == 0, dry.stderr
-    assert "me/til (main)" in dry.stdout
+    assert "to GitHub me/til (branch main)" in dry.stdout
+    assert f"path:    {planned.removesuffix('.md')}-1.md" in dry.stdout  # looked at as the job will look
+    assert f"({planned} exists, and SAN Desktop never replaces a file it did not write)" in dry.stdout
     assert "docs: add TIL - " in dry.stdout
     assert app.commits.list(day) == []  # a dry run records nothing
     tested = run_python(["-m", "san_desktop.cli.main", "github", "test"], env=environment)
