@@ -109,3 +109,19 @@ def test_an_empty_page_still_says_the_list_is_loaded(qtbot: QtBot) -> None:
     with qtbot.waitSignal(model.loaded, timeout=1_000):
         model.reload()
     assert model.rowCount() == 0
+
+
+def test_live_answers_are_taken_newest_first_and_never_older_than_a_whole_page(qtbot: QtBot) -> None:
+    model = _Keys(["a", "b"], page_size=10)
+    model.reload()
+    first = model.ask(["b"])
+    second = model.ask(["b"])
+    model.stored.remove("b")
+    assert model.answer(second, "b", None)  # the newest read: b is gone
+    assert not model.answer(first, "b", "b")  # an older read answering late is dropped
+    assert _shown(model) == ["a"]
+    late = model.ask(["c"])
+    model.stored.append("c")
+    model.reload()  # a whole page asked after that read: it knows at least as much
+    assert not model.answer(late, "c", None)
+    assert _shown(model) == ["c", "a"]

@@ -29,6 +29,11 @@ class LazyTableModel(QAbstractTableModel, Generic[RowT]):
     and ``cell``. With ``background``, pages are queried off the GUI thread and inserted when they
     arrive (a page that arrives after a reload is dropped).
 
+    Live reads of single rows (``ask`` then ``answer``) may run on other threads than the pages: each
+    read gets a ticket, an answer older than the newest read of its row is dropped, and a page read
+    before a row's newest answer shows that answer instead of what it read (a row deleted or added
+    while a page was on its way).
+
     Signals:
         loaded(): a page was read and taken (rows inserted, or none: the list is complete), or a
             ``refresh`` replaced the rows; a view tells "nothing here" from "not read yet" by it.
@@ -48,6 +53,10 @@ class LazyTableModel(QAbstractTableModel, Generic[RowT]):
         self._top = 0  # sequence number of row 0
         self._bottom = 1  # sequence number of the last row; empty when bottom > top
         self._exhausted = False
+        self._ticket = 0  # numbers live reads; a page remembers the number current when it was asked
+        self._asked: dict[str, int] = {}  # a row's newest live read not answered yet
+        self._live: dict[str, tuple[int, RowT | None]] = {}  # a row's newest live answer (None: gone)
+        self._floor = 0  # answers to reads asked before the newest whole-list read are older than it
 
     # --- for subclasses -----------------------------------------------------------------------
 
@@ -84,12 +93,13 @@ class LazyTableModel(QAbstractTableModel, Generic[RowT]):
         generation = self._generation
         self._loading = True  # no older page is asked for meanwhile: the rows are about to be replaced
         limit = self._page_size
+        asked = self._ticket
 
         def arrived(rows: list[RowT]) -> None:
             if generation == self._generation:
                 self._loading = False
                 self._clear()
-                self._take_page(rows)
+                self._take_page(rows, asked, whole=True)
 
         def failed(_exc: Exception) -> None:
             if generation == self._generation:
@@ -113,8 +123,9 @@ class LazyTableModel(QAbstractTableModel, Generic[RowT]):
             return
         oldest = self.row_key(self._rows[self._bottom]) if self.rowCount() else None
         limit = self._page_size
+        asked, whole = self._ticket, oldest is None
         if self._background is None:
-            self._take_page(self.fetch_page(oldest, limit))
+            self._take_page(self.fetch_page(oldest, limit), asked, whole)
             return
         self._loading = True
         generation = self._generation
@@ -122,7 +133,7 @@ class LazyTableModel(QAbstractTableModel, Generic[RowT]):
         def arrived(rows: list[RowT]) -> None:
             if generation == self._generation:
                 self._loading = False
-                self._take_page(rows)
+                self._take_page(rows, asked, whole)
 
         def failed(_exc: Exception) -> None:
             if generation == self._generation:
@@ -130,10 +141,16 @@ class LazyTableModel(QAbstractTableModel, Generic[RowT]):
 
         self._background(lambda: self.fetch_page(oldest, limit), arrived, failed)
 
-    def _take_page(self, fetched: list[RowT]) -> None:
+    def _take_page(self, fetched: list[RowT], asked: int, whole: bool) -> None:
+        """Take a page read when the ticket was ``asked``; ``whole``: the first page of a new list."""
         if len(fetched) < self._page_size:
             self._exhausted = True
-        page = [row for row in fetched if self.row_key(row) not in self._seq_of]
+        newer = {key: row for key, (ticket, row) in self._live.items() if ticket > asked}
+        page: list[RowT] = []
+        for fetched_row in fetched:
+            row = newer.get(self.row_key(fetched_row), fetched_row)
+            if row is not None and self.row_key(row) not in self._seq_of:
+                page.append(row)
         if page:
             first = self.rowCount()
             self.beginInsertRows(QModelIndex(), first, first + len(page) - 1)
@@ -142,7 +159,38 @@ class LazyTableModel(QAbstractTableModel, Generic[RowT]):
                 self._rows[self._bottom] = row
                 self._seq_of[self.row_key(row)] = self._bottom
             self.endInsertRows()
+        if whole:
+            for row in newer.values():  # added while the page was on its way
+                if row is not None:
+                    self.upsert(row)
+            self._floor = max(self._floor, asked)
+            self._live = {key: answer for key, answer in self._live.items() if answer[0] > asked}
+            self._asked = {key: ticket for key, ticket in self._asked.items() if ticket > asked}
         self.loaded.emit()
+
+    # --- live reads of single rows ------------------------------------------------------------
+
+    def ask(self, keys: Sequence[str]) -> int:
+        """A read of these rows starts (off the GUI thread): its ticket, for ``answer``."""
+        self._ticket += 1
+        for key in keys:
+            self._asked[key] = self._ticket
+        return self._ticket
+
+    def answer(self, ticket: int, key: str, row: RowT | None) -> bool:
+        """What the read ``ticket`` found for ``key`` (None: gone); dropped when a newer read of the row
+        was asked or answered, or a whole page was read since. True when it was taken."""
+        newest = max(self._asked.get(key, 0), self._live.get(key, (0, None))[0])
+        if ticket <= self._floor or ticket < newest:
+            return False
+        if self._asked.get(key) == ticket:
+            del self._asked[key]
+        self._live[key] = (ticket, row)
+        if row is None:
+            self.remove(key)
+        else:
+            self.upsert(row)
+        return True
 
     # --- live updates -------------------------------------------------------------------------
 

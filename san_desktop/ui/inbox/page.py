@@ -219,12 +219,12 @@ class InboxPage(QWidget):
     def _refresh(self, scrap_ids: list[str], then: Any = None) -> None:
         """Look at these scraps again (off the GUI thread) and update, add or drop their rows."""
 
+        ticket = self.model.ask(scrap_ids)  # reads run on two threads: a late answer of an older one is dropped
+
         def apply(infos: list[ScrapInfo]) -> None:
-            for info in sorted(infos, key=lambda item: item.id):
-                if info.deleted:
-                    self.model.remove(info.id)
-                else:
-                    self.model.upsert(info)
+            found = {info.id: info for info in infos if not info.deleted}
+            for scrap_id in sorted(scrap_ids):
+                self.model.answer(ticket, scrap_id, found.get(scrap_id))
             self._update_actions()
             if then is not None:
                 then()
