@@ -10,7 +10,8 @@ import numpy as np
 import numpy.typing as npt
 
 from bench.common import Row, median, percentile, temporary_data_dir
-from san_desktop.ai.local import LOCAL_DIMENSIONS, LOCAL_SIMILARITY_THRESHOLD, LocalProvider
+from san_desktop.ai.calibration import GENERIC_THRESHOLD
+from san_desktop.ai.local import LOCAL_DIMENSIONS, LocalProvider
 from san_desktop.bootstrap import start_backend
 from san_desktop.core.ids import new_id
 from san_desktop.core.settings import JobSettings
@@ -130,11 +131,11 @@ def bench_similar(count: int, queries: int = 50, *, realistic: bool = False) -> 
             card_ids = _bulk_cards(conn, _bulk_scraps(conn, count, "vec"), model, vectors=vectors)
         picks = rng.choice(count, size=queries + 1, replace=False)
         began = time.perf_counter()
-        cards = CardService(backend.db, lambda: LOCAL_SIMILARITY_THRESHOLD)
+        cards = CardService(backend.db)
         cards.warm_up(model)  # what the app does at start, off the GUI thread
         warm = (time.perf_counter() - began) * 1000
         began = time.perf_counter()
-        similar_cards(backend.db, card_ids[picks[0]], LOCAL_SIMILARITY_THRESHOLD, limit=10)
+        similar_cards(backend.db, card_ids[picks[0]], GENERIC_THRESHOLD, limit=10)
         cold = (time.perf_counter() - began) * 1000
         index = next(i for key, i in vectors_module._indexes.items() if key[0].endswith(str(backend.db.path)))
         memory_mb = sum(a.nbytes for a in (index.ids, index.bits, index.codes, index.scales)) / 1e6
@@ -142,7 +143,7 @@ def bench_similar(count: int, queries: int = 50, *, realistic: bool = False) -> 
         ours, brute, overlap = [], [], []
         for index in picks:
             began = time.perf_counter()
-            found = similar_cards(backend.db, card_ids[index], LOCAL_SIMILARITY_THRESHOLD, limit=10)
+            found = similar_cards(backend.db, card_ids[index], GENERIC_THRESHOLD, limit=10)
             ours.append((time.perf_counter() - began) * 1000)
             began = time.perf_counter()
             scores = vectors @ vectors[index]
@@ -219,7 +220,7 @@ def bench_search(count: int = 100_000, rounds: int = 5) -> list[Row]:
         backend = start_backend(directory, kind="headless", log_to_stderr=False)
         with backend.db.engine.begin() as conn:  # one bulk write, no other writer
             _bulk_cards(conn, _bulk_scraps(conn, count, "search"), "m", texts=texts)
-        cards = CardService(backend.db, lambda: LOCAL_SIMILARITY_THRESHOLD)
+        cards = CardService(backend.db)
         full, ranking, scan = [], [], []
         by_search: dict[str, list[float]] = {search: [] for search in SEARCHES}
         for _ in range(rounds):

@@ -148,6 +148,14 @@ class AboutInfo:
     created: bool  # the database was made by this start
     upgraded_from: str | None  # the schema revision it was upgraded from by this start
     backup: Path | None
+    embedded_model: str = ""  # the shipped sentence encoder, its license, and whether it is in use
+
+
+def _embedded_model() -> str:
+    from san_desktop.ai import encoder
+
+    said = f"{encoder.MODEL_NAME}, {encoder.MODEL_LICENSE}, through {encoder.PACKAGE}"
+    return said if encoder.usable() else f"{said}: not loaded (similar cards compare words and spelling)"
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:
@@ -188,7 +196,16 @@ class SanApp:
     def cards(self) -> CardService:
         from san_desktop.services.cards import CardService
 
-        return CardService(self.db, lambda: self.providers.get().similarity_threshold)
+        return CardService(self.db)
+
+    def warm_up_encoder(self) -> str | None:
+        """Load the embedded sentence encoder now when the embedded AI is chosen (off the GUI thread,
+        before the first card needs it); the sentence that says why it could not load, or None."""
+        if self.settings.ai.provider != "local":
+            return None
+        from san_desktop.ai import encoder
+
+        return None if encoder.warm_up() else encoder.failure()
 
     @cached_property
     def card_edits(self) -> CardEditService:
@@ -245,6 +262,7 @@ class SanApp:
             created=migration.previous is None,
             upgraded_from=migration.previous if migration.upgraded else None,
             backup=migration.backup,
+            embedded_model=_embedded_model(),
         )
 
     def job_labels(self, jobs: Iterable[JobRecord]) -> dict[str, str]:

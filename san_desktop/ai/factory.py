@@ -11,13 +11,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from san_desktop.ai.calibration import HASHED_EMBEDDING_MODEL
 from san_desktop.core.settings import AISettings
 
 if TYPE_CHECKING:
     from san_desktop.ai.base import AIProvider
-
-# the embedded provider's vector space; a constant here so that knowing it loads no provider
-LOCAL_EMBEDDING_MODEL = "local-hashed-ngram-v1"
 
 ApiKeyReader = Callable[[], str | None]
 
@@ -27,8 +25,13 @@ def _no_key() -> None:
 
 
 def embedding_model_of(settings: AISettings) -> str:
-    """The vector space the provider of ``settings`` embeds into, without building the provider."""
-    return LOCAL_EMBEDDING_MODEL if settings.provider == "local" else settings.embedding_model
+    """The vector space the provider of ``settings`` embeds into, without building the provider (nor
+    loading the sentence encoder: it names the encoder's space until the encoder failed to load)."""
+    if settings.provider != "local":
+        return settings.embedding_model
+    from san_desktop.ai.encoder import SEMANTIC_EMBEDDING_MODEL, usable
+
+    return SEMANTIC_EMBEDDING_MODEL if usable() else HASHED_EMBEDDING_MODEL
 
 
 def make_provider(settings: AISettings, api_key: str | None = None) -> AIProvider:

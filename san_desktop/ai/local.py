@@ -2,8 +2,9 @@
 
 Cards from the text alone (issue 16): the heading or key phrase as title (``keyterms``), a TextRank
 summary (``summary``), key terms as tags, a naive Bayes category trained on shipped examples
-(``categories``); a text clean-up for refinement; template TILs; and hashed character n-gram embeddings
-(signed feature hashing with crc32, never Python's randomised ``hash()``).
+(``categories``); a text clean-up for refinement; template TILs; and embeddings by the shipped sentence
+encoder (``encoder``: meaning, across English and Korean), or, should it not load, hashed character
+n-grams (signed feature hashing with crc32, never Python's randomised ``hash()``) under their own model id.
 
 Bounded (issue 23): a card is made from the text's first ``ANALYSIS_WINDOW`` characters, and every call
 stops with ``AnalysisTooLongError`` past its time limit (``ai.local_time_limit_seconds``).
@@ -22,6 +23,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 
+from san_desktop.ai import encoder
 from san_desktop.ai.base import (
     CardDraft,
     KeptParts,
@@ -34,6 +36,7 @@ from san_desktop.ai.base import (
     finalize_draft,
     group_by_topic,
 )
+from san_desktop.ai.calibration import HASHED_EMBEDDING_MODEL, threshold_of
 from san_desktop.ai.categories import MIN_EVIDENCE, choose_category
 from san_desktop.ai.keyterms import key_terms, tags
 from san_desktop.ai.lexicon import KNOWN_TERMS
@@ -48,10 +51,7 @@ from san_desktop.core.text import preview
 
 P = ParamSpec("P")
 R = TypeVar("R")
-LOCAL_EMBEDDING_MODEL = "local-hashed-ngram-v1"  # also ai.factory.LOCAL_EMBEDDING_MODEL (a test keeps them equal)
-LOCAL_DIMENSIONS = 512
-# Hashed n-grams overlap less than model embeddings: similar texts sit further apart.
-LOCAL_SIMILARITY_THRESHOLD = 0.7
+LOCAL_DIMENSIONS = 512  # of the hashed n-gram vectors
 
 _CODE_FENCE = re.compile(r"```.*?```", re.S)
 # What a card is made from: key terms read 300 sentences and the summary ranks 120, so an article of up to
@@ -112,8 +112,6 @@ class LocalProvider:
     """The embedded default: works offline, needs no model and no key."""
 
     name = "local"
-    embedding_model = LOCAL_EMBEDDING_MODEL
-    similarity_threshold = LOCAL_SIMILARITY_THRESHOLD
     time_limit_seconds: float | None = DEFAULT_TIME_LIMIT  # (defaults here too: subclasses may skip __init__)
     _clock: Clock = time.monotonic
 
@@ -121,6 +119,15 @@ class LocalProvider:
         """``time_limit_seconds``: how long one call may take (None: no limit)."""
         self.time_limit_seconds = time_limit_seconds
         self._clock = clock
+
+    @property
+    def embedding_model(self) -> str:
+        """The sentence encoder's space; the hashed n-grams' once the encoder could not load."""
+        return local_embedding_model()
+
+    @property
+    def similarity_threshold(self) -> float:
+        return threshold_of(self.embedding_model)
 
     @_time_limited
     def analyze_card(self, text: str, categories: Sequence[str]) -> CardDraft:
@@ -181,18 +188,33 @@ class LocalProvider:
 
     @_time_limited
     def embed(self, texts: Sequence[str]) -> Vectors:
-        """One row per text, of its first ``ANALYSIS_WINDOW`` characters."""
-        matrix = np.zeros((len(texts), LOCAL_DIMENSIONS), dtype=np.float32)
-        for row, text in enumerate(texts):
-            check_time()
-            for feature, weight in _features(analysis_window(text)).items():
-                digest = zlib.crc32(feature.encode("utf-8"))
-                sign = 1.0 if digest & 0x80000000 else -1.0
-                matrix[row, digest % LOCAL_DIMENSIONS] += sign * weight
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        norms[norms == 0] = 1.0
-        normalized: Vectors = (matrix / norms).astype(np.float32)
-        return normalized
+        """One row per text, in the space ``embedding_model`` names (read it after embedding: a model
+        that failed to load while embedding leaves the hashed n-grams)."""
+        if encoder.usable():
+            try:
+                return encoder.encode(texts)
+            except encoder.EncoderUnavailableError:
+                pass  # said once in the log; the hashed n-grams from now on
+        return hashed_embed(texts)
+
+
+def local_embedding_model() -> str:
+    return encoder.SEMANTIC_EMBEDDING_MODEL if encoder.usable() else HASHED_EMBEDDING_MODEL
+
+
+def hashed_embed(texts: Sequence[str]) -> Vectors:
+    """Hashed word and character n-grams of each text's first ``ANALYSIS_WINDOW`` characters."""
+    matrix = np.zeros((len(texts), LOCAL_DIMENSIONS), dtype=np.float32)
+    for row, text in enumerate(texts):
+        check_time()
+        for feature, weight in _features(analysis_window(text)).items():
+            digest = zlib.crc32(feature.encode("utf-8"))
+            sign = 1.0 if digest & 0x80000000 else -1.0
+            matrix[row, digest % LOCAL_DIMENSIONS] += sign * weight
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    normalized: Vectors = (matrix / norms).astype(np.float32)
+    return normalized
 
 
 def _features(text: str) -> Counter[str]:

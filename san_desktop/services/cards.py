@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from san_desktop.ai.base import CardDraft
+from san_desktop.ai.calibration import score_of, threshold_of
 from san_desktop.core.errors import SanError
 from san_desktop.core.ids import new_id
 from san_desktop.core.timeutil import utcnow
@@ -67,15 +68,13 @@ class SimilarCard:
     card: CardSummary
     distance: float  # cosine distance: 0 same direction, 1 unrelated, 2 opposite
     within_threshold: bool  # False: nothing is close, this is one of the nearest few
+    model_id: str = ""  # the vector space compared in
 
     @property
     def score(self) -> float:
-        """Similarity between 0 (unrelated or opposite) and 1 (same direction), as people are shown it."""
-        return similarity_score(self.distance)
-
-
-def similarity_score(distance: float) -> float:
-    return min(1.0, max(0.0, 1.0 - distance))
+        """Between 0 and 1, as people are shown it: the chance that a card this near is on the same
+        topic, calibrated per embedding model (``ai.calibration``), so 60% means the same whichever."""
+        return score_of(self.model_id, self.distance)
 
 
 NamedT = TypeVar("NamedT", Category, Tag)
@@ -395,11 +394,10 @@ def _search(session: Session, search: str, *, limit: int, scrap_ids: Collection[
 
 class CardService:
     """Reading cards and finding similar ones; the window and the command line both come through here.
-    ``threshold`` gives the configured embedding model's "similar" distance."""
+    "Similar" is within the calibrated distance of the card's own embedding model (``ai.calibration``)."""
 
-    def __init__(self, db: Database, threshold: Callable[[], float]) -> None:
+    def __init__(self, db: Database) -> None:
         self.db = db
-        self.threshold = threshold
 
     def list_cards(self, search: str = "", *, limit: int = 200, before_id: str | None = None) -> list[CardSummary]:
         """Newest first, in pages before ``before_id``. With ``search`` (every word in the title, summary,
@@ -454,7 +452,7 @@ class CardService:
         """Cards nearest to ``card_id`` within the embedding model's threshold (cosine distance), itself
         excluded; when none pass, the ``FALLBACK_NEAREST`` nearest, marked so. Only vectors of the
         card's own embedding model are compared. The window and ``san cards similar`` both ask this."""
-        return similar_cards(self.db, card_id, self.threshold(), limit=limit)
+        return similar_cards(self.db, card_id, limit=limit)
 
     def warm_up(self, model_id: str) -> int:
         """Load the similar-card index of ``model_id`` into memory and ask it once (start-up, off the GUI
@@ -468,15 +466,18 @@ class CardService:
         return loaded
 
 
-def similar_cards(db: Database, card_id: str, threshold: float, *, limit: int = SIMILAR_LIMIT) -> list[SimilarCard]:
-    """``CardService.similar`` with an explicit threshold."""
+def similar_cards(
+    db: Database, card_id: str, threshold: float | None = None, *, limit: int = SIMILAR_LIMIT
+) -> list[SimilarCard]:
+    """``CardService.similar``; ``threshold`` (a cosine distance) instead of the model's calibrated one."""
     with db.sessions() as session:
         own = session.connection().execute(_VECTOR_OF, {"card": card_id}).first()
         if own is None:
             if session.get(KnowledgeCard, card_id) is None:
                 raise CardNotFoundError(card_id)
             return []
-        return nearest_cards(session, own.model_id, from_stored(own.vector, own.dim), threshold, {card_id}, limit)
+        within = threshold_of(own.model_id) if threshold is None else threshold
+        return nearest_cards(session, own.model_id, from_stored(own.vector, own.dim), within, {card_id}, limit)
 
 
 def nearest_cards(
@@ -512,4 +513,8 @@ def nearest_cards(
     chosen = passing or rows[: min(limit, FALLBACK_NEAREST)]
     ids = [card_id for card_id, _distance in chosen]
     cards = {card.id: card for card in _summaries(conn, _LIVE_SUMMARIES_OF, ids=ids)}
-    return [SimilarCard(cards[card_id], distance, bool(passing)) for card_id, distance in chosen if card_id in cards]
+    return [
+        SimilarCard(cards[card_id], distance, bool(passing), model_id)
+        for card_id, distance in chosen
+        if card_id in cards
+    ]

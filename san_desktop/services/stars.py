@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from san_desktop.ai.base import AIProvider
+from san_desktop.ai.calibration import score_of
 from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.core.enums import JobType
 from san_desktop.core.errors import SanError
@@ -312,7 +313,7 @@ class StarService:
     def rank(self, provider: AIProvider, window_days: int) -> list[tuple[str, float, str]]:
         """(repository id, score, reason) best first, archived ones last: each repository scored by its
         two nearest cards of the last ``window_days`` (its best match, and a second one half as much). A
-        best match under the provider's similarity line is called loose, not close."""
+        best match less likely than not on the card's topic (``ai.calibration``) is called loose, not close."""
         self.embed_repositories(provider)
         model = provider.embedding_model
         titles, cards = self._cards(model, window_days)
@@ -327,7 +328,6 @@ class StarService:
         if not repos or not titles:
             return []
         dim = cards.shape[1]
-        close = 1.0 - provider.similarity_threshold  # cosine similarity at which cards count as similar
         matrix = np.stack([from_stored(row.embedding, dim) for row in repos])
         scored: list[tuple[bool, float, str, str]] = []
         for start in range(0, len(repos), RANK_CHUNK):
@@ -340,7 +340,8 @@ class StarService:
                 score = values[0] + (0.5 * values[1] if len(values) > 1 else 0.0)
                 row = repos[start + offset]
                 names = " and ".join(f"“{titles[column]}”" for column in ordered)
-                near = "Close to" if values[0] >= close else "Loosely related to"
+                # as likely on the card's topic as not, by the model's calibration: close
+                near = "Close to" if score_of(model, 1.0 - values[0]) >= 0.5 else "Loosely related to"
                 reason = f"{near} your card{'s' if len(ordered) > 1 else ''} {names}"
                 if row.archived:
                     reason += " (archived)"

@@ -75,6 +75,9 @@ def test_about_dialog_shows_version_and_data_directory(
     qtbot.addWidget(dialog)
     assert dialog.version_label.text() == __version__
     assert dialog.data_dir_label.text() == str(backend.data_dir)
+    model = dialog.model_label.text()  # the shipped model and its license, as NOTICE names them
+    assert "Universal Sentence Encoder multilingual v3" in model
+    assert "Apache-2.0" in model
 
 
 def test_closing_the_window_ends_the_session_and_frees_the_data_directory(

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from san_desktop.ai.local import LOCAL_SIMILARITY_THRESHOLD
 from san_desktop.db.database import Database
 from san_desktop.services.cards import CardService, CardSummary
 
 
 def all_cards(db: Database, search: str = "") -> list[CardSummary]:
-    return CardService(db, lambda: LOCAL_SIMILARITY_THRESHOLD).list_cards(search)
+    return CardService(db).list_cards(search)

@@ -37,10 +37,15 @@ class AppContext:
 
     def start(self, poll_ms: int = POLL_MS) -> None:
         """Start the runner (its recovery sweep first), watch for other processes' changes, and load
-        the similar-card index off the GUI thread."""
+        the sentence encoder, then the similar-card index, off the GUI thread."""
         self.runner.start()
         self.hub.watch(self.app, self.ops, poll_ms)
-        model = self.app.providers.embedding_model()
+        self.ops.run(self.app.warm_up_encoder, self._on_encoder_warmed_up)
+
+    def _on_encoder_warmed_up(self, failure: str | None) -> None:
+        if failure is not None:
+            self.hub.message.emit(failure)  # once: the model is not tried again in this process
+        model = self.app.providers.embedding_model()  # the encoder's space, or the n-grams' without it
         self.ops.run(lambda: self.app.cards.warm_up(model), lambda n: log.info("Similar-card index ready (%d)", n))
 
     def on_hub_changed(self, changes: Changes, _initiator: object) -> None:

@@ -39,6 +39,8 @@ class AboutDialog(QDialog):
         form.addRow("Log file:", self._selectable(str(about.log_file)))
         runs_on = f"PySide6 {pyside_version}, {about.sqlite}"
         form.addRow("Runs on:", self._selectable(runs_on))
+        self.model_label = self._selectable(about.embedded_model)
+        form.addRow("Embedded model:", self.model_label)
 
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         open_folder = QPushButton("Open data folder")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from san_desktop.ai.local import LOCAL_EMBEDDING_MODEL, LocalProvider
+from san_desktop.ai.local import LocalProvider, local_embedding_model
 from san_desktop.core.ids import new_id
 from san_desktop.db.database import Database
 from san_desktop.db.vectors import candidates, to_stored
@@ -23,7 +23,7 @@ def _index(db: Database, vectors: npt.NDArray[np.float32]) -> list[str]:
         raw.executemany(
             "INSERT INTO card_embeddings (card_id, model_id, dim, vector, created_at) VALUES (?, ?, ?, ?, ?)",
             [
-                (card_id, LOCAL_EMBEDDING_MODEL, vectors.shape[1], to_stored(vector), "2026-11-30 00:00:00")
+                (card_id, local_embedding_model(), vectors.shape[1], to_stored(vector), "2026-11-30 00:00:00")
                 for card_id, vector in zip(ids, vectors, strict=True)
             ],
         )
@@ -45,7 +45,7 @@ def test_recall_at_10_on_real_text_is_at_least_95_percent(db: Database) -> None:
             scores = vectors @ vectors[q]
             scores[q] = -np.inf
             exact = {ids[i] for i in np.argsort(-scores)[:10]}
-            found = candidates(conn, LOCAL_EMBEDDING_MODEL, vectors[q], 10, exclude={ids[q]})
+            found = candidates(conn, local_embedding_model(), vectors[q], 10, exclude={ids[q]})
             assert ids[q] not in found
             recall += len(exact & set(found)) / 10
     assert recall / len(queries) >= 0.95, recall / len(queries)
@@ -59,5 +59,5 @@ def test_recall_at_10_for_texts_held_out_of_the_index_is_at_least_95_percent(db:
     with db.engine.connect() as conn:
         for query in held_out:
             exact = {ids[i] for i in np.argsort(-(indexed @ query))[:10]}
-            recall += len(exact & set(candidates(conn, LOCAL_EMBEDDING_MODEL, query, 10))) / 10
+            recall += len(exact & set(candidates(conn, local_embedding_model(), query, 10))) / 10
     assert recall / len(held_out) >= 0.95, recall / len(held_out)

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from san_desktop.ai.base import CardDraft
 from san_desktop.ai.factory import ProviderSource
-from san_desktop.ai.local import LOCAL_EMBEDDING_MODEL, LOCAL_SIMILARITY_THRESHOLD, LocalProvider
+from san_desktop.ai.local import LocalProvider, local_embedding_model
 from san_desktop.bootstrap import Backend
 from san_desktop.core.settings import AISettings
 from san_desktop.db.models import AsyncJob, Category, KnowledgeCard, Tag
@@ -31,7 +31,7 @@ from tests.support.local_jobs import run_all_jobs
 
 
 def _cards(backend: Backend) -> CardService:
-    return CardService(backend.db, lambda: LOCAL_SIMILARITY_THRESHOLD)
+    return CardService(backend.db)
 
 
 TEXTS = {
@@ -55,7 +55,7 @@ def cards_by_key(backend: Backend, queue: JobQueue) -> dict[str, str]:
 
 
 def test_related_cards_come_first(backend: Backend, cards_by_key: dict[str, str]) -> None:
-    similar = similar_cards(backend.db, cards_by_key["wal"], LOCAL_SIMILARITY_THRESHOLD)
+    similar = similar_cards(backend.db, cards_by_key["wal"])
     keys = {card_id: key for key, card_id in cards_by_key.items()}
     ranked = [keys[item.card.id] for item in similar]
     assert ranked[0] == "wal2"
@@ -130,8 +130,8 @@ def test_changing_the_embedding_model_re_embeds_cards_through_jobs(
     run_all_jobs(queue, backend.require_session(), providers)
     with backend.db.sessions() as session:
         models = set(session.scalars(sa.select(KnowledgeCard.embedding_model)))
-    assert models == {LOCAL_EMBEDDING_MODEL}
-    assert similar_cards(backend.db, cards_by_key["wal"], LOCAL_SIMILARITY_THRESHOLD)
+    assert models == {local_embedding_model()}
+    assert similar_cards(backend.db, cards_by_key["wal"])
 
 
 def test_a_failed_re_embedding_is_not_retried_by_every_sweep(
@@ -148,7 +148,7 @@ def test_a_failed_re_embedding_is_not_retried_by_every_sweep(
 
 def test_the_similar_card_index_can_be_loaded_ahead_of_use(backend: Backend, cards_by_key: dict[str, str]) -> None:
     with backend.db.engine.connect() as conn:
-        assert warm_up(conn, LOCAL_EMBEDDING_MODEL) == len(TEXTS)
+        assert warm_up(conn, local_embedding_model()) == len(TEXTS)
         assert warm_up(conn, "a-model-without-cards") == 0
 
 

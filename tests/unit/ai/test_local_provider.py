@@ -8,7 +8,8 @@ import sys
 import numpy as np
 
 from san_desktop.ai.base import DEFAULT_CATEGORIES, CardDraft, finalize_draft
-from san_desktop.ai.local import LOCAL_DIMENSIONS, LocalProvider
+from san_desktop.ai.encoder import SEMANTIC_DIMENSIONS
+from san_desktop.ai.local import LOCAL_DIMENSIONS, LocalProvider, hashed_embed
 from san_desktop.ai.wordclass import strip_korean_particle
 
 ENGLISH = (
@@ -66,14 +67,22 @@ def test_limits_are_enforced_on_any_answer() -> None:
 
 def test_embeddings_are_normalised_and_stable_across_processes() -> None:
     vectors = LocalProvider().embed([ENGLISH, KOREAN, ""])
-    assert vectors.shape == (3, LOCAL_DIMENSIONS)
-    assert np.allclose(np.linalg.norm(vectors[:2], axis=1), 1.0)
+    assert vectors.shape == (3, SEMANTIC_DIMENSIONS)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
+    hashed = hashed_embed([ENGLISH, KOREAN, ""])
+    assert hashed.shape == (3, LOCAL_DIMENSIONS)
+    assert np.allclose(np.linalg.norm(hashed[:2], axis=1), 1.0)
     code = (
-        "from san_desktop.ai.local import LocalProvider; import sys; "
-        "sys.stdout.write(LocalProvider().embed([sys.argv[1]]).tobytes().hex())"
+        "from san_desktop.ai.local import LocalProvider, hashed_embed; import sys, numpy; "
+        "sys.stdout.write(numpy.concatenate([LocalProvider().embed([sys.argv[1]]), "
+        "hashed_embed([sys.argv[1]])], axis=1).tobytes().hex())"
     )
     other = subprocess.run([sys.executable, "-c", code, ENGLISH], capture_output=True, text=True, check=True)
-    assert bytes.fromhex(other.stdout) == vectors[0].tobytes()  # crc32, not the salted hash()
+    there = np.frombuffer(bytes.fromhex(other.stdout), dtype=np.float32)
+    # the encoder's sums may run in another order on other BLAS threads; the n-grams are crc32, not the
+    # salted hash(): the same bits
+    assert np.allclose(there[:SEMANTIC_DIMENSIONS], vectors[0], atol=1e-5)
+    assert there[SEMANTIC_DIMENSIONS:].tobytes() == hashed[0].tobytes()
 
 
 def test_related_texts_are_nearer_than_unrelated_ones() -> None:
