@@ -21,6 +21,7 @@ from san_desktop.ai.factory import ProviderSource
 from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus, JobType
 from san_desktop.core.errors import TargetNotFoundError
+from san_desktop.core.failpoints import pause_here
 from san_desktop.core.settings import (
     CaptureSettings,
     GitHubSettings,
@@ -155,6 +156,7 @@ class CardAnalysisProcessor:
             stale = (card_now.title, card_now.summary) != words
             if stale:
                 mark_embedding_stale(session.connection(), card_now.id)
+        pause_here("card.reembedded")  # crash tests kill a library's move to a new model halfway
         if stale:
             _embed_again(context, scrap_id)
 
