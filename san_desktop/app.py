@@ -55,6 +55,7 @@ if TYPE_CHECKING:  # cards, TIL and commits (numpy and more) load when first use
     from san_desktop.services.cards import CardService
     from san_desktop.services.commits import CommitInfo, CommitService
     from san_desktop.services.quizzes import QuizService, QuizView
+    from san_desktop.services.search import QueryVector
     from san_desktop.services.stars import StarService
     from san_desktop.services.til import TilService
 
@@ -196,7 +197,22 @@ class SanApp:
     def cards(self) -> CardService:
         from san_desktop.services.cards import CardService
 
-        return CardService(self.db)
+        return CardService(self.db, self._embed_query)
+
+    def _embed_query(self, text: str) -> QueryVector | None:
+        """A search's vector, when the embedded sentence encoder is what embeds the cards (a query to a
+        remote server would make every keystroke wait on the network: those search by words)."""
+        if self.settings.ai.provider != "local":
+            return None
+        from san_desktop.ai import encoder
+        from san_desktop.services.search import QueryVector
+
+        if not encoder.usable():
+            return None
+        try:
+            return QueryVector(encoder.SEMANTIC_EMBEDDING_MODEL, encoder.encode([text])[0])
+        except encoder.EncoderUnavailableError:
+            return None
 
     def warm_up_encoder(self) -> str | None:
         """Load the embedded sentence encoder now when the embedded AI is chosen (off the GUI thread,

@@ -1,4 +1,5 @@
-"""``san cards ...``: list, show, similar, and correcting a card (edit, analyse again, rename a tag)."""
+"""``san cards ...``: list, show, similar, and correcting a card (edit, analyse again, rename a tag); and
+``san search``: cards found by their words, their scrap's text, or meaning."""
 
 from __future__ import annotations
 
@@ -60,6 +61,20 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     rename.set_defaults(handler=cmd_rename_tag)
 
 
+def add_search_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    search = commands.add_parser(
+        "search",
+        help="find cards by their words, their scrap's text, or meaning (in English or Korean)",
+        description="Find cards by the words of their title, summary, tags or category, by the words of the "
+        "scrap they came from, and by meaning (the embedded model: a Korean query finds English cards on its "
+        "topic and the other way round). Each result says where it matched.",
+    )
+    search.add_argument("query", metavar="QUERY", nargs="+")
+    search.add_argument("--limit", type=count(MAX_LIMIT), default=20)
+    search.add_argument("--json", action="store_true")
+    search.set_defaults(handler=cmd_search)
+
+
 def _open(args: argparse.Namespace) -> AbstractContextManager[SanApp]:
     """The data directory's facade, beside a running app if there is one (no instance lock)."""
     from san_desktop.app import open_app
@@ -79,6 +94,25 @@ def cmd_list(args: argparse.Namespace) -> int:
     print_table(
         ["ID", "CATEGORY", "TITLE", "TAGS"],
         [[c.id, c.category or "-", c.title, ", ".join(c.tags)] for c in found],
+    )
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from san_desktop.services.search import WHERE_SAID
+
+    query = " ".join(args.query)
+    with _open(args) as app:
+        found = app.cards.search(query, limit=args.limit)
+    if args.json:
+        print_json([{"card": item.card, "matched": list(item.matched)} for item in found])
+        return 0
+    if not found:
+        print(f"Nothing found for “{query}”.")
+        return 0
+    print_table(
+        ["ID", "FOUND BY", "TITLE"],
+        [[item.card.id, ", ".join(WHERE_SAID[where] for where in item.matched), item.card.title] for item in found],
     )
     return 0
 
@@ -109,7 +143,13 @@ def cmd_similar(args: argparse.Namespace) -> int:
     if args.json:
         print_json(
             [
-                {"card": s.card, "distance": s.distance, "score": s.score, "within_threshold": s.within_threshold}
+                {
+                    "card": s.card,
+                    "distance": s.distance,
+                    "score": s.score,
+                    "within_threshold": s.within_threshold,
+                    "model": s.model_id,
+                }
                 for s in found
             ]
         )

@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_parser(commands)
     scraps.add_parsers(commands)
     cards.add_parser(commands)
+    cards.add_search_parser(commands)
     config.add_parser(commands)
     jobs.add_parser(commands)
     til.add_parser(commands)

@@ -20,11 +20,11 @@ from san_desktop.core.timeutil import utcnow
 from san_desktop.db.database import Database
 from san_desktop.db.models import CardEmbedding, Category, KnowledgeCard, Scrap, Tag, card_tags
 from san_desktop.db.vectors import from_stored, index_card_vector, nearest, to_stored, unindex_card, warm_up
+from san_desktop.services.search import QueryEmbedder, QueryVector, search_cards
 
 SIMILAR_LIMIT = 10
 # when no card is within the threshold, only this many nearest ones are offered (labelled as such)
 FALLBACK_NEAREST = 3
-SEARCH_CANDIDATES = 1000  # a search ranks at most this many of its newest matches
 # the best of the index's ranking checked for being live (a deleted card drops out, the next one shows)
 NEAREST_CHECKED = 50
 
@@ -316,116 +316,67 @@ def _summaries(conn: sa.Connection, query: SummaryQuery, **params: object) -> li
     ]
 
 
-# a two-letter word starting more distinct trigrams than this is common: a substring scan finds enough
-# matches in the newest cards sooner than an index query of that many terms
-TWO_LETTER_TERMS = 200
-
-
-def _quoted(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
-
-
-def _trigrams_starting(conn: sa.Connection, word: str) -> list[str]:
-    """The index's trigrams that start with the two-letter ``word``: every occurrence of it starts one,
-    as each indexed value ends with a space (revision 0009). A range of ``card_search_vocab``."""
-    key = word.lower()
-    rows = conn.exec_driver_sql(
-        "SELECT term FROM card_search_vocab WHERE term >= ? AND term < ? LIMIT ?",
-        (key, key + "\U0010ffff", TWO_LETTER_TERMS + 1),
-    )
-    return [row[0] for row in rows]
-
-
-def _search(session: Session, search: str, *, limit: int, scrap_ids: Collection[str] | None = None) -> list[str]:
-    """Ids of live cards matching every word of ``search`` in title, summary, tags or category, best
-    first: FTS5 (trigram) ranked by bm25 with the title weighted most. A two-letter word (a two-syllable
-    Korean word) matches through the trigrams it starts; a one-letter or very common two-letter word is
-    matched as a substring of the same index's text. Without ``scrap_ids`` only the newest
-    ``SEARCH_CANDIDATES`` matches are ranked, so a word in every card stays fast."""
-    conn = session.connection()
-    matches: list[str] = []
-    short_words: list[str] = []
-    for word in search.split():
-        if len(word) >= 3:
-            matches.append(_quoted(word))
-            continue
-        terms = _trigrams_starting(conn, word) if len(word) == 2 else []
-        if len(word) == 2 and not terms:
-            return []  # in no card
-        if 0 < len(terms) <= TWO_LETTER_TERMS:
-            matches.append("(" + " OR ".join(_quoted(term) for term in terms) + ")")
-        else:
-            short_words.append(word)
-    where = []
-    params: list[object] = []
-    if matches:
-        where.append("card_search MATCH ?")
-        params.append(" AND ".join(matches))
-    # substring words alone scan the index's own content table (FTS5's documented ``<name>_content``,
-    # columns c0..c3): three times faster than a full scan through the virtual table
-    columns = ("title", "summary", "tags", "category") if matches else ("c0", "c1", "c2", "c3")
-    for word in short_words:
-        pattern = "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        where.append("(" + " OR ".join(f"{column} LIKE ? ESCAPE '\\'" for column in columns) + ")")
-        params.extend([pattern] * len(columns))
-    if matches:
-        candidates = (
-            "SELECT rowid, bm25(card_search, 10.0, 1.0, 3.0, 2.0) AS rank FROM card_search "
-            f"WHERE {' AND '.join(where)} ORDER BY rowid DESC LIMIT ?"
-        )
-    else:
-        candidates = (
-            f"SELECT id AS rowid, 0.0 AS rank FROM card_search_content WHERE {' AND '.join(where)} "
-            "ORDER BY id DESC LIMIT ?"
-        )
-    params.append(SEARCH_CANDIDATES if scrap_ids is None else -1)
-    live = ["s.deleted_at IS NULL"]
-    if scrap_ids is not None:
-        live.append(f"kc.scrap_id IN ({', '.join('?' for _ in scrap_ids)})")
-        params.extend(scrap_ids)
-    rows = conn.exec_driver_sql(
-        f"SELECT kc.id FROM ({candidates}) AS found JOIN knowledge_cards AS kc ON kc.rowid = found.rowid "
-        f"JOIN scraps AS s ON s.id = kc.scrap_id WHERE {' AND '.join(live)} "
-        "ORDER BY found.rank, kc.rowid DESC LIMIT ?",
-        (*params, limit),
-    )
-    return [row[0] for row in rows]
+@dataclass(frozen=True)
+class FoundCard:
+    card: CardSummary
+    matched: tuple[str, ...]  # where: search.IN_CARD, IN_TEXT, BY_MEANING
 
 
 class CardService:
-    """Reading cards and finding similar ones; the window and the command line both come through here.
-    "Similar" is within the calibrated distance of the card's own embedding model (``ai.calibration``)."""
+    """Reading, searching and finding similar cards; the window and the command line both come through
+    here. "Similar" is within the calibrated distance of the card's own embedding model
+    (``ai.calibration``); search is ``services.search`` with ``embed_query`` for meaning."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, embed_query: QueryEmbedder | None = None) -> None:
         self.db = db
+        self._embed_query = embed_query
+        self._queries: dict[str, QueryVector | None] = {}  # the last few searches' vectors
+
+    def _query_vector(self, search: str) -> QueryVector | None:
+        if self._embed_query is None:
+            return None
+        if search not in self._queries:
+            if len(self._queries) >= 8:
+                self._queries.pop(next(iter(self._queries)))
+            self._queries[search] = self._embed_query(search)
+        return self._queries[search]
+
+    def search(self, search: str, *, limit: int = 200) -> list[FoundCard]:
+        """Cards found by the words of their card or scrap, or by meaning, best first, with where."""
+        if not search.strip():
+            return []
+        query = self._query_vector(search.strip())
+        with self.db.sessions() as session:
+            hits = search_cards(session, search, query, limit=limit)
+            found = {
+                card.id: card
+                for card in _summaries(session.connection(), _LIVE_SUMMARIES_OF, ids=[hit.card_id for hit in hits])
+            }
+        return [FoundCard(found[hit.card_id], hit.matched) for hit in hits if hit.card_id in found]
 
     def list_cards(self, search: str = "", *, limit: int = 200, before_id: str | None = None) -> list[CardSummary]:
-        """Newest first, in pages before ``before_id``. With ``search`` (every word in the title, summary,
-        tags or category, ignoring case): the best matches first, all in the first page."""
+        """Newest first, in pages before ``before_id``. With ``search``: ``search``'s results, best first,
+        all in the first page."""
+        if search.strip():
+            return [] if before_id else [item.card for item in self.search(search, limit=limit)]
         with self.db.sessions() as session:
-            if search.strip():
-                if before_id:
-                    return []  # a search's results, best first, all come in its first page
-                ids = _search(session, search, limit=limit)
-                conn = session.connection()
-                found = {card.id: card for card in _summaries(conn, _LIVE_SUMMARIES_OF, ids=ids)}
-                return [found[card_id] for card_id in ids if card_id in found]
             query = _live_summaries().order_by(KnowledgeCard.id.desc()).limit(limit)
             if before_id:
                 query = query.where(KnowledgeCard.id < before_id)
             return _summaries(session.connection(), query)
 
     def cards_of_scraps(self, scrap_ids: Iterable[str], search: str = "") -> dict[str, CardSummary]:
-        """The live cards of these scraps that match ``search``, by scrap id (a deleted scrap has none)."""
+        """The live cards of these scraps that ``search`` finds, by scrap id (a deleted scrap has none)."""
         scrap_ids = list(scrap_ids)
         if not scrap_ids:
             return {}
         query = _live_summaries().where(KnowledgeCard.scrap_id.in_(scrap_ids))
         with self.db.sessions() as session:
             if search.strip():
-                query = query.where(
-                    KnowledgeCard.id.in_(_search(session, search, limit=len(scrap_ids), scrap_ids=scrap_ids))
+                hits = search_cards(
+                    session, search, self._query_vector(search.strip()), limit=len(scrap_ids), scrap_ids=scrap_ids
                 )
+                query = query.where(KnowledgeCard.id.in_([hit.card_id for hit in hits]))
             return {card.scrap_id: card for card in _summaries(session.connection(), query)}
 
     def get(self, card_id: str) -> CardDetail:

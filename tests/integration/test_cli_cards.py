@@ -152,3 +152,23 @@ def test_a_tag_typed_in_another_spelling_is_said_to_keep_its_own(app: SanApp) ->
     assert result.returncode == 0, result.stderr
     assert "The tag “sqlite” is spelled “SQLite” (a tag has one spelling" in result.stdout
     assert _shown(card_id)["card"]["tags"] == ["SQLite", "WAL"]
+
+
+def test_san_search_finds_by_meaning_across_languages_and_says_where(app: SanApp) -> None:
+    from tests.integration.services.test_similar_meaning import ENGLISH, KOREAN
+
+    cards_of(app, [ENGLISH["isolation"], ENGLISH["docker"], KOREAN["film"]])
+    isolation = _card_of(app, ENGLISH["isolation"])
+    found = run_san("search", "트랜잭션", "격리", "--json")
+    assert found.returncode == 0, found.stderr
+    results = json.loads(found.stdout)
+    assert results[0]["card"]["id"] == isolation
+    assert results[0]["matched"] == ["meaning"]
+    table = run_san("search", "트랜잭션 격리")
+    assert table.returncode == 0, table.stderr
+    assert table.stdout.splitlines()[0].split()[:3] == ["ID", "FOUND", "BY"]
+    assert isolation in table.stdout.splitlines()[1]
+    assert "meaning" in table.stdout.splitlines()[1]
+    nothing = run_san("search", "zebra", "crossing")
+    assert nothing.returncode == 0, nothing.stderr
+    assert nothing.stdout.strip() == "Nothing found for “zebra crossing”."

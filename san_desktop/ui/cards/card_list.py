@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 
 from san_desktop.services.card_fields import fields_phrase
 from san_desktop.services.cards import CardDetail, CardService, CardSummary
+from san_desktop.services.search import WHERE_SAID
 from san_desktop.ui.common.lazy_model import LazyTableModel
 from san_desktop.ui.common.look import tone
 
@@ -21,9 +22,17 @@ class CardListModel(LazyTableModel[CardSummary]):
         super().__init__(page_size)
         self._cards = cards
         self.search = ""
+        self._matched: dict[str, tuple[str, ...]] = {}  # a search's results: where each matched
 
     def fetch_page(self, before_id: str | None, limit: int) -> list[CardSummary]:
-        return self._cards.list_cards(self.search, limit=limit, before_id=before_id)
+        """(Off the GUI thread.) A search's results come whole in the first page, with where they matched."""
+        if not self.search.strip():
+            return self._cards.list_cards(limit=limit, before_id=before_id)
+        if before_id:
+            return []
+        found = self._cards.search(self.search, limit=limit)
+        self._matched = {item.card.id: item.matched for item in found}  # one assignment: safe to read beside
+        return [item.card for item in found]
 
     def row_key(self, row: CardSummary) -> str:
         return row.id
@@ -33,6 +42,9 @@ class CardListModel(LazyTableModel[CardSummary]):
             return (card.title, card.category or "", ", ".join(card.tags))[column]
         if role == Qt.ItemDataRole.ToolTipRole:  # the whole of what a narrow column cuts short
             summary = card.summary + (f"\n\nEdited by you: {fields_phrase(card.edited)}" if card.edited else "")
+            matched = self._matched.get(card.id) if self.search.strip() else None
+            if matched:
+                summary += "\n\nFound by " + ", ".join(WHERE_SAID[where] for where in matched)
             return (summary, card.category or None, ", ".join(card.tags) or None)[column]
         return None
 

@@ -55,7 +55,7 @@ class CardsPage(QWidget):
         self._reveal: str | None = None  # select this scrap's card when it appears (after Undo)
         self.model = CardListModel(context.app.cards)
         self.search = QLineEdit()
-        self.search.setPlaceholderText("Search titles, summaries, tags and categories")
+        self.search.setPlaceholderText("Search cards, the text of their scraps, and by meaning (English or 한국어)")
         self.search.setClearButtonEnabled(True)
         self.table = QTableView()
         self.table.setModel(self.model)

@@ -1,0 +1,29 @@
+"""The Cards page's search finds by meaning across languages and says where each result matched."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from san_desktop.ui.cards.page import CardsPage
+from san_desktop.ui.common.context import AppContext
+from tests.integration.services.test_similar_meaning import ENGLISH, KOREAN
+from tests.support.til import cards_of
+
+
+def test_a_korean_search_lists_the_english_card_and_says_it_was_found_by_meaning(
+    qtbot: QtBot, live_context: AppContext
+) -> None:
+    cards_of(live_context.app, [ENGLISH["isolation"], ENGLISH["docker"], KOREAN["react"]])
+    page = CardsPage(live_context)
+    qtbot.addWidget(page)
+    qtbot.waitUntil(lambda: page.model.rowCount() == 3, timeout=10_000)
+    page.search.setText("트랜잭션 격리")
+
+    def titles() -> list[str]:
+        return [row.title for row in page.model.loaded_rows()]
+
+    isolation = next(card for card in live_context.app.cards.list_cards() if "isolation" in card.summary.lower())
+    qtbot.waitUntil(lambda: titles()[:1] == [isolation.title], timeout=10_000)
+    tooltip = page.model.data(page.model.index(0, 0), Qt.ItemDataRole.ToolTipRole)
+    assert tooltip.endswith("Found by meaning")
