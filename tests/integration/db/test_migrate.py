@@ -283,3 +283,39 @@ def test_revision_0013_marks_no_field_of_existing_cards_as_edited_and_keeps_card
             "VALUES ('c2', 's2', 't', 's', '2026-01-01 00:00:00', '2026-01-01 00:00:00')"
         )
         assert conn.execute("SELECT title_edited FROM knowledge_cards WHERE id = 'c2'").fetchone() == (0,)
+
+
+def test_revision_0014_indexes_the_text_of_existing_scraps_and_follows_every_change(tmp_path: Path) -> None:
+    path = tmp_path / "san.db"
+    migrate_to(path, "0013")
+    with raw_connection(path) as conn:
+        conn.execute(
+            "INSERT INTO scraps (id, source_type, content, content_hash, created_at) "
+            "VALUES ('s1', 'TEXT', '트랜잭션 격리는 갱신 손실을 막는다', 'h1', '2026-01-01 00:00:00')"
+        )
+
+    migrate(path, choose_driver())
+
+    def found(word: str) -> list[str]:
+        return [
+            row[0]
+            for row in conn.execute(
+                "SELECT s.id FROM scrap_search JOIN scraps AS s ON s.rowid = scrap_search.rowid "
+                "WHERE scrap_search MATCH ?",
+                (f'"{word}"*',),
+            )
+        ]
+
+    with raw_connection(path) as conn:
+        assert found("격리") == ["s1"]  # an existing scrap, its word with its particle
+        conn.execute(
+            "INSERT INTO scraps (id, source_type, content, content_hash, created_at) "
+            "VALUES ('s2', 'TEXT', 'zymurgy notes', 'h2', '2026-01-01 00:00:00')"
+        )
+        assert found("zymurgy") == ["s2"]
+        conn.execute("UPDATE scraps SET content = 'brewing notes' WHERE id = 's2'")
+        assert found("zymurgy") == []
+        assert found("brewing") == ["s2"]
+        conn.execute("DELETE FROM scraps WHERE id = 's1'")
+        assert found("격리") == []
+        conn.execute("INSERT INTO scrap_search (scrap_search) VALUES ('integrity-check')")  # raises if they differ
