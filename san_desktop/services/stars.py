@@ -286,9 +286,9 @@ class StarService:
             found.append((f"TIL of {day}", vector / (np.linalg.norm(vector) or 1.0)))
         return found
 
-    def _cards(self, model: str, window_days: int) -> tuple[list[str], np.ndarray]:
+    def _cards(self, model: str, window_days: int) -> tuple[list[str], np.ndarray, int]:
         """Titles and vectors of what the learner learned lately: the cards and the TILs of the window (the
-        newest cards instead when the window holds none)."""
+        newest cards instead when the window holds none); and how many of them are cards (the TILs follow)."""
         since = self.clock() - timedelta(days=window_days)
         query = (
             sa.select(KnowledgeCard.title, CardEmbedding.vector, CardEmbedding.dim)
@@ -302,13 +302,14 @@ class StarService:
                 rows = session.execute(query.order_by(KnowledgeCard.created_at.desc()).limit(FALLBACK_CARDS)).all()
         titles = [row.title for row in rows]
         vectors = [from_stored(row.vector, row.dim) for row in rows]
+        card_count = len(titles)
         for title, vector in self._tils(model, since):
             if not vectors or vector.shape == vectors[0].shape:
                 titles.append(title)
                 vectors.append(vector.astype(np.float32))
         if not vectors:
-            return [], np.zeros((0, 0), dtype=np.float32)
-        return titles, np.stack(vectors)
+            return [], np.zeros((0, 0), dtype=np.float32), 0
+        return titles, np.stack(vectors), card_count
 
     def rank(self, provider: AIProvider, window_days: int) -> list[tuple[str, float, str]]:
         """(repository id, score, reason) best first, archived ones last: each repository scored by its
@@ -316,7 +317,7 @@ class StarService:
         best match less likely than not on the card's topic (``ai.calibration``) is called loose, not close."""
         self.embed_repositories(provider)
         model = provider.embedding_model
-        titles, cards = self._cards(model, window_days)
+        titles, cards, card_count = self._cards(model, window_days)
         with self.db.sessions() as session:
             repos = session.execute(
                 sa.select(StarredRepository.id, StarredRepository.embedding, StarredRepository.archived).where(
@@ -339,10 +340,10 @@ class StarService:
                 values = [float(similarity[offset, column]) for column in ordered]
                 score = values[0] + (0.5 * values[1] if len(values) > 1 else 0.0)
                 row = repos[start + offset]
-                names = " and ".join(f"“{titles[column]}”" for column in ordered)
                 # as likely on the card's topic as not, by the model's calibration: close
                 near = "Close to" if score_of(model, 1.0 - values[0]) >= 0.5 else "Loosely related to"
-                reason = f"{near} your card{'s' if len(ordered) > 1 else ''} {names}"
+                matched = [(titles[column], column >= card_count) for column in ordered]
+                reason = f"{near} {_what_you_learned(matched)}"
                 if row.archived:
                     reason += " (archived)"
                 scored.append((bool(row.archived), -score, row.id, reason))
@@ -424,3 +425,12 @@ class StarService:
                 .order_by(StarredRepository.language)
             ).all()
         return StarsStatus(int(count or 0), synced, ranked, tuple(str(language) for language in languages))
+
+
+def _what_you_learned(matched: Sequence[tuple[str, bool]]) -> str:
+    """The matched cards and TILs (title, is a TIL) as people read them: "your cards “A” and “B”", "your
+    card “A” and your TIL of 2026-12-01" (a TIL is never named as if it were a card)."""
+    cards = [f"“{title}”" for title, til in matched if not til]
+    tils = [f"your {title}" for title, til in matched if til]
+    parts = [f"your card{'s' if len(cards) > 1 else ''} {' and '.join(cards)}"] if cards else []
+    return " and ".join(parts + tils)

@@ -167,11 +167,13 @@ def test_recent_tils_count_as_what_is_being_learned(app: SanApp, github: FakeGit
     from tests.support.til import finished_til
 
     day = finished_til(app, STAR_CARDS[:2])
-    titles, vectors = app.stars._cards(app.providers.embedding_model(), window_days=30)
-    assert f"TIL of {day}" in titles
+    titles, vectors, card_count = app.stars._cards(app.providers.embedding_model(), window_days=30)
+    assert titles[card_count:] == [f"TIL of {day}"]  # after the cards, known as a TIL
     assert vectors.shape[0] == len(titles) == 3  # two cards and the day's TIL
     github.star("sqlite-org/sqlite-tool", STAR_TOPICS["sqlite"][0], ("sqlite",))
     app.refresh_stars()
     run_one(app, JobType.GITHUB_STAR_SYNC)
     assert run_one(app, JobType.GITHUB_STAR_RECOMMENDATION).status is JobStatus.COMPLETED
-    assert len(app.stars.latest()) == 1
+    (only,) = app.stars.latest()
+    assert only.reason.endswith(f" and your TIL of {day}")  # a TIL is named as a TIL, never as a card
+    assert only.reason.startswith("Close to your card “")
