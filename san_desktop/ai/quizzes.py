@@ -1,7 +1,8 @@
 """Recall quizzes from cards: what a quiz draft is, how an answer is checked against its card (a quiz whose
 answer is not in its card is dropped, whoever made it), how a learner's typed answer is compared with the
 accepted ones, and how the embedded provider makes quizzes offline (a cloze on a key term; a true
-statement from the card, or a false one with a key term swapped for one of a card of the same category).
+statement from the card, or a false one with a key term swapped for the nearest in meaning of the technical
+terms of the other cards).
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ import unicodedata
 import zlib
 from collections.abc import Sequence
 
+import numpy as np
+
+from san_desktop.ai import encoder
 from san_desktop.ai.base import QuizDraft, TilCard, split_sentences
 from san_desktop.ai.lexicon import KNOWN_TERMS
 from san_desktop.ai.local import keyword_scores
@@ -142,6 +146,20 @@ def _swap_candidates(card: TilCard, term: str, terms_of: dict[str, tuple[TilCard
     return found
 
 
+def _nearest_in_meaning(term: str, candidates: list[str]) -> str:
+    """The candidate nearest to ``term`` in meaning (PostgreSQL for SQLite, not a readiness probe): the
+    false statement stays plausible. Without the sentence encoder, one chosen by the term (a re-run makes
+    the same quiz)."""
+    if len(candidates) > 1 and encoder.usable():
+        try:
+            vectors = encoder.encode([term, *candidates])
+        except encoder.EncoderUnavailableError:
+            pass
+        else:
+            return candidates[int(np.argmax(vectors[1:] @ vectors[0]))]
+    return candidates[zlib.crc32(term.encode()) % len(candidates)]
+
+
 def _statement(
     card: TilCard, terms: list[str], terms_of: dict[str, tuple[TilCard, list[str]]], avoid: str | None
 ) -> QuizDraft | None:
@@ -153,7 +171,7 @@ def _statement(
             continue
         swaps = _swap_candidates(card, term, terms_of) if _technical(term) else []
         if zlib.crc32(card.card_id.encode()) % 2 and swaps:
-            false, _surface = _replace(sentence, term, swaps[zlib.crc32(term.encode()) % len(swaps)])
+            false, _surface = _replace(sentence, term, _nearest_in_meaning(term, swaps))
             explanation = f"False. The card “{card.title}” says: {sentence}"
             return QuizDraft(card.card_id, QuizType.OX, false, OX_FALSE, (), explanation)
         return QuizDraft(card.card_id, QuizType.OX, sentence, OX_TRUE, (), f"True, as “{card.title}” says.")
