@@ -365,9 +365,8 @@ def bench_end_to_end(count: int = 5000) -> list[Row]:
 
 def _provider_rate(texts: list[str]) -> float:
     """Scraps a second the embedded provider alone turns into a card, a vector and a refined text."""
-    from san_desktop.ai.base import DEFAULT_CATEGORIES
+    from san_desktop.ai.base import DEFAULT_CATEGORIES, embedding_text
     from san_desktop.ai.local import LocalProvider
-    from san_desktop.jobs.processors import embedding_text
 
     provider = LocalProvider()
     began = time.perf_counter()

@@ -17,10 +17,9 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from san_desktop.ai.base import DEFAULT_CATEGORIES
+from san_desktop.ai.base import DEFAULT_CATEGORIES, embedding_text
 from san_desktop.ai.calibration import TARGET_PRECISION, Calibration
 from san_desktop.ai.local import LocalProvider, hashed_embed
-from san_desktop.jobs.processors import embedding_text
 from san_desktop.services.cards import SIMILAR_LIMIT
 
 DEVSET = Path(__file__).resolve().parent.parent / "tests" / "data" / "meaning"

@@ -115,6 +115,14 @@ def group_by_topic(cards: Sequence[TilCard]) -> list[tuple[str, list[TilCard]]]:
     return sorted(groups.items(), key=lambda item: (item[0] == FALLBACK_CATEGORY, -len(item[1]), item[0]))
 
 
+EMBED_TEXT_LIMIT = 4000  # of a scrap's text, in its card's vector
+
+
+def embedding_text(title: str, summary: str, tags: Sequence[str], body: str) -> str:
+    """What a card's vector is made of: its words, then the start of its scrap's text."""
+    return "\n".join((title, summary, " ".join(tags), body[:EMBED_TEXT_LIMIT]))
+
+
 def card_entry(card: TilCard) -> str:
     """A card as a TIL entry: its title, summary, tags, source link and code, in markdown."""
     lines = [f"### {card.title}", "", card.summary.strip()]

@@ -3,6 +3,11 @@ trained when first needed on the labelled examples that ship with the package
 (``category_examples.jsonl``, 16 short English and Korean notes per default category) with each category's
 keyword list as more evidence. A text with no word the model knows is "Other".
 
+With the sentence encoder, each default category's centroid (the mean vector of its examples, made by
+``make_centroids`` and shipped as ``category_centroids.npz``; a test checks the file is what the examples
+give) adds the text's closeness in meaning to the words' scores: a Korean note about Docker's layer cache
+whose words say little lands under DevOps, not Frontend.
+
 A user's own categories (beyond the 13 defaults) are chosen only by name: a word of the category's name in
 the text.
 """
@@ -18,6 +23,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 
+import numpy as np
+import numpy.typing as npt
+
+from san_desktop.ai import encoder
 from san_desktop.ai.base import DEFAULT_CATEGORIES, FALLBACK_CATEGORY
 from san_desktop.ai.keyterms import heading, prose
 from san_desktop.ai.lexicon import CATEGORY_KEYWORDS
@@ -25,6 +34,8 @@ from san_desktop.ai.time_limit import check_time
 from san_desktop.ai.wordclass import english_topic_word, fold_plural, tokens
 
 EXAMPLES_FILE = "category_examples.jsonl"
+CENTROIDS_FILE = "category_centroids.npz"
+MEANING_WEIGHT = 20.0  # a cosine of 0.1 closer to a centroid counts as 2 nats of the words' evidence
 KEYWORD_WEIGHT = 3.0  # a category keyword counts as much as three words of an example
 SMOOTHING = 0.05
 MIN_EVIDENCE = 1.5  # weighted known words below this: too little to say (Other)
@@ -113,9 +124,45 @@ def default_model() -> Model:
         return _model()
 
 
+def make_centroids(examples: Sequence[tuple[str, str]]) -> tuple[list[str], npt.NDArray[np.float32]]:
+    """Each category's unit mean vector of its examples, by the sentence encoder (categories sorted)."""
+    names = sorted({category for category, _text in examples})
+    vectors = encoder.encode([text for _category, text in examples])
+    rows = []
+    for name in names:
+        mean = vectors[[index for index, (category, _text) in enumerate(examples) if category == name]].mean(axis=0)
+        rows.append(mean / (np.linalg.norm(mean) or 1.0))
+    return names, np.stack(rows).astype(np.float32)
+
+
+@functools.cache
+def _centroids() -> dict[str, npt.NDArray[np.float32]]:
+    with files("san_desktop.ai").joinpath(CENTROIDS_FILE).open("rb") as handle:
+        stored = np.load(handle, allow_pickle=False)
+        if str(stored["model"]) != encoder.SEMANTIC_EMBEDDING_MODEL:
+            return {}
+        return dict(zip((str(name) for name in stored["categories"]), stored["centroids"], strict=True))
+
+
+def _closeness(vector: npt.NDArray[np.float32] | None) -> dict[str, float]:
+    """The text's cosine to each default category's centroid; empty without its vector."""
+    if vector is None or vector.shape[0] != encoder.SEMANTIC_DIMENSIONS:
+        return {}
+    with _lock:
+        centroids = _centroids()
+    return {name: float(centroid @ vector) for name, centroid in centroids.items()}
+
+
 def choose_category(
-    text: str, categories: Sequence[str], model: Model | None = None, *, min_evidence: float = MIN_EVIDENCE
+    text: str,
+    categories: Sequence[str],
+    model: Model | None = None,
+    *,
+    min_evidence: float = MIN_EVIDENCE,
+    vector: npt.NDArray[np.float32] | None = None,
 ) -> str:
+    """The words' naive Bayes choice, with ``vector`` (the text's, by the sentence encoder) its closeness
+    to each category's centroid added."""
     counts = features(text)
     check_time()
     model = model or default_model()
@@ -123,7 +170,8 @@ def choose_category(
     chosen = FALLBACK_CATEGORY
     if allowed and model.evidence(counts) >= min_evidence:
         scores = model.scores(counts)
-        chosen = max(allowed, key=lambda category: scores[category])
+        closeness = _closeness(vector)
+        chosen = max(allowed, key=lambda category: scores[category] + MEANING_WEIGHT * closeness.get(category, 0.0))
     if chosen == FALLBACK_CATEGORY:
         return _by_name(counts, categories) or FALLBACK_CATEGORY
     return chosen

@@ -15,16 +15,20 @@ from __future__ import annotations
 import functools
 import math
 import re
+import threading
 import time
 import zlib
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Concatenate, ParamSpec, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 from san_desktop.ai import encoder
 from san_desktop.ai.base import (
+    FALLBACK_CATEGORY,
     CardDraft,
     KeptParts,
     QuizDraft,
@@ -33,6 +37,7 @@ from san_desktop.ai.base import (
     Vectors,
     assemble_til,
     card_entry,
+    embedding_text,
     finalize_draft,
     group_by_topic,
 )
@@ -52,6 +57,7 @@ from san_desktop.core.text import preview
 P = ParamSpec("P")
 R = TypeVar("R")
 LOCAL_DIMENSIONS = 512  # of the hashed n-gram vectors
+RECENT_VECTORS = 32
 
 _CODE_FENCE = re.compile(r"```.*?```", re.S)
 # What a card is made from: key terms read 300 sentences and the summary ranks 120, so an article of up to
@@ -119,6 +125,9 @@ class LocalProvider:
         """``time_limit_seconds``: how long one call may take (None: no limit)."""
         self.time_limit_seconds = time_limit_seconds
         self._clock = clock
+        self._lock = threading.Lock()
+        # the vectors of cards just analysed (made for their category): the job's embed takes them
+        self._recent: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
 
     @property
     def embedding_model(self) -> str:
@@ -134,19 +143,39 @@ class LocalProvider:
         """Title from the heading or the key phrase, an extractive summary, the key terms as tags, and the
         category of the shipped model (issue 16), from the text's first ``ANALYSIS_WINDOW`` characters."""
         pause_here("local.analyze_card")  # tests of a provider that never returns stop here
-        text = analysis_window(text)
+        whole, text = text, analysis_window(text)
         slug = link_words(text)  # a link alone (its page not fetched): its address names it
         source = f"{text}\n\n{slug}" if slug else text
         terms = key_terms(source)
         check_time()
-        draft = CardDraft(
-            title=slug[:1].upper() + slug[1:] if slug else title(text, terms),
-            summary=summarize(text) or preview(re.sub(r"(?m)^#+\s*", "", text), 200),
-            tags=tags(terms),
-            # a few words of an address are weak evidence: two known words at least
-            category=choose_category(source, categories, min_evidence=2.0 if slug else MIN_EVIDENCE),
+        draft = finalize_draft(
+            CardDraft(
+                title=slug[:1].upper() + slug[1:] if slug else title(text, terms),
+                summary=summarize(text) or preview(re.sub(r"(?m)^#+\s*", "", text), 200),
+                tags=tags(terms),
+                category=FALLBACK_CATEGORY,
+            ),
+            categories,
         )
-        return finalize_draft(draft, categories)
+        # the card's own vector says what the text is about; the job asks for that vector next: kept
+        vector = self._card_vector(embedding_text(draft.title, draft.summary, draft.tags, whole))
+        # a few words of an address are weak evidence: two known words at least
+        category = choose_category(source, categories, min_evidence=2.0 if slug else MIN_EVIDENCE, vector=vector)
+        return replace(draft, category=category)  # one of ``categories`` (finalising twice would clip twice)
+
+    def _card_vector(self, card_text: str) -> Vectors | None:
+        if not encoder.usable():
+            return None
+        try:
+            vector = encoder.encode([card_text])
+        except encoder.EncoderUnavailableError:
+            return None
+        row: npt.NDArray[np.float32] = vector[0]
+        with self._lock:
+            self._recent[card_text] = row
+            while len(self._recent) > RECENT_VECTORS:
+                self._recent.popitem(last=False)
+        return row
 
     @_time_limited
     def refine_scrap(self, text: str) -> str:
@@ -191,10 +220,16 @@ class LocalProvider:
         """One row per text, in the space ``embedding_model`` names (read it after embedding: a model
         that failed to load while embedding leaves the hashed n-grams)."""
         if encoder.usable():
+            with self._lock:
+                known = {text: self._recent.pop(text) for text in texts if text in self._recent}
             try:
-                return encoder.encode(texts)
+                missing = [text for text in texts if text not in known]
+                found = dict(zip(missing, encoder.encode(missing), strict=True)) if missing else {}
             except encoder.EncoderUnavailableError:
                 pass  # said once in the log; the hashed n-grams from now on
+            else:
+                found |= known
+                return np.stack([found[text] for text in texts]).astype(np.float32)
         return hashed_embed(texts)
 
 

@@ -16,7 +16,7 @@ from typing import Protocol
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from san_desktop.ai.base import DEFAULT_CATEGORIES, AIProvider, CardDraft
+from san_desktop.ai.base import DEFAULT_CATEGORIES, AIProvider, CardDraft, embedding_text
 from san_desktop.ai.factory import ProviderSource
 from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus, JobType
@@ -48,8 +48,6 @@ from san_desktop.services.cards import mark_embedding_stale, save_card, save_emb
 from san_desktop.services.scraps import orphan_hook
 from san_desktop.services.til import TilService
 from san_desktop.services.til_state import settle_stopped_hook
-
-EMBED_TEXT_LIMIT = 4000
 
 
 @dataclass(frozen=True)
@@ -86,10 +84,6 @@ def load_scrap(db: Database, scrap_id: str) -> ScrapText:
     if row.deleted_at is not None:
         raise TargetNotFoundError(f"scrap {scrap_id} was deleted")
     return ScrapText(row.content, row.refined_content, row.title)
-
-
-def embedding_text(title: str, summary: str, tags: tuple[str, ...], body: str) -> str:
-    return "\n".join((title, summary, " ".join(tags), body[:EMBED_TEXT_LIMIT]))
 
 
 class CardAnalysisProcessor:

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 import sqlalchemy as sa
 
-from san_desktop.ai.base import CardDraft
+from san_desktop.ai.base import CardDraft, embedding_text
 from san_desktop.ai.local import LocalProvider
 from san_desktop.app import SanApp
 from san_desktop.core.enums import JobPool, JobStatus, JobType
 from san_desktop.db.models import CardEmbedding, KnowledgeCard, Tag
 from san_desktop.db.vectors import from_stored
-from san_desktop.jobs.processors import embedding_text, stale_embedding_hook
+from san_desktop.jobs.processors import stale_embedding_hook
 from san_desktop.jobs.recovery import sweep
 from san_desktop.services.card_edits import CardEdit
 from san_desktop.services.card_fields import CardEditError, split_tags

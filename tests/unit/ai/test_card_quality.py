@@ -23,7 +23,8 @@ def _card(text: str):  # type: ignore[no-untyped-def]
 def test_categories_are_right_on_the_held_out_texts() -> None:
     report = evaluate("heldout", PROVIDER)
     assert report.total >= 70
-    assert report.accuracy >= 0.9, report.matrix()
+    # words alone: 92.3%; with the text's closeness in meaning to each category's examples: 94.9%
+    assert report.accuracy >= 0.94, report.matrix()
 
 
 @pytest.mark.parametrize("split", SPLITS)

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from san_desktop.ai.base import DEFAULT_CATEGORIES, CardDraft, finalize_draft
 from san_desktop.ai.encoder import SEMANTIC_DIMENSIONS
@@ -106,3 +107,22 @@ def test_related_texts_are_nearer_than_unrelated_ones() -> None:
     assert ranking("react")[0] == "react2"
     assert ranking("wal").index("pie") > ranking("wal").index("vacuum")
     assert ranking("react2")[0] == "react"
+
+
+def test_the_vector_made_for_the_category_is_the_cards_vector_not_encoded_twice(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from san_desktop.ai import encoder
+    from san_desktop.ai.base import embedding_text
+
+    calls: list[int] = []
+    encode = encoder.encode
+    monkeypatch.setattr(encoder, "encode", lambda texts: calls.append(len(texts)) or encode(texts))
+    provider = LocalProvider()
+    draft = provider.analyze_card(ENGLISH, DEFAULT_CATEGORIES)
+    card_text = embedding_text(draft.title, draft.summary, draft.tags, ENGLISH)
+    vector = provider.embed([card_text])
+    assert calls == [1]  # the analysis made it; the embedding took it
+    assert np.allclose(vector[0], encode([card_text])[0], atol=1e-6)
+    provider.embed([card_text])
+    assert calls == [1, 1]  # taken once: asked again, it is encoded again
