@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from san_desktop.ai.base import DEFAULT_CATEGORIES, CardDraft, finalize_draft
@@ -117,7 +119,12 @@ def test_the_vector_made_for_the_category_is_the_cards_vector_not_encoded_twice(
 
     calls: list[int] = []
     encode = encoder.encode
-    monkeypatch.setattr(encoder, "encode", lambda texts: calls.append(len(texts)) or encode(texts))
+
+    def counted(texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        calls.append(len(texts))
+        return encode(texts)
+
+    monkeypatch.setattr(encoder, "encode", counted)
     provider = LocalProvider()
     draft = provider.analyze_card(ENGLISH, DEFAULT_CATEGORIES)
     card_text = embedding_text(draft.title, draft.summary, draft.tags, ENGLISH)
