@@ -4,7 +4,8 @@
 #   make bench  run the benchmarks under bench/ and print a table
 #   make package  the one-folder app (PyInstaller) in dist/san-desktop/ and its tar.gz; packaging/smoke_test.sh
 #                 then checks it. Built from a non-editable install in build/package-venv (made once, and
-#                 again when packaging/requirements.txt changes).
+#                 again when packaging/requirements.txt changes: every package of it pinned with its hash;
+#                 python3 packaging/lock_requirements.py makes it again).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -23,10 +24,10 @@ $(STAMP): pyproject.toml setup.py
 
 $(PKG_STAMP): packaging/requirements.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "SAN Desktop needs Python 3.11 or newer; set PYTHON=python3.x")'
+	@$(PYTHON) packaging/lock_requirements.py --check
 	rm -rf $(PKG_VENV)
 	$(PYTHON) -m venv $(PKG_VENV)
-	$(PKG_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(PKG_VENV)/bin/python -m pip install --quiet -r packaging/requirements.txt
+	$(PKG_VENV)/bin/python -m pip install --quiet --require-hashes -r packaging/requirements.txt
 	touch $(PKG_STAMP)
 
 run: $(STAMP)

