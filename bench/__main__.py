@@ -8,6 +8,7 @@ from bench import (
     bench_analysis,
     bench_cards,
     bench_jobs,
+    bench_meaning,
     bench_monitor,
     bench_quizzes,
     bench_stars,
@@ -22,6 +23,7 @@ def main() -> int:
         bench_jobs.run_all()
         + bench_cards.run_all()
         + bench_analysis.run_all()
+        + bench_meaning.run_all()
         + bench_til.run_all()
         + bench_quizzes.run_all()
         + bench_monitor.run_all()
