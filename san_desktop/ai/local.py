@@ -58,6 +58,10 @@ P = ParamSpec("P")
 R = TypeVar("R")
 LOCAL_DIMENSIONS = 512  # of the hashed n-gram vectors
 RECENT_VECTORS = 32
+# the vectors of cards just analysed (made for their category), by their text: the job's embed takes them
+# (one per process, as the encoder is: a provider rebuilt between analysis and embedding still finds it)
+_recent: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+_recent_lock = threading.Lock()
 
 _CODE_FENCE = re.compile(r"```.*?```", re.S)
 # What a card is made from: key terms read 300 sentences and the summary ranks 120, so an article of up to
@@ -125,9 +129,6 @@ class LocalProvider:
         """``time_limit_seconds``: how long one call may take (None: no limit)."""
         self.time_limit_seconds = time_limit_seconds
         self._clock = clock
-        self._lock = threading.Lock()
-        # the vectors of cards just analysed (made for their category): the job's embed takes them
-        self._recent: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
 
     @property
     def embedding_model(self) -> str:
@@ -171,10 +172,10 @@ class LocalProvider:
         except encoder.EncoderUnavailableError:
             return None
         row: npt.NDArray[np.float32] = vector[0]
-        with self._lock:
-            self._recent[card_text] = row
-            while len(self._recent) > RECENT_VECTORS:
-                self._recent.popitem(last=False)
+        with _recent_lock:
+            _recent[card_text] = row
+            while len(_recent) > RECENT_VECTORS:
+                _recent.popitem(last=False)
         return row
 
     @_time_limited
@@ -220,8 +221,8 @@ class LocalProvider:
         """One row per text, in the space ``embedding_model`` names (read it after embedding: a model
         that failed to load while embedding leaves the hashed n-grams)."""
         if encoder.usable():
-            with self._lock:
-                known = {text: self._recent.pop(text) for text in texts if text in self._recent}
+            with _recent_lock:
+                known = {text: _recent.pop(text) for text in texts if text in _recent}
             try:
                 missing = [text for text in texts if text not in known]
                 found = dict(zip(missing, encoder.encode(missing), strict=True)) if missing else {}
