@@ -2,8 +2,8 @@
 #   make run    install into .venv (first time or when pyproject.toml changed) and start the app
 #   make test   install the same way, then lint, type-check and run the whole test suite
 #   make bench  run the benchmarks under bench/ and print a table
-#   make package  the one-folder app (PyInstaller) in dist/san-desktop/ and its tar.gz; packaging/smoke_test.sh
-#                 then checks it. Built from a non-editable install in build/package-venv (made once, and
+#   make package  the one-folder app (PyInstaller) in dist/san-desktop/ and its tar.gz (packaging/smoke_test.sh
+#                 checks it: .ci/run runs both). Built from a non-editable install in build/package-venv (made once, and
 #                 again when packaging/requirements.txt changes: every package of it pinned with its hash;
 #                 python3 packaging/lock_requirements.py makes it again).
 PYTHON ?= python3
