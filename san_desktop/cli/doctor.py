@@ -37,6 +37,10 @@ def run(args: argparse.Namespace) -> int:
         ("Code head revision", report.code_head_revision),
         ("Database status", report.database_status),
         ("Keyring", keyring_line),
+        (
+            "Embedded model",
+            report.embedded_model if report.embedded_model_loads else f"NOT loaded: {report.embedded_model}",
+        ),
     ]
     width = max(len(label) for label, _ in rows)
     for label, value in rows:

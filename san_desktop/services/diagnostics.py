@@ -39,6 +39,8 @@ class DoctorReport:
     keyring_message: str
     ai_key_source: str  # "keyring", the environment variable's name, or "none"
     github_token_source: str
+    embedded_model: str  # the shipped sentence encoder, its license, and whether it loads here
+    embedded_model_loads: bool
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -100,4 +102,14 @@ def collect(data_dir: Path) -> DoctorReport:
         keyring_message=kr_message,
         ai_key_source=secret_with_source(AI_API_KEY)[1],
         github_token_source=secret_with_source(GITHUB_TOKEN)[1],
+        **_embedded_model(),
     )
+
+
+def _embedded_model() -> dict[str, Any]:
+    """Loads the encoder (a second or two): whether it works on this machine is what the doctor is for."""
+    from san_desktop.ai import encoder
+
+    said = f"{encoder.MODEL_NAME}, {encoder.MODEL_LICENSE}, through {encoder.PACKAGE}"
+    loads = encoder.warm_up()
+    return {"embedded_model": said if loads else f"{said}: {encoder.failure()}", "embedded_model_loads": loads}

@@ -53,6 +53,8 @@ def test_doctor_reports_the_installation(data_dir: Path) -> None:
     assert report["code_head_revision"] == head_revision()
     assert report["keyring_usable"] is False  # children get the "fail" backend, never the user's keyring
     assert "no keyring backend" in str(report["keyring_message"])
+    assert report["embedded_model_loads"] is True
+    assert str(report["embedded_model"]).startswith("Universal Sentence Encoder multilingual v3 (Google), Apache-2.0")
 
 
 def test_doctor_human_output_and_data_dir_option(tmp_path: Path) -> None:
@@ -61,6 +63,7 @@ def test_doctor_human_output_and_data_dir_option(tmp_path: Path) -> None:
     assert "Data directory:" in result.stdout
     assert str((tmp_path / "elsewhere").resolve()) in result.stdout
     assert "sqlite-vec:" in result.stdout
+    assert "Embedded model:" in result.stdout
 
 
 def test_doctor_sees_the_revision_of_an_existing_database(backend: object) -> None:

