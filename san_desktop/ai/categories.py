@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import math
 import threading
 from collections import Counter
@@ -40,6 +41,7 @@ KEYWORD_WEIGHT = 3.0  # a category keyword counts as much as three words of an e
 SMOOTHING = 0.05
 MIN_EVIDENCE = 1.5  # weighted known words below this: too little to say (Other)
 _lock = threading.Lock()
+log = logging.getLogger(__name__)
 
 
 def features(text: str) -> Counter[str]:
@@ -137,11 +139,16 @@ def make_centroids(examples: Sequence[tuple[str, str]]) -> tuple[list[str], npt.
 
 @functools.cache
 def _centroids() -> dict[str, npt.NDArray[np.float32]]:
-    with files("san_desktop.ai").joinpath(CENTROIDS_FILE).open("rb") as handle:
-        stored = np.load(handle, allow_pickle=False)
-        if str(stored["model"]) != encoder.SEMANTIC_EMBEDDING_MODEL:
-            return {}
-        return dict(zip((str(name) for name in stored["categories"]), stored["centroids"], strict=True))
+    """The shipped centroids (none when the file is missing or of another model: words alone decide)."""
+    try:
+        with files("san_desktop.ai").joinpath(CENTROIDS_FILE).open("rb") as handle:
+            stored = np.load(handle, allow_pickle=False)
+            if str(stored["model"]) != encoder.SEMANTIC_EMBEDDING_MODEL:
+                return {}
+            return dict(zip((str(name) for name in stored["categories"]), stored["centroids"], strict=True))
+    except (OSError, KeyError, ValueError):
+        log.warning("The category centroids (%s) could not be read; categories come from words alone", CENTROIDS_FILE)
+        return {}
 
 
 def _closeness(vector: npt.NDArray[np.float32] | None) -> dict[str, float]:

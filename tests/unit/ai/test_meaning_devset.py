@@ -82,3 +82,18 @@ def test_the_shipped_category_centroids_are_what_the_examples_give() -> None:
     assert sorted(shipped) == names
     for name, centroid in zip(names, centroids, strict=True):
         assert np.allclose(shipped[name], centroid, atol=1e-4), name
+
+
+def test_without_the_centroids_file_words_alone_choose_the_category(monkeypatch: pytest.MonkeyPatch) -> None:
+    from san_desktop.ai import categories
+    from san_desktop.ai.base import DEFAULT_CATEGORIES
+
+    text = "Docker caches each image layer; copy the lock file before the source so installs are cached."
+    vector = np.ones(512, dtype=np.float32) / np.sqrt(512)
+    monkeypatch.setattr(categories, "CENTROIDS_FILE", "gone.npz")
+    categories._centroids.cache_clear()
+    try:
+        assert categories._centroids() == {}
+        assert categories.choose_category(text, DEFAULT_CATEGORIES, vector=vector) == "Infra/DevOps"
+    finally:
+        categories._centroids.cache_clear()
