@@ -251,17 +251,26 @@ SEARCHES = ("connection", "thread pool", "return value", "the", "ab", "zzzq", "z
 
 
 def bench_search(count: int = 100_000, rounds: int = 5) -> list[Row]:
-    """Card search on real-text cards: the first page with its rows loaded, against the FTS5 ranking alone
-    (the ids) and the substring scan it replaced, alternately in one run."""
-    from san_desktop.services.cards import _search
+    """Search on real-text cards as the Cards page asks it: the card's words, the scrap's words and meaning
+    (the query encoded by the sentence encoder, its nearest cards among vectors of the encoder's shape),
+    fused; the first page with its rows loaded. Against the card words' FTS5 ranking alone (the ids) and
+    the substring scan it replaced, alternately in one run."""
+    from san_desktop.ai import encoder
+    from san_desktop.services.search import QueryVector, card_word_matches
     from tests.support.real_text import card_texts
 
     texts = card_texts(count)
+    rng = np.random.default_rng(20261202)
+    vectors = rng.standard_normal((count, encoder.SEMANTIC_DIMENSIONS)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    model = encoder.SEMANTIC_EMBEDDING_MODEL
+    encoder.warm_up()
     with temporary_data_dir() as directory:
         backend = start_backend(directory, kind="headless", log_to_stderr=False)
         with backend.db.engine.begin() as conn:  # one bulk write, no other writer
-            _bulk_cards(conn, _bulk_scraps(conn, count, "search"), "m", texts=texts)
-        cards = CardService(backend.db)
+            _bulk_cards(conn, _bulk_scraps(conn, count, "search"), model, texts=texts, vectors=vectors)
+        cards = CardService(backend.db, lambda query: QueryVector(model, encoder.encode([query])[0]))
+        cards.list_cards(SEARCHES[0])  # the similar-card index loaded once, as the window's start-up does
         full, ranking, scan = [], [], []
         by_search: dict[str, list[float]] = {search: [] for search in SEARCHES}
         for _ in range(rounds):
@@ -272,7 +281,7 @@ def bench_search(count: int = 100_000, rounds: int = 5) -> list[Row]:
                 by_search[search].append(full[-1])
                 began = time.perf_counter()
                 with backend.db.sessions() as session:
-                    _search(session, search, limit=200)
+                    card_word_matches(session, search, limit=200)
                 ranking.append((time.perf_counter() - began) * 1000)
                 pattern = f"%{search.split()[0]}%"
                 began = time.perf_counter()
@@ -287,19 +296,19 @@ def bench_search(count: int = 100_000, rounds: int = 5) -> list[Row]:
     per_query = ", ".join(f"{search!r} {median(times):.1f}" for search, times in by_search.items())
     return [
         Row(
-            f"card search p50, {count:,} real-text cards",
+            f"search p50 (words, scrap text, meaning), {count:,} real-text cards",
             median(full),
             "ms",
-            f"first page with its rows; target <= 10 ms; per query p50 {per_query}; "
+            f"first page with its rows, the query encoded; target <= 15 ms; per query p50 {per_query}; "
             f"the LIKE scan it replaced {median(scan):.1f} ms",
             anchor=median(ranking),
             anchor_name="FTS5 ranking alone (ids)",
         ),
         Row(
-            f"card search p99, {count:,} real-text cards",
+            f"search p99 (words, scrap text, meaning), {count:,} real-text cards",
             percentile(full, 99),
             "ms",
-            f"target <= 30 ms; the LIKE scan it replaced {percentile(scan, 99):.1f} ms",
+            f"target <= 40 ms; the LIKE scan it replaced {percentile(scan, 99):.1f} ms",
             anchor=percentile(ranking, 99),
             anchor_name="FTS5 ranking alone (ids)",
         ),
