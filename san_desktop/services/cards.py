@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -331,15 +332,21 @@ class CardService:
         self.db = db
         self._embed_query = embed_query
         self._queries: dict[str, QueryVector | None] = {}  # the last few searches' vectors
+        self._queries_lock = threading.Lock()
 
     def _query_vector(self, search: str) -> QueryVector | None:
+        """The search's vector (the window reads on two threads: the cache is guarded, not the encoding)."""
         if self._embed_query is None:
             return None
-        if search not in self._queries:
-            if len(self._queries) >= 8:
+        with self._queries_lock:
+            if search in self._queries:
+                return self._queries[search]
+        vector = self._embed_query(search)
+        with self._queries_lock:
+            while len(self._queries) >= 8:
                 self._queries.pop(next(iter(self._queries)))
-            self._queries[search] = self._embed_query(search)
-        return self._queries[search]
+            self._queries[search] = vector
+        return vector
 
     def search(self, search: str, *, limit: int = 200) -> list[FoundCard]:
         """Cards found by the words of their card or scrap, or by meaning, best first, with where."""
