@@ -283,15 +283,45 @@ def bench_monitor(count: int = 100_000) -> list[Row]:
     ]
 
 
+def drain_with_the_product(backend: Backend, queue: JobQueue) -> float:
+    """Seconds the runner with the product's processors and the embedded provider (its AI pool of one
+    thread) takes to finish every waiting job, on the one QApplication's event loop."""
+    from san_desktop.ai.factory import ProviderSource
+    from san_desktop.jobs.processors import build_registry
+
+    app = _app()
+    settings = Settings(jobs=SETTINGS)
+    runner = JobRunner(
+        queue,
+        build_registry(ProviderSource(settings.ai)),
+        backend.require_session(),
+        SETTINGS,
+        ai_threads=settings.ai_threads,
+    )
+
+    def unfinished() -> int:
+        with backend.db.sessions() as session:
+            waiting = (JobStatus.PENDING, JobStatus.PROCESSING)
+            return session.scalar(sa.select(sa.func.count()).where(AsyncJob.status.in_(waiting))) or 0
+
+    poll = QTimer()  # quits the event loop once every job is done
+    poll.timeout.connect(lambda: unfinished() or app.quit())
+    poll.start(50)
+    began = time.perf_counter()
+    runner.start()
+    app.exec()
+    elapsed = time.perf_counter() - began
+    poll.stop()
+    runner.shutdown()
+    return elapsed
+
+
 def bench_end_to_end(count: int = 5000) -> list[Row]:
     """Realistic scraps captured, then turned into cards by the runner with the embedded provider; the
     database's size per 1,000 scraps with their cards, jobs and attempts (after a checkpoint)."""
-    from san_desktop.ai.factory import ProviderSource
-    from san_desktop.jobs.processors import build_registry
     from san_desktop.services.scraps import ScrapService
     from tests.support.real_text import card_texts
 
-    app = _app()
     with temporary_data_dir() as directory:
         backend = _backend(directory)
         queue = JobQueue(backend.db, SETTINGS)
@@ -299,29 +329,7 @@ def bench_end_to_end(count: int = 5000) -> list[Row]:
         texts = card_texts(count, seed=3)
         for text in texts:
             scraps.capture(text)
-        settings = Settings(jobs=SETTINGS)  # the embedded provider: the AI pool runs one thread (ai_threads)
-        runner = JobRunner(
-            queue,
-            build_registry(ProviderSource(settings.ai)),
-            backend.require_session(),
-            SETTINGS,
-            ai_threads=settings.ai_threads,
-        )
-
-        def unfinished() -> int:
-            with backend.db.sessions() as session:
-                waiting = (JobStatus.PENDING, JobStatus.PROCESSING)
-                return session.scalar(sa.select(sa.func.count()).where(AsyncJob.status.in_(waiting))) or 0
-
-        poll = QTimer()
-        poll.timeout.connect(lambda: unfinished() or app.quit())
-        poll.start(50)
-        began = time.perf_counter()
-        runner.start()
-        app.exec()
-        elapsed = time.perf_counter() - began
-        poll.stop()
-        runner.shutdown()
+        elapsed = drain_with_the_product(backend, queue)
         with backend.db.sessions() as session:
             cards = session.scalar(sa.text("SELECT count(*) FROM knowledge_cards")) or 0
             durations = [

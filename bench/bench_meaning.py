@@ -13,11 +13,9 @@ import sys
 import time
 
 import numpy as np
-import sqlalchemy as sa
-from PySide6.QtCore import QTimer
 
 from bench.bench_cards import measure_similar
-from bench.common import Row, median, percentile, qt_app, temporary_data_dir
+from bench.common import Row, median, percentile, temporary_data_dir
 from bench.meaning import EMBEDDERS, Matrix, card_texts, notes, quality
 from san_desktop.ai import encoder
 from san_desktop.ai.calibration import HASHED_EMBEDDING_MODEL, SEMANTIC_EMBEDDING_MODEL, threshold_of
@@ -122,49 +120,20 @@ def bench_end_to_end(batch_rate: float, single_rate: float, wanted: int = 5_000)
     the embedded provider, the encoder loaded first (as the app does at start). ``wanted`` scraps, or
     1,000 when the encoder's one-a-call rate says they would take over three minutes. Returns the rows
     and the card vectors made."""
-    from bench.bench_jobs import SETTINGS
-    from san_desktop.ai.factory import ProviderSource
+    from bench.bench_jobs import SETTINGS, drain_with_the_product
     from san_desktop.bootstrap import start_backend
-    from san_desktop.core.enums import JobStatus
-    from san_desktop.core.settings import Settings
-    from san_desktop.db.models import AsyncJob
     from san_desktop.db.vectors import from_stored
-    from san_desktop.jobs.processors import build_registry
-    from san_desktop.jobs.runner import JobRunner
     from san_desktop.queue.job_queue import JobQueue
     from san_desktop.services.scraps import ScrapService
 
     count = wanted if wanted / single_rate <= 180 else 1_000
-    app = qt_app()
     with temporary_data_dir() as directory:
         backend = start_backend(directory, kind="headless", log_to_stderr=False)
         queue = JobQueue(backend.db, SETTINGS)
         capture = ScrapService(backend.db, queue).capture
         for text in scraps(count):
             capture(text)
-        settings = Settings(jobs=SETTINGS)  # the embedded provider: the AI pool runs one thread (ai_threads)
-        runner = JobRunner(
-            queue,
-            build_registry(ProviderSource(settings.ai)),
-            backend.require_session(),
-            SETTINGS,
-            ai_threads=settings.ai_threads,
-        )
-
-        def unfinished() -> int:
-            with backend.db.sessions() as session:
-                waiting = (JobStatus.PENDING, JobStatus.PROCESSING)
-                return session.scalar(sa.select(sa.func.count()).where(AsyncJob.status.in_(waiting))) or 0
-
-        poll = QTimer()  # quits the event loop once every job is done
-        poll.timeout.connect(lambda: unfinished() or app.quit())
-        poll.start(100)
-        began = time.perf_counter()
-        runner.start()
-        app.exec()
-        elapsed = time.perf_counter() - began
-        poll.stop()
-        runner.shutdown()
+        elapsed = drain_with_the_product(backend, queue)
         with backend.db.engine.connect() as conn:
             cards = conn.exec_driver_sql("SELECT count(*) FROM knowledge_cards").scalar_one()
             stored = conn.exec_driver_sql(

@@ -155,7 +155,7 @@ class AboutInfo:
 def _embedded_model() -> str:
     from san_desktop.ai import encoder
 
-    said = f"{encoder.MODEL_NAME}, {encoder.MODEL_LICENSE}, through {encoder.PACKAGE}"
+    said = encoder.described()
     return said if encoder.usable() else f"{said}: not loaded (similar cards compare words and spelling)"
 
 

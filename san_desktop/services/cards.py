@@ -21,7 +21,7 @@ from san_desktop.core.timeutil import utcnow
 from san_desktop.db.database import Database
 from san_desktop.db.models import CardEmbedding, Category, KnowledgeCard, Scrap, Tag, card_tags
 from san_desktop.db.vectors import from_stored, index_card_vector, nearest, to_stored, unindex_card, warm_up
-from san_desktop.services.search import QueryEmbedder, QueryVector, search_cards
+from san_desktop.services.search import QueryEmbedder, QueryVector, live_in_space, search_cards
 
 SIMILAR_LIMIT = 10
 # when no card is within the threshold, only this many nearest ones are offered (labelled as such)
@@ -453,19 +453,7 @@ def nearest_cards(
     scored = nearest(conn, model_id, vector, max(NEAREST_CHECKED, limit), exclude)
     if not scored:
         return []
-    marks = ", ".join("?" for _ in scored)
-    # Still live and still in this space (the index may predate a deletion or a re-embedding). Driven by
-    # the primary keys of the candidates (CROSS JOIN fixes the join order): a plan that starts from the
-    # scraps table would read every row.
-    live = {
-        row[0]
-        for row in conn.exec_driver_sql(
-            "SELECT kc.id FROM knowledge_cards AS kc CROSS JOIN scraps AS s ON s.id = kc.scrap_id "
-            "CROSS JOIN card_embeddings AS ce ON ce.card_id = kc.id "
-            f"WHERE kc.id IN ({marks}) AND s.deleted_at IS NULL AND ce.model_id = ?",
-            (*(card_id for card_id, _ in scored), model_id),
-        )
-    }
+    live = live_in_space(conn, [card_id for card_id, _ in scored], model_id)
     rows = [(card_id, 1.0 - similarity) for card_id, similarity in scored if card_id in live]
     passing = [row for row in rows if row[1] <= threshold][:limit]
     chosen = passing or rows[: min(limit, FALLBACK_NEAREST)]

@@ -110,6 +110,6 @@ def _embedded_model() -> dict[str, Any]:
     """Loads the encoder (a second or two): whether it works on this machine is what the doctor is for."""
     from san_desktop.ai import encoder
 
-    said = f"{encoder.MODEL_NAME}, {encoder.MODEL_LICENSE}, through {encoder.PACKAGE}"
+    said = encoder.described()
     loads = encoder.warm_up()
     return {"embedded_model": said if loads else f"{said}: {encoder.failure()}", "embedded_model_loads": loads}

@@ -167,18 +167,24 @@ def meaning_matches(
         scored = [(card_id, float(from_stored(vector, dim) @ query.vector)) for card_id, dim, vector in rows]
         scored.sort(key=lambda item: -item[1])
     close = [card_id for card_id, similarity in scored if similarity >= floor]
-    if not close:
-        return []
-    marks = ", ".join("?" for _ in close)
-    live = {
-        row[0]
-        for row in conn.exec_driver_sql(
-            "SELECT kc.id FROM knowledge_cards AS kc CROSS JOIN scraps AS s ON s.id = kc.scrap_id "
-            f"WHERE kc.id IN ({marks}) AND s.deleted_at IS NULL",
-            tuple(close),
-        )
-    }
+    live = live_in_space(conn, close, query.model_id)
     return [card_id for card_id in close if card_id in live][:limit]
+
+
+def live_in_space(conn: sa.Connection, card_ids: Sequence[str], model_id: str) -> set[str]:
+    """Those of ``card_ids`` still live and still in ``model_id``'s space (the in-memory index may predate a
+    deletion or a re-embedding). Driven by the candidates' primary keys (CROSS JOIN fixes the join order):
+    a plan that starts from the scraps table would read every row."""
+    if not card_ids:
+        return set()
+    marks = ", ".join("?" for _ in card_ids)
+    rows = conn.exec_driver_sql(
+        "SELECT kc.id FROM knowledge_cards AS kc CROSS JOIN scraps AS s ON s.id = kc.scrap_id "
+        "CROSS JOIN card_embeddings AS ce ON ce.card_id = kc.id "
+        f"WHERE kc.id IN ({marks}) AND s.deleted_at IS NULL AND ce.model_id = ?",
+        (*card_ids, model_id),
+    )
+    return {row[0] for row in rows}
 
 
 @dataclass(frozen=True)

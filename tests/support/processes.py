@@ -37,3 +37,17 @@ def run_python(
 
 def run_san(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return run_python(["-m", "san_desktop.cli.main", *args], timeout=timeout)
+
+
+def marker_appears(marker: Path, child: subprocess.Popen[bytes], seconds: float = 120) -> bool:
+    """Wait (on the child, not by sleeping) until a fail point's marker file appears; False if the child
+    ended first or ``seconds`` passed."""
+    for _ in range(int(seconds * 10)):
+        if marker.exists():
+            return True
+        try:
+            child.wait(0.1)  # returns early only if the child died, which is a failure
+        except subprocess.TimeoutExpired:
+            continue
+        return False
+    return False

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from san_desktop.ai.local import LocalProvider, local_embedding_model
+from san_desktop.ai.encoder import embedding_model as local_embedding_model
+from san_desktop.ai.local import LocalProvider
 from san_desktop.core.ids import new_id
 from san_desktop.db.database import Database
 from san_desktop.db.vectors import candidates, to_stored

@@ -19,7 +19,7 @@ from san_desktop.core.paths import database_path
 from san_desktop.core.settings import Settings, save_settings
 from tests.support.db import raw_connection
 from tests.support.jobs import fast_settings
-from tests.support.processes import child_env, run_san
+from tests.support.processes import child_env, marker_appears, run_san
 from tests.support.til import cards_of
 
 CARDS = 60
@@ -41,19 +41,6 @@ def _models(data_dir: Path) -> tuple[dict[str, str], dict[str, list[str]]]:
         for card_id, model in conn.execute("SELECT card_id, model_id FROM card_embeddings"):
             vectors.setdefault(card_id, []).append(model)
     return cards, vectors
-
-
-def _appears(marker: Path, runner: subprocess.Popen[bytes]) -> bool:
-    """Wait (on the child, not by sleeping) until the fail point's marker file appears."""
-    for _ in range(1200):
-        if marker.exists():
-            return True
-        try:
-            runner.wait(0.1)  # returns early only if the runner died, which is a failure
-        except subprocess.TimeoutExpired:
-            continue
-        return False
-    return False
 
 
 @pytest.mark.slow
@@ -88,7 +75,7 @@ def test_a_move_to_the_new_model_killed_halfway_ends_with_one_new_vector_per_car
         env=child_env(SAN_FAILPOINTS=f"card.reembedded@{KILLED_AFTER}", SAN_FAILPOINT_DIR=str(tmp_path)),
     )
     try:
-        assert _appears(marker, runner), "the runner never re-embedded enough cards"
+        assert marker_appears(marker, runner, 120), "the runner never re-embedded enough cards"
     finally:
         runner.send_signal(signal.SIGKILL)
         runner.wait(30)

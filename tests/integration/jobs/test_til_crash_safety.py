@@ -22,7 +22,7 @@ from san_desktop.db.models import TilStepOutput
 from san_desktop.services.til import TilService
 from tests.support.jobs import jobs_of
 from tests.support.openai_server import FakeOpenAI, fake_openai_server
-from tests.support.processes import child_env, run_san
+from tests.support.processes import child_env, marker_appears, run_san
 
 TEXTS = [
     "SQLite WAL mode lets readers continue while a writer commits to the database.",
@@ -90,7 +90,7 @@ def test_a_til_killed_inside_a_step_resumes_there(
         if step in STEPS:
             assert server.held.wait(60), f"the runner never reached the {step} step"
         else:
-            assert _appears(marker, runner), f"the runner never reached the {step} step"
+            assert marker_appears(marker, runner, 60), f"the runner never reached the {step} step"
     finally:
         runner.send_signal(signal.SIGKILL)
         runner.wait(30)
@@ -132,19 +132,6 @@ def test_a_til_killed_inside_a_step_resumes_there(
     else:
         assert (embeds_before, embeds_after) == (0, 1)
     assert files <= referenced, files - referenced  # nothing of the killed run is left unreferenced
-
-
-def _appears(marker: Path, runner: subprocess.Popen[bytes]) -> bool:
-    """Wait (on the child, not by sleeping) until the fail point's marker file appears."""
-    for _ in range(600):
-        if marker.exists():
-            return True
-        try:
-            runner.wait(0.1)  # returns early only if the runner died, which is a failure
-        except subprocess.TimeoutExpired:
-            continue
-        return False
-    return False
 
 
 @pytest.mark.slow

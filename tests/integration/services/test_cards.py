@@ -9,8 +9,9 @@ import pytest
 import sqlalchemy as sa
 
 from san_desktop.ai.base import CardDraft
+from san_desktop.ai.encoder import embedding_model as local_embedding_model
 from san_desktop.ai.factory import ProviderSource
-from san_desktop.ai.local import LocalProvider, local_embedding_model
+from san_desktop.ai.local import LocalProvider
 from san_desktop.bootstrap import Backend
 from san_desktop.core.settings import AISettings
 from san_desktop.db.models import AsyncJob, Category, KnowledgeCard, Tag
