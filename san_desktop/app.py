@@ -67,6 +67,7 @@ SCRAP_JOB_TYPES = frozenset({JobType.CARD_ANALYSIS, JobType.SCRAP_REFINE, JobTyp
 # jobs whose target has a name a person knows (``SanApp.job_labels``)
 LABELLED_JOB_TYPES = SCRAP_JOB_TYPES | {
     JobType.TIL_GENERATION,
+    JobType.TIL_INDEXING,
     JobType.TIL_GITHUB_COMMIT,
     JobType.RECALL_QUIZ_GENERATION,
     JobType.GITHUB_STAR_SYNC,
@@ -253,7 +254,7 @@ class SanApp:
     def stars(self) -> StarService:
         from san_desktop.services.stars import StarService
 
-        return StarService(self.db, self.queue, self.clock, self.artifacts)
+        return StarService(self.db, self.queue, self.clock)
 
     @property
     def settings_path(self) -> Path:
@@ -291,7 +292,7 @@ class SanApp:
         scraps = set().union(*(targets.get(job_type, set()) for job_type in SCRAP_JOB_TYPES))
         if scraps:
             labels.update(self.scraps.labels(sorted(scraps)))
-        if summaries := targets.get(JobType.TIL_GENERATION):
+        if summaries := targets.get(JobType.TIL_GENERATION, set()) | targets.get(JobType.TIL_INDEXING, set()):
             labels.update(self.til.labels(sorted(summaries)))
         if commits := targets.get(JobType.TIL_GITHUB_COMMIT):
             labels.update(self.commits.labels(sorted(commits)))

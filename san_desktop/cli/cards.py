@@ -64,10 +64,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def add_search_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     search = commands.add_parser(
         "search",
-        help="find cards by their words, their scrap's text, or meaning (in English or Korean)",
+        help="find cards and TIL notes by their words, their scrap's text, or meaning (in English or Korean)",
         description="Find cards by the words of their title, summary, tags or category, by the words of the "
         "scrap they came from, and by meaning (the embedded model: a Korean query finds English cards on its "
-        "topic and the other way round). Each result says where it matched.",
+        "topic and the other way round); then the days whose TIL note it finds by its words or meaning. Each "
+        "result says where it matched.",
     )
     search.add_argument("query", metavar="QUERY", nargs="+")
     search.add_argument("--limit", type=count(MAX_LIMIT), default=20)
@@ -104,16 +105,22 @@ def cmd_search(args: argparse.Namespace) -> int:
     query = " ".join(args.query)
     with _open(args) as app:
         found = app.cards.search(query, limit=args.limit)
+        tils = app.cards.search_tils(query, limit=args.limit)
     if args.json:
-        print_json([{"card": item.card, "matched": list(item.matched)} for item in found])
+        print_json(
+            [{"card": item.card, "matched": list(item.matched)} for item in found]
+            + [{"til": item.til, "matched": list(item.matched)} for item in tils]
+        )
         return 0
-    if not found:
+    if not found and not tils:
         print(f"Nothing found for “{query}”.")
         return 0
-    print_table(
-        ["ID", "FOUND BY", "TITLE"],
-        [[item.card.id, ", ".join(WHERE_SAID[where] for where in item.matched), item.card.title] for item in found],
-    )
+    rows = [[item.card.id, ", ".join(WHERE_SAID[where] for where in item.matched), item.card.title] for item in found]
+    rows += [
+        [f"TIL {item.til.local_date}", ", ".join(WHERE_SAID[where] for where in item.matched), item.til.title]
+        for item in tils
+    ]  # the days' notes after the cards: `san til show DATE` opens one
+    print_table(["ID", "FOUND BY", "TITLE"], rows)
     return 0
 
 

@@ -18,6 +18,7 @@ class JobType(StrEnum):
     GITHUB_STAR_RECOMMENDATION = "GITHUB_STAR_RECOMMENDATION"
     GITHUB_STAR_SYNC = "GITHUB_STAR_SYNC"  # the starred repositories fetched (then ranked by the one above)
     PAGE_FETCH = "PAGE_FETCH"  # a scrapped link's page downloaded (then analysed as the scrap's text)
+    TIL_INDEXING = "TIL_INDEXING"  # a day's current TIL text into search and its vector (model or text changed)
 
 
 class JobStatus(StrEnum):
@@ -80,6 +81,7 @@ JOB_POOLS: dict[JobType, JobPool] = {
     JobType.GITHUB_STAR_RECOMMENDATION: JobPool.AI,
     JobType.GITHUB_STAR_SYNC: JobPool.GITHUB,
     JobType.PAGE_FETCH: JobPool.GITHUB,  # the network pool: downloads never wait behind AI work
+    JobType.TIL_INDEXING: JobPool.AI,
 }
 
 

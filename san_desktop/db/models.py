@@ -279,6 +279,23 @@ class TilVersion(Base):
     created_at: Mapped[datetime] = _created_column()
 
 
+class TilEmbedding(Base):
+    """The vector of a day's current TIL text (``db.vectors.to_stored``) in one model's space, and the
+    version it was made from: made again (TIL_INDEXING) when either changes. Star ranking reads these; so
+    does search by meaning."""
+
+    __tablename__ = "til_embeddings"
+
+    summary_id: Mapped[str] = mapped_column(
+        ID, sa.ForeignKey("daily_summaries.id", ondelete="CASCADE"), primary_key=True
+    )
+    version: Mapped[int]
+    model_id: Mapped[str] = mapped_column(sa.String(200), index=True)
+    dim: Mapped[int]
+    vector: Mapped[bytes] = mapped_column(sa.LargeBinary)
+    created_at: Mapped[datetime] = _created_column()
+
+
 class TilStepOutput(Base):
     """What a finished workflow step produced (a file, small JSON data), so a retry reuses it."""
 

@@ -40,6 +40,7 @@ from san_desktop.jobs.recovery import SweepHook
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.jobs.stars import StarRankProcessor, StarSyncProcessor
 from san_desktop.jobs.til import TilGenerationProcessor
+from san_desktop.jobs.til_index import TilIndexingProcessor, stale_til_hook
 from san_desktop.queue.errors import DuplicateJobError
 from san_desktop.queue.job_queue import SWEEP_HOOK_BATCH, JobQueue
 from san_desktop.queue.payloads import CardAnalysisPayload, dump_payload, load_payload
@@ -241,9 +242,11 @@ def build_registry(
     registry.register(JobType.GITHUB_STAR_SYNC, StarSyncProcessor(github_settings, github_token))
     registry.register(JobType.GITHUB_STAR_RECOMMENDATION, StarRankProcessor(providers, star_settings))
     registry.register(JobType.PAGE_FETCH, PageFetchProcessor(capture_settings))
+    registry.register(JobType.TIL_INDEXING, TilIndexingProcessor(providers))
     registry.sweep_hooks.append(orphan_hook)
     registry.sweep_hooks.append(settle_stopped_hook)  # TILs whose job stopped (as the sweep may just have done)
     registry.sweep_hooks.append(stale_embedding_hook(providers))
+    registry.sweep_hooks.append(stale_til_hook(providers))
     registry.sweep_hooks.append(orphan_artifacts_hook)
     registry.sweep_hooks.append(old_notices_hook)
     return registry

@@ -47,7 +47,7 @@ class StarRankProcessor:
         self.settings = settings
 
     def __call__(self, context: JobContext) -> None:
-        stars = StarService(context.db, context.queue, artifacts=context.files.store)
+        stars = StarService(context.db, context.queue)
         with self.providers.lease() as provider:
             ranked = stars.rank(provider, self.settings().window_days)
         context.raise_if_cancelled()

@@ -35,6 +35,7 @@ from san_desktop.queue.errors import JobInterruptedError, JobSupersededError
 from san_desktop.services.cards import nearest_cards
 from san_desktop.services.quizzes import request_generation
 from san_desktop.services.til import TilService
+from san_desktop.services.til_index import index_text, save_vector
 from san_desktop.services.til_state import record_failure, set_status
 
 log = logging.getLogger(__name__)
@@ -245,6 +246,10 @@ class _Run:
             summary.current_version = version
             summary.title = self.title[:200]
             summary.input_revision = revision
+            # the new text in search and its vector beside the cards' (made by the embed step)
+            index_text(session, self.summary_id, version, self.title[:200], self.markdown)
+            if self.vector is not None:
+                save_vector(session, self.summary_id, version, self.embedding_model, self.vector)
             if self.owner.quiz_settings().generate_after_til:  # with the TIL, or not at all
                 request_generation(session, self.context.queue, self.local_date)
         log.info("TIL of %s published as version %d", self.local_date, version)

@@ -21,7 +21,8 @@ from san_desktop.core.timeutil import utcnow
 from san_desktop.db.database import Database
 from san_desktop.db.models import CardEmbedding, Category, KnowledgeCard, Scrap, Tag, card_tags
 from san_desktop.db.vectors import from_stored, index_card_vector, nearest, to_stored, unindex_card, warm_up
-from san_desktop.services.search import QueryEmbedder, QueryVector, live_in_space, search_cards
+from san_desktop.services.search import QueryEmbedder, QueryVector, live_in_space, search_cards, search_tils
+from san_desktop.services.til_index import TilSummary, summaries_of
 
 SIMILAR_LIMIT = 10
 # when no card is within the threshold, only this many nearest ones are offered (labelled as such)
@@ -323,6 +324,12 @@ class FoundCard:
     matched: tuple[str, ...]  # where: search.IN_CARD, IN_TEXT, BY_MEANING
 
 
+@dataclass(frozen=True)
+class FoundTil:
+    til: TilSummary
+    matched: tuple[str, ...]  # where: search.IN_TIL, BY_MEANING
+
+
 class CardService:
     """Reading, searching and finding similar cards; the window and the command line both come through
     here. "Similar" is within the calibrated distance of the card's own embedding model
@@ -360,6 +367,16 @@ class CardService:
                 for card in _summaries(session.connection(), _LIVE_SUMMARIES_OF, ids=[hit.card_id for hit in hits])
             }
         return [FoundCard(found[hit.card_id], hit.matched) for hit in hits if hit.card_id in found]
+
+    def search_tils(self, search: str, *, limit: int = 20) -> list[FoundTil]:
+        """The days whose TIL note ``search`` finds by its words or by meaning, best first, with where."""
+        if not search.strip():
+            return []
+        query = self._query_vector(search.strip())
+        with self.db.sessions() as session:
+            hits = search_tils(session, search, query, limit=limit)
+            found = summaries_of(session, [hit.summary_id for hit in hits])
+        return [FoundTil(found[hit.summary_id], hit.matched) for hit in hits if hit.summary_id in found]
 
     def list_cards(self, search: str = "", *, limit: int = 200, before_id: str | None = None) -> list[CardSummary]:
         """Newest first, in pages before ``before_id``. With ``search``: ``search``'s results, best first,

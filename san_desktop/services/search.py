@@ -1,6 +1,8 @@
 """Search: the words of a card (title, summary, tags, category), the words of its scrap's whole text, and
 its meaning (the query's vector against the cards' vectors), each ranked, then fused by reciprocal rank
-(Cormack et al. 2009: each list gives 1 / (60 + rank)), every result saying where it matched.
+(Cormack et al. 2009: each list gives 1 / (60 + rank)), every result saying where it matched. TIL notes
+are searched the same way, by their words (``til_search``, revision 0015) and meaning, as results of
+their own (a day, not a card).
 
 Words come from FTS5 indexes (``card_search``, trigrams, revisions 0007 and 0009; ``scrap_search``, words
 matched as prefixes, revision 0014). Meaning needs a model that embeds a query as cards are embedded (the
@@ -20,13 +22,19 @@ from sqlalchemy.orm import Session
 
 from san_desktop.ai.calibration import search_floor_of
 from san_desktop.db.vectors import from_stored, nearest
+from san_desktop.services.til_index import til_vectors
 
 SEARCH_CANDIDATES = 1000  # a search ranks at most this many of its newest matches
 MEANING_CANDIDATES = 30  # the query's nearest cards that may join the results
 RRF_K = 60
 # where a result matched, as people are told
-IN_CARD, IN_TEXT, BY_MEANING = "card", "text", "meaning"
-WHERE_SAID = {IN_CARD: "title, summary or tags", IN_TEXT: "the scrap's text", BY_MEANING: "meaning"}
+IN_CARD, IN_TEXT, BY_MEANING, IN_TIL = "card", "text", "meaning", "til"
+WHERE_SAID = {
+    IN_CARD: "title, summary or tags",
+    IN_TEXT: "the scrap's text",
+    BY_MEANING: "meaning",
+    IN_TIL: "the TIL's text",
+}
 
 
 @dataclass(frozen=True)
@@ -193,8 +201,14 @@ class Hit:
     matched: tuple[str, ...]  # IN_CARD, IN_TEXT, BY_MEANING: where it matched, in that order
 
 
+@dataclass(frozen=True)
+class TilHit:
+    summary_id: str
+    matched: tuple[str, ...]  # IN_TIL, BY_MEANING
+
+
 def fuse(ranked: Sequence[tuple[str, Sequence[str]]], limit: int) -> list[Hit]:
-    """Reciprocal rank fusion of ranked lists of card ids, each named by where it matched."""
+    """Reciprocal rank fusion of ranked lists of ids (of cards, or of days), each named by where it matched."""
     scores: dict[str, float] = {}
     matched: dict[str, list[str]] = {}
     for where, ids in ranked:
@@ -222,3 +236,42 @@ def search_cards(
     if query is not None:
         ranked.append((BY_MEANING, meaning_matches(session, query, limit=depth, scrap_ids=scrap_ids)))
     return fuse(ranked, limit)
+
+
+def til_word_matches(session: Session, search: str, *, limit: int) -> list[str]:
+    """Ids of days whose current TIL text has every word of ``search`` (as a word's start), best first
+    (bm25, the title weighted over the text)."""
+    query = _prefix_query(search)
+    conn = session.connection()
+    if query is None or conn.dialect.name != "sqlite":
+        return []
+    rows = conn.exec_driver_sql(
+        "SELECT ts.summary_id FROM til_search AS ts JOIN daily_summaries AS ds ON ds.id = ts.summary_id "
+        "WHERE til_search MATCH ? AND ds.current_version = ts.version "
+        "ORDER BY bm25(til_search, 0.0, 0.0, 5.0, 1.0), ds.local_date DESC LIMIT ?",
+        (query, limit),
+    )
+    return [row[0] for row in rows]
+
+
+def til_meaning_matches(session: Session, query: QueryVector, *, limit: int) -> list[str]:
+    """Ids of days whose TIL is nearest to the query in its model's space, above the model's search floor
+    (a day a year: few enough to compare with each)."""
+    floor = search_floor_of(query.model_id)
+    if floor is None:
+        return []
+    scored = [
+        (summary_id, float(vector @ query.vector))
+        for summary_id, _day, vector in til_vectors(session, query.model_id)
+        if vector.shape == query.vector.shape
+    ]
+    scored.sort(key=lambda item: -item[1])
+    return [summary_id for summary_id, similarity in scored[:limit] if similarity >= floor]
+
+
+def search_tils(session: Session, search: str, query: QueryVector | None, *, limit: int) -> list[TilHit]:
+    """The days whose TIL ``search`` finds by its words and (with ``query``) meaning, best first."""
+    ranked: list[tuple[str, Sequence[str]]] = [(IN_TIL, til_word_matches(session, search, limit=limit))]
+    if query is not None:
+        ranked.append((BY_MEANING, til_meaning_matches(session, query, limit=limit)))
+    return [TilHit(hit.card_id, hit.matched) for hit in fuse(ranked, limit)]

@@ -18,25 +18,23 @@ from sqlalchemy.orm import Session
 
 from san_desktop.ai.base import AIProvider
 from san_desktop.ai.calibration import score_of
-from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.core.enums import JobType
 from san_desktop.core.errors import SanError
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.database import Database
 from san_desktop.db.models import (
     CardEmbedding,
-    DailySummary,
     HttpCache,
     KnowledgeCard,
     Scrap,
     StarRecommendation,
     StarredRepository,
-    TilStepOutput,
 )
-from san_desktop.db.vectors import from_blob, from_stored, to_stored
+from san_desktop.db.vectors import from_stored, to_stored
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.payloads import StarSyncPayload, dump_payload
 from san_desktop.queue.records import JobRecord
+from san_desktop.services.til_index import til_vectors
 
 FIRST_PAGE = "github:user/starred"  # the cache key of the first page (later pages: the URL GitHub gave)
 EMBED_BATCH = 64
@@ -105,12 +103,10 @@ class StarService:
         db: Database,
         queue: JobQueue,
         clock: Callable[[], datetime] = utcnow,
-        artifacts: ArtifactStore | None = None,
     ) -> None:
         self.db = db
         self.queue = queue
         self.clock = clock
-        self.artifacts = artifacts or ArtifactStore(db.path.parent)  # where the TILs' vectors are
 
     # --- asking for work ----------------------------------------------------------------------
 
@@ -261,30 +257,11 @@ class StarService:
             done += len(texts)
 
     def _tils(self, model: str, since: datetime) -> list[tuple[str, np.ndarray]]:
-        """("TIL of DAY", vector) of the days since ``since`` whose TIL was embedded with ``model`` (each
-        day's newest embedding; a vector file gone missing is skipped)."""
-        query = (
-            sa.select(DailySummary.local_date, TilStepOutput.artifact_key, TilStepOutput.data)
-            .join(TilStepOutput, TilStepOutput.summary_id == DailySummary.id)
-            .where(
-                TilStepOutput.step == "embed",
-                TilStepOutput.artifact_key.is_not(None),
-                DailySummary.local_date >= since.date().isoformat(),
-            )
-            .order_by(DailySummary.local_date, TilStepOutput.created_at)
-        )
+        """("TIL of DAY", vector) of the days since ``since`` whose TIL has a vector in ``model``'s space
+        (``services.til_index``: a TIL of another model is indexed again in the background)."""
         with self.db.sessions() as session:
-            newest = {day: (key, data) for day, key, data in session.execute(query)}
-        found: list[tuple[str, np.ndarray]] = []
-        for day, (key, data) in sorted(newest.items()):
-            if key is None or json.loads(data or "{}").get("model") != model:
-                continue
-            try:
-                vector = from_blob(self.artifacts.read_bytes(key))
-            except OSError:
-                continue
-            found.append((f"TIL of {day}", vector / (np.linalg.norm(vector) or 1.0)))
-        return found
+            rows = til_vectors(session, model, since.date())
+        return [(f"TIL of {day}", vector / (np.linalg.norm(vector) or 1.0)) for _id, day, vector in rows]
 
     def _cards(self, model: str, window_days: int) -> tuple[list[str], np.ndarray, int]:
         """Titles and vectors of what the learner learned lately: the cards and the TILs of the window (the

@@ -32,6 +32,7 @@ from san_desktop.db.models import (
 )
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobRecord
+from san_desktop.services.til_index import request_indexing
 
 LINK_STEP = "link"
 
@@ -321,6 +322,7 @@ class TilService:
                 summary.current_version = version
                 session.flush()
                 self._prune_edits(session, summary.id, keep)
+                request_indexing(session, self.queue, summary.id)  # the edited text into search and meaning
             except BaseException:
                 run.discard()
                 raise

@@ -172,3 +172,22 @@ def test_san_search_finds_by_meaning_across_languages_and_says_where(app: SanApp
     nothing = run_san("search", "zebra", "crossing")
     assert nothing.returncode == 0, nothing.stderr
     assert nothing.stdout.strip() == "Nothing found for “zebra crossing”."
+
+
+def test_san_search_lists_the_days_whose_til_note_it_finds_after_the_cards(app: SanApp) -> None:
+    from tests.support.til import finished_til
+
+    day = finished_til(app, [WAL, DOCKER])
+    found = run_san("search", "checkpoints", "--json")
+    assert found.returncode == 0, found.stderr
+    results = json.loads(found.stdout)
+    assert results[0]["card"]["id"] == _card_of(app, WAL)
+    (til,) = [item for item in results if "til" in item]
+    assert results[-1] is til
+    assert til["til"]["local_date"] == day
+    assert "til" in til["matched"]
+    table = run_san("search", "checkpoints")
+    assert table.returncode == 0, table.stderr
+    last = table.stdout.splitlines()[-1]
+    assert last.startswith(f"TIL {day}")
+    assert "the TIL's text" in last

@@ -32,6 +32,7 @@ JOB_TYPE_LABELS = {
     JobType.GITHUB_STAR_RECOMMENDATION: "Star recommendations",
     JobType.GITHUB_STAR_SYNC: "Star sync",
     JobType.PAGE_FETCH: "Page fetch",
+    JobType.TIL_INDEXING: "TIL indexing",
 }
 
 

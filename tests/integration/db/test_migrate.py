@@ -319,3 +319,39 @@ def test_revision_0014_indexes_the_text_of_existing_scraps_and_follows_every_cha
         conn.execute("DELETE FROM scraps WHERE id = 's1'")
         assert found("격리") == []
         conn.execute("INSERT INTO scrap_search (scrap_search) VALUES ('integrity-check')")  # raises if they differ
+
+
+def test_revision_0015_adds_til_indexing_jobs_and_drops_a_days_index_with_the_day(tmp_path: Path) -> None:
+    path = tmp_path / "san.db"
+    migrate_to(path, "0014")
+    with raw_connection(path) as conn:
+        conn.execute(
+            "INSERT INTO daily_summaries (id, local_date, status, current_version, created_at, updated_at) "
+            "VALUES ('d1', '2026-01-01', 'COMPLETED', 1, '2026-01-01 00:00:00', '2026-01-01 00:00:00')"
+        )
+        conn.execute(
+            "INSERT INTO async_jobs (id, job_type, target_id, status, attempts, max_attempts, created_at, "
+            "updated_at) VALUES ('j1', 'TIL_GENERATION', 'd1', 'COMPLETED', 1, 3, '2026', '2026')"
+        )
+
+    migrate(path, choose_driver())
+
+    with raw_connection(path) as conn:
+        assert conn.execute("SELECT id, job_type FROM async_jobs").fetchall() == [("j1", "TIL_GENERATION")]
+        conn.execute(
+            "INSERT INTO async_jobs (id, job_type, target_id, status, attempts, max_attempts, created_at, "
+            "updated_at) VALUES ('j2', 'TIL_INDEXING', 'd1', 'PENDING', 0, 3, '2026', '2026')"
+        )
+        conn.execute("INSERT INTO til_search (summary_id, version, title, body) VALUES ('d1', 1, 'T', 'zymurgy')")
+        conn.execute(
+            "INSERT INTO til_embeddings (summary_id, version, model_id, dim, vector, created_at) "
+            "VALUES ('d1', 1, 'm', 2, x'00', '2026-01-01 00:00:00')"
+        )
+        assert conn.execute("SELECT summary_id FROM til_search WHERE til_search MATCH 'zymurgy'").fetchall() == [
+            ("d1",)
+        ]
+    with raw_connection(path) as conn:
+        conn.execute("PRAGMA foreign_keys = ON")  # (as the app's connections have it)
+        conn.execute("DELETE FROM daily_summaries WHERE id = 'd1'")
+        assert conn.execute("SELECT count(*) FROM til_search").fetchone() == (0,)
+        assert conn.execute("SELECT count(*) FROM til_embeddings").fetchone() == (0,)
