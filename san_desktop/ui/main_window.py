@@ -128,6 +128,7 @@ class MainWindow(QMainWindow):
         self.inbox.open_card.connect(self._on_inbox_open_card)
         self.til.open_card.connect(self._on_inbox_open_card)
         self.quizzes.open_card.connect(self._on_inbox_open_card)
+        self.cards.open_til.connect(self._on_cards_open_til)
         self.stars.settings_requested.connect(self._on_settings_action_triggered)
         self.inbox.open_settings.connect(self._on_inbox_open_settings)
         self.runner_news = RunnerNews(self._runner, self.banner, self.statusBar().showMessage, self._show_resumed, self)
@@ -337,6 +338,10 @@ class MainWindow(QMainWindow):
     def _on_inbox_open_card(self, card_id: str) -> None:
         self.show_page("cards")
         self.cards.open_card(card_id)
+
+    def _on_cards_open_til(self, local_date: str) -> None:
+        self.show_page("til")
+        self.til.open_day(local_date)
 
     def _on_watch_action_toggled(self, checked: bool) -> None:
         self.capture.set_watching(checked)

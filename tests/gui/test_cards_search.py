@@ -7,6 +7,7 @@ from pytestqt.qtbot import QtBot
 
 from san_desktop.ui.cards.page import CardsPage
 from san_desktop.ui.common.context import AppContext
+from san_desktop.ui.main_window import MainWindow
 from tests.integration.services.test_similar_meaning import ENGLISH, KOREAN
 from tests.support.til import cards_of
 
@@ -27,3 +28,20 @@ def test_a_korean_search_lists_the_english_card_and_says_it_was_found_by_meaning
     qtbot.waitUntil(lambda: titles()[:1] == [isolation.title], timeout=10_000)
     tooltip = page.model.data(page.model.index(0, 0), Qt.ItemDataRole.ToolTipRole)
     assert tooltip.endswith("Found by meaning")
+
+
+def test_the_days_whose_til_note_the_search_finds_are_links_to_the_til_page(qtbot: QtBot, window: MainWindow) -> None:
+    from tests.support.til import finished_til
+
+    app = window.cards._app
+    day = finished_til(app, [ENGLISH["isolation"], ENGLISH["docker"]])
+    window.show_page("cards")
+    window.cards.search.setText("dependencies")
+    qtbot.waitUntil(lambda: window.cards.til_matches.isVisible(), timeout=10_000)
+    assert f'href="{day}"' in window.cards.til_matches.text()
+    window.cards.search.setText("zebra crossing")  # a search that finds no note hides the line
+    qtbot.waitUntil(lambda: not window.cards.til_matches.isVisible(), timeout=10_000)
+    window.cards.til_matches.linkActivated.emit(day)  # (as a click on the link does)
+    assert window.current_page_key() == "til"
+    qtbot.waitUntil(lambda: window.til.days.currentItem() is not None, timeout=10_000)
+    assert window.til.days.currentItem().data(Qt.ItemDataRole.UserRole) == day

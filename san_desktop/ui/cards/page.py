@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from san_desktop.app import Changes
 from san_desktop.core.errors import SanError
-from san_desktop.services.cards import CardDetail, CardSummary, SimilarCard
+from san_desktop.services.cards import CardDetail, CardSummary, FoundTil, SimilarCard
 from san_desktop.ui.cards.card_list import CardListModel, card_html, similar_label
 from san_desktop.ui.cards.editing import UNDO_LINK, CardEditor
 from san_desktop.ui.common.context import AppContext
@@ -33,6 +33,7 @@ __all__ = ["CardListModel", "CardsPage", "card_html", "similar_label"]  # where 
 
 TITLE, CATEGORY, TAGS = range(3)
 MESSAGE_MS = 30_000  # "Deleted … Undo" stays this long
+TIL_MATCHES = 5  # days named under the search box
 NO_CARDS = (
     "Each scrap you capture becomes a card — a title, a summary, tags and a category — made on this "
     "computer. Scrap something in the Inbox and its card appears here a moment later."
@@ -44,7 +45,14 @@ class CardsPage(QWidget):
     by the change hub. Delete deletes the selected card's scrap (and so the card), with Undo; Edit… (F2,
     or a double click) corrects the card shown, with Undo; Analyse again asks first whether to keep what
     the person edited. When there is no card, or none matches the search, the list says so and what to
-    do; a card the search leaves out is not shown either. No signals of its own."""
+    do; a card the search leaves out is not shown either. Under the search box, the days whose TIL note
+    the search finds too (by words or meaning), each a link.
+
+    Signals:
+      open_til(str): a day whose TIL note the search found was clicked (its date).
+    """
+
+    open_til = Signal(str)
 
     def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -57,6 +65,11 @@ class CardsPage(QWidget):
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search cards, the text of their scraps, and by meaning (English or 한국어)")
         self.search.setClearButtonEnabled(True)
+        self.til_matches = QLabel()
+        self.til_matches.setWordWrap(True)
+        self.til_matches.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse)
+        self.til_matches.setVisible(False)
+        self._til_search = ""  # the search the TIL links were read for
         self.table = QTableView()
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -94,6 +107,7 @@ class CardsPage(QWidget):
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
         left_layout.addWidget(self.search)
+        left_layout.addWidget(self.til_matches)
         left_layout.addWidget(self.states, 1)
         right = QWidget()
         right_layout = QVBoxLayout(right)
@@ -135,6 +149,7 @@ class CardsPage(QWidget):
         self.similar.itemClicked.connect(self._on_similar_item_activated)
         self.delete_button.clicked.connect(self.delete_selected)
         self.message.linkActivated.connect(self._on_message_link_activated)
+        self.til_matches.linkActivated.connect(self._on_til_matches_link_activated)
         self.states.message.action_triggered.connect(self._on_states_action_triggered)
         for signal in (self.model.modelReset, self.model.rowsInserted, self.model.rowsRemoved, self.model.loaded):
             signal.connect(self._update_state)
@@ -219,7 +234,8 @@ class CardsPage(QWidget):
         elif search:
             self.states.show_no_results(
                 f"No card matches “{search}”",
-                "The search looks in titles, summaries, tags and categories: try fewer or other words.",
+                "The search looks in titles, summaries, tags, the text of your scraps and their meaning: "
+                "try fewer or other words.",
                 [("clear", "Clear search")],
             )
         else:
@@ -291,6 +307,28 @@ class CardsPage(QWidget):
         """The cards matching what was typed, read off the GUI thread; the list changes when they arrive."""
         self.model.search = self.search.text().strip()
         self.model.refresh(self._context.ops.run)
+        self._find_tils(self.model.search)
+
+    def _find_tils(self, search: str) -> None:
+        """The days whose TIL note ``search`` finds, read off the GUI thread, shown as links."""
+        self._til_search = search
+        if not search:
+            self._show_tils(search, [])
+            return
+        self._context.ops.run(
+            lambda: self._app.cards.search_tils(search, limit=TIL_MATCHES), lambda found: self._show_tils(search, found)
+        )
+
+    def _show_tils(self, search: str, found: list[FoundTil]) -> None:
+        if search != self._til_search:
+            return  # typed on meanwhile
+        links = [
+            f'<a href="{html.escape(item.til.local_date)}">{html.escape(item.til.local_date)}</a>'
+            + (f" {html.escape(item.til.title)}" if item.til.title else "")
+            for item in found
+        ]
+        self.til_matches.setText("In your TIL notes: " + " · ".join(links) if links else "")
+        self.til_matches.setVisible(bool(links))
 
     def _on_states_action_triggered(self, key: str) -> None:
         if key == "clear":
@@ -304,6 +342,9 @@ class CardsPage(QWidget):
             self.undo_delete()
         elif link == UNDO_LINK:
             self.editor.undo()
+
+    def _on_til_matches_link_activated(self, local_date: str) -> None:
+        self.open_til.emit(local_date)
 
     def _on_message_timer_timeout(self) -> None:
         self.message.clear()

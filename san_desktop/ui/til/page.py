@@ -173,6 +173,13 @@ class TilPage(QWidget):
     def delete_selected(self) -> None:
         """Nothing: a day's TIL is not deleted, only written again (Generate) or replaced by a version."""
 
+    def open_day(self, local_date: str) -> None:
+        """Show ``local_date`` (a search result asks): at once when it is listed, else once the days are
+        read again (a TIL made since they were read)."""
+        if not self.select_day(local_date):
+            self._day = local_date  # kept selected by the next fill
+            self.reload_days()
+
     def select_day(self, local_date: str) -> bool:
         for row in range(self.days.count()):
             if self.days.item(row).data(Qt.ItemDataRole.UserRole) == local_date:
