@@ -38,7 +38,7 @@ from san_desktop.jobs.fetch import PageFetchProcessor
 from san_desktop.jobs.quiz import QuizGenerationProcessor
 from san_desktop.jobs.recovery import SweepHook
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
-from san_desktop.jobs.stars import StarRankProcessor, StarSyncProcessor
+from san_desktop.jobs.stars import StarRankProcessor, StarSyncProcessor, moved_stars_hook
 from san_desktop.jobs.til import TilGenerationProcessor
 from san_desktop.jobs.til_index import TilIndexingProcessor, stale_til_hook
 from san_desktop.queue.errors import DuplicateJobError
@@ -247,6 +247,7 @@ def build_registry(
     registry.sweep_hooks.append(settle_stopped_hook)  # TILs whose job stopped (as the sweep may just have done)
     registry.sweep_hooks.append(stale_embedding_hook(providers))
     registry.sweep_hooks.append(stale_til_hook(providers))
+    registry.sweep_hooks.append(moved_stars_hook(providers, github_settings))
     registry.sweep_hooks.append(orphan_artifacts_hook)
     registry.sweep_hooks.append(old_notices_hook)
     return registry

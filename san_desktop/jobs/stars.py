@@ -7,13 +7,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from sqlalchemy.orm import Session
+
 from san_desktop.ai.factory import ProviderSource
 from san_desktop.core.credentials import GITHUB_TOKEN, ways_to_set
 from san_desktop.core.errors import PermanentError
 from san_desktop.core.settings import GitHubSettings, StarSettings
+from san_desktop.jobs.recovery import SweepHook
 from san_desktop.jobs.registry import JobContext
+from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.payloads import StarSyncPayload, load_payload
-from san_desktop.services.stars import StarService
+from san_desktop.services.stars import StarService, account_id
 
 log = logging.getLogger(__name__)
 
@@ -54,3 +58,14 @@ class StarRankProcessor:
         with context.publish() as session:
             stars.store_run(session, context.run_id, ranked)
         log.info("Stars ranked: %d recommendations", len(ranked))
+
+
+def moved_stars_hook(providers: ProviderSource, github_settings: Callable[[], GitHubSettings]) -> SweepHook:
+    """Starred repositories embedded by another model are embedded again, by a ranking, in the background."""
+
+    def hook(session: Session, queue: JobQueue) -> int:
+        stars = StarService(queue.db, queue, queue.clock)
+        account = account_id(github_settings().api_url)
+        return int(stars.request_reembedding(session, account, providers.embedding_model()))
+
+    return hook

@@ -18,11 +18,12 @@ from sqlalchemy.orm import Session
 
 from san_desktop.ai.base import AIProvider
 from san_desktop.ai.calibration import score_of
-from san_desktop.core.enums import JobType
+from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus, JobType
 from san_desktop.core.errors import SanError
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.database import Database
 from san_desktop.db.models import (
+    AsyncJob,
     CardEmbedding,
     HttpCache,
     KnowledgeCard,
@@ -229,6 +230,39 @@ class StarService:
 
     # --- ranking ------------------------------------------------------------------------------
 
+    @staticmethod
+    def needs_embedding(model: str) -> sa.ColumnElement[bool]:
+        """The repositories a ranking embeds (again) with ``model``: shown ones without its vector."""
+        return sa.and_(
+            StarredRepository.gone.is_(False),
+            StarredRepository.not_interested.is_(False),
+            sa.or_(StarredRepository.embedding_model.is_(None), StarredRepository.embedding_model != model),
+        )
+
+    def request_reembedding(self, session: Session, account: str, model: str) -> bool:
+        """A ranking (which embeds them) when starred repositories were embedded by another model (a library
+        moving to the sentence encoder), unless one waits or one failed in the last day (Retry in Jobs
+        does that). True when one was asked for."""
+        moved = session.scalar(
+            sa.select(StarredRepository.id)
+            .where(StarService.needs_embedding(model), StarredRepository.embedding_model.is_not(None))
+            .limit(1)
+        )
+        if moved is None:
+            return False
+        recent = sa.select(AsyncJob.id).where(
+            AsyncJob.job_type == JobType.GITHUB_STAR_RECOMMENDATION,
+            AsyncJob.target_id == account,
+            sa.or_(
+                AsyncJob.status.in_(ACTIVE_JOB_STATUSES),
+                sa.and_(AsyncJob.status == JobStatus.FAILED, AsyncJob.created_at > self.clock() - timedelta(days=1)),
+            ),
+        )
+        if session.scalar(recent.limit(1)) is not None:
+            return False
+        self.request_ranking(session, account)
+        return True
+
     def embed_repositories(self, provider: AIProvider) -> int:
         """Embed the repositories not yet embedded with the provider's model; how many were."""
         model = provider.embedding_model
@@ -236,13 +270,7 @@ class StarService:
         while True:
             with self.db.sessions() as session:
                 batch = session.scalars(
-                    sa.select(StarredRepository)
-                    .where(
-                        StarredRepository.gone.is_(False),
-                        StarredRepository.not_interested.is_(False),
-                        sa.or_(StarredRepository.embedding_model.is_(None), StarredRepository.embedding_model != model),
-                    )
-                    .limit(EMBED_BATCH)
+                    sa.select(StarredRepository).where(self.needs_embedding(model)).limit(EMBED_BATCH)
                 ).all()
                 texts = [(row.id, repository_text(row)) for row in batch]
             if not texts:

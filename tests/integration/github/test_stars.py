@@ -177,3 +177,35 @@ def test_recent_tils_count_as_what_is_being_learned(app: SanApp, github: FakeGit
     (only,) = app.stars.latest()
     assert only.reason.endswith(f" and your TIL of {day}")  # a TIL is named as a TIL, never as a card
     assert only.reason.startswith("Close to your card “")
+
+
+def test_stars_of_another_model_are_embedded_again_by_a_ranking_the_sweep_asks_for(
+    app: SanApp, github: FakeGitHub
+) -> None:
+    import sqlalchemy as sa
+
+    from san_desktop.db.models import StarredRepository
+    from san_desktop.jobs.recovery import sweep
+    from san_desktop.jobs.stars import moved_stars_hook
+
+    learn_sqlite_and_react(app)
+    star_topics(github)
+    app.refresh_stars()
+    run_one(app, JobType.GITHUB_STAR_SYNC)
+    run_one(app, JobType.GITHUB_STAR_RECOMMENDATION)
+    model = app.providers.embedding_model()
+    hooks = [moved_stars_hook(app.providers, lambda: app.settings.github)]
+
+    def sweep_asks() -> int:
+        return sweep(app.queue, app.backend.require_session(), app.settings.jobs, hooks=hooks).enqueued_by_hooks
+
+    assert sweep_asks() == 0  # every star is in this model's space already
+    with app.db.write() as session:  # a library of before the sentence encoder
+        session.execute(sa.update(StarredRepository).values(embedding_model="local-hashed-ngram-v1"))
+    assert sweep_asks() == 1
+    assert sweep_asks() == 0  # one waits already
+    assert run_one(app, JobType.GITHUB_STAR_RECOMMENDATION).status is JobStatus.COMPLETED
+    with app.db.sessions() as session:
+        assert set(session.scalars(sa.select(StarredRepository.embedding_model))) == {model}
+    assert app.stars.latest()
+    assert sweep_asks() == 0
