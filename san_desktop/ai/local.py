@@ -41,13 +41,14 @@ from san_desktop.ai.base import (
     finalize_draft,
     group_by_topic,
 )
-from san_desktop.ai.calibration import threshold_of
+from san_desktop.ai.calibration import score_of, threshold_of
 from san_desktop.ai.categories import MIN_EVIDENCE, choose_category
 from san_desktop.ai.keyterms import key_terms, tags
 from san_desktop.ai.lexicon import KNOWN_TERMS
 from san_desktop.ai.summary import summarize
 from san_desktop.ai.time_limit import Clock, check_time, time_limit
 from san_desktop.ai.titles import link_words, title
+from san_desktop.ai.topics import group_by_meaning
 from san_desktop.ai.wordclass import is_name, tokens
 from san_desktop.core.enums import QuizType
 from san_desktop.core.failpoints import pause_here
@@ -203,12 +204,24 @@ class LocalProvider:
 
     @_time_limited
     def write_til(self, day: str, cards: Sequence[TilCard], kept: KeptParts | None = None) -> TilDraft:
-        """Offline: the day's cards grouped by category, each with its short summary, tags, source link
-        and code; the title names the biggest topics. Quick and in one piece: nothing to keep."""
-        groups = group_by_topic(cards)
+        """Offline: the day's cards grouped by meaning (``ai.topics``; by category without the sentence
+        encoder), each with its short summary, tags, source link and code; the title names the biggest
+        topics. Quick and in one piece: nothing to keep."""
+        groups = self._topics(cards)
         sections = [(topic, "\n\n".join(card_entry(card) for card in members)) for topic, members in groups]
         title = ", ".join(topic for topic, _members in groups[:3]) or "nothing captured"
         return TilDraft(title=title[:200], markdown=assemble_til(day, title, sections))
+
+    @staticmethod
+    def _topics(cards: Sequence[TilCard]) -> list[tuple[str, list[TilCard]]]:
+        if len(cards) < 2 or not encoder.usable():
+            return group_by_topic(cards)
+        try:
+            vectors = encoder.encode([embedding_text(card.title, card.summary, card.tags, "") for card in cards])
+        except encoder.EncoderUnavailableError:
+            return group_by_topic(cards)
+        model = encoder.embedding_model()
+        return group_by_meaning(cards, vectors, lambda cosine: score_of(model, 1.0 - cosine))
 
     @_time_limited
     def make_quizzes(self, cards: Sequence[TilCard], quiz_types: Sequence[QuizType]) -> list[QuizDraft]:
