@@ -284,8 +284,9 @@ def bench_monitor(count: int = 100_000) -> list[Row]:
 
 
 def drain_with_the_product(backend: Backend, queue: JobQueue) -> float:
-    """Seconds the runner with the product's processors and the embedded provider (its AI pool of one
-    thread) takes to finish every waiting job, on the one QApplication's event loop."""
+    """Seconds the runner with the product's processors and the embedded provider (its AI pool as the app
+    sizes it: ``Settings.ai_threads``) takes to finish every waiting job, on the one QApplication's event
+    loop."""
     from san_desktop.ai.factory import ProviderSource
     from san_desktop.jobs.processors import build_registry
 
@@ -348,7 +349,8 @@ def bench_end_to_end(count: int = 5000) -> list[Row]:
             f"scraps -> cards end to end, {count:,} real-text scraps",
             cards / elapsed,
             "cards/s",
-            "embedded provider (AI pool of 1 thread), 2 jobs a scrap (card, refined text); target >= 300 cards/s",
+            f"embedded provider (AI pool of {Settings(jobs=SETTINGS).ai_threads} threads), 2 jobs a scrap "
+            "(card, refined text); target >= 300 cards/s",
             anchor=_provider_rate(texts),
             anchor_name="the provider's own work, one thread",
         ),

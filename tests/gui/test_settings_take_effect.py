@@ -3,6 +3,7 @@ the cooldown (a long one here, so only the settings can end it within the test).
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import replace
 
@@ -57,13 +58,14 @@ def test_saving_settings_lets_jobs_held_by_the_breaker_run_at_once(
     assert status.state is BreakerState.CLOSED
 
 
-def test_the_ai_pool_runs_one_thread_for_the_embedded_provider_and_the_pool_size_for_a_server(
+def test_the_ai_pool_runs_two_threads_at_most_for_the_embedded_provider_and_the_pool_size_for_a_server(
     qtbot: QtBot, live_context: AppContext
 ) -> None:
     context = live_context
     ai_pool = context.runner.pools[JobPool.AI]
     assert context.settings.ai.provider == "local"
-    assert ai_pool.maxThreadCount() == 1  # its work is Python on the CPU: a second thread only contends
+    embedded = min(2, os.cpu_count() or 1)  # encoding (BLAS) beside analysis (Python): a third only contends
+    assert ai_pool.maxThreadCount() == embedded
     server = replace(
         context.settings,
         jobs=replace(context.settings.jobs, ai_pool_size=3),
@@ -74,4 +76,4 @@ def test_the_ai_pool_runs_one_thread_for_the_embedded_provider_and_the_pool_size
     qtbot.waitUntil(lambda: ai_pool.maxThreadCount() == 3, timeout=5_000)  # answers are waited for: calls overlap
     with qtbot.waitSignal(context.hub.changed, timeout=5_000):
         context.ops.write(lambda: context.app.save_settings(replace(server, ai=AISettings())))
-    qtbot.waitUntil(lambda: ai_pool.maxThreadCount() == 1, timeout=5_000)
+    qtbot.waitUntil(lambda: ai_pool.maxThreadCount() == embedded, timeout=5_000)  # 3 asked: 2 at most
