@@ -30,11 +30,18 @@ def test_a_korean_search_lists_the_english_card_and_says_it_was_found_by_meaning
     assert tooltip.endswith("Found by meaning")
 
 
-def test_the_days_whose_til_note_the_search_finds_are_links_to_the_til_page(qtbot: QtBot, window: MainWindow) -> None:
+def test_the_days_whose_til_note_the_search_finds_are_links_to_the_til_page(
+    qtbot: QtBot, live_context: AppContext
+) -> None:
+    from tests.gui.conftest import POLL_MS
     from tests.support.til import finished_til
 
-    app = window.cards._app
-    day = finished_til(app, [ENGLISH["isolation"], ENGLISH["docker"]])
+    day = finished_til(live_context.app, [ENGLISH["isolation"], ENGLISH["docker"]])  # before the window's runner
+    window = MainWindow(live_context)
+    qtbot.addWidget(window)
+    window.show()
+    with qtbot.waitSignal(live_context.runner.sweep_finished, timeout=10_000):
+        live_context.start(poll_ms=POLL_MS)
     window.show_page("cards")
     window.cards.search.setText("dependencies")
     qtbot.waitUntil(lambda: window.cards.til_matches.isVisible(), timeout=10_000)
