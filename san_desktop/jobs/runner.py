@@ -124,12 +124,13 @@ class _SweepWorker(QRunnable):
         self.session_id = runner.session_id
         self.settings = runner.settings
         self.hooks = list(runner.registry.sweep_hooks)
+        self.stop = runner.executor.shutdown_event  # set when the app closes: no further hook round
         self.signals = _SweepSignals()
 
     def run(self) -> None:
         report: SweepReport | None = None
         try:
-            report = sweep(self.queue, self.session_id, self.settings, hooks=self.hooks)
+            report = sweep(self.queue, self.session_id, self.settings, hooks=self.hooks, stop=self.stop)
         except Exception:
             log.exception("The recovery sweep failed; it will run again later")
         finally:
