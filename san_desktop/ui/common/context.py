@@ -12,7 +12,6 @@ from PySide6.QtCore import QObject
 
 from san_desktop.app import Changes, SanApp
 from san_desktop.core.settings import Settings
-from san_desktop.jobs.processors import registry_for
 from san_desktop.jobs.registry import ProcessorRegistry
 from san_desktop.jobs.runner import JobRunner
 from san_desktop.ui.common.hub import POLL_MS, ChangeHub
@@ -78,7 +77,7 @@ def build_context(
         session = app.backend.require_session()
         runner = JobRunner(
             app.queue,
-            registry or registry_for(app),
+            registry or product_registry(app),
             session,
             app.settings.jobs,
             parent,
@@ -90,6 +89,18 @@ def build_context(
     context = AppContext(app, runner, hub, ops)
     hub.changed.connect(context.on_hub_changed)
     return context
+
+
+def product_registry(app: SanApp) -> ProcessorRegistry:
+    """The product's processors around ``app``, imported and built by the runner's first sweep (off the
+    GUI thread, after the window is shown)."""
+
+    def build() -> ProcessorRegistry:
+        from san_desktop.jobs.processors import registry_for
+
+        return registry_for(app)
+
+    return ProcessorRegistry.deferred(build)
 
 
 def freeze_startup_objects() -> None:
