@@ -37,6 +37,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv if argv is None else argv)
     args = parse_args(arguments[1:])
 
+    from san_desktop.db.integrity import start_integrity_check
+
+    # SQLite reads every page of the database for its integrity check (a fifth of a second at 50,000
+    # cards) without holding the GIL, so it runs while the window's modules are imported; start_backend
+    # waits for its verdict before anything writes.
+    integrity = start_integrity_check(args.data_dir)
+
     from PySide6.QtWidgets import QApplication
 
     from san_desktop.app import SanApp
@@ -55,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.setWindowIcon(app_icon())
 
     try:
-        san = SanApp(start_backend(args.data_dir, kind="gui"))
+        san = SanApp(start_backend(args.data_dir, kind="gui", integrity=integrity))
     except SanError as exc:
         show_known_error(str(exc))
         return exc.exit_code
