@@ -1,4 +1,4 @@
-"""``san-desktop``: data directory → database (checked, migrated) → facade → job runner → main window."""
+"""``san-desktop``: data directory → database (checked, migrated) → facade → main window → job runner."""
 
 from __future__ import annotations
 
@@ -70,8 +70,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     install_excepthook()
     context = build_context(san)
     window = MainWindow(context)
+    # the runner's sweep, the sentence encoder and the similar-card index load once the window is on screen
+    window.first_frame.connect(context.start)
     window.show()
-    context.start()
     freeze_startup_objects()
     smoke_test = _SmokeTest(app, window, context) if args.smoke_test else None
     if smoke_test is not None:

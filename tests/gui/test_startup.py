@@ -72,3 +72,27 @@ def test_corrupt_database_is_refused_at_start(data_dir: Path) -> None:
     assert result.returncode == 4
     assert "is not a SAN Desktop database" in result.stderr
     assert (data_dir / "san.db").read_bytes() == b"\x00\xff" * 5000
+
+
+AT_FIRST_FRAME = """
+import sys
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+from san_desktop.__main__ import main
+app = QApplication(sys.argv[:1])
+def first_turn_of_the_loop():  # the window is shown; what the first frame needed is loaded
+    print("processors" if "san_desktop.jobs.processors" in sys.modules else "no processors", flush=True)
+    for widget in app.topLevelWidgets():
+        if type(widget).__name__ == "MainWindow":
+            widget.close()
+QTimer.singleShot(0, first_turn_of_the_loop)
+sys.exit(main(["san-desktop", "--data-dir", sys.argv[1]]))
+"""
+
+
+def test_the_window_is_shown_before_the_job_processors_are_imported(data_dir: Path) -> None:
+    """They (numpy, httpx, dulwich...) were a quarter of the start; the runner's first sweep, after the
+    first frame, imports them off the GUI thread."""
+    result = run_python(["-c", AT_FIRST_FRAME, str(data_dir)], timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["no processors"]
