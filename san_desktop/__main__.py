@@ -69,8 +69,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     install_excepthook()
     context = build_context(san)
+    # The pages' first reads wait, with the runner's sweep, the sentence encoder and the similar-card
+    # index, until the window's first frame is on screen.
+    context.ops.hold()
     window = MainWindow(context)
-    # the runner's sweep, the sentence encoder and the similar-card index load once the window is on screen
     window.first_frame.connect(context.start)
     window.show()
     freeze_startup_objects()

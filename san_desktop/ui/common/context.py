@@ -35,8 +35,10 @@ class AppContext:
         return replace(self.app.settings, capture=replace(self.app.settings.capture, **changes))
 
     def start(self, poll_ms: int = POLL_MS) -> None:
-        """Start the runner (its recovery sweep first), watch for other processes' changes, and load
-        the sentence encoder, then the similar-card index, off the GUI thread."""
+        """Run the background operations held until now (the pages' first reads), start the runner (its
+        recovery sweep first), watch for other processes' changes, and load the sentence encoder, then
+        the similar-card index, off the GUI thread."""
+        self.ops.release()
         self.runner.start()
         self.hub.watch(self.app, self.ops, poll_ms)
         self.ops.run(self.app.warm_up_encoder, self._on_encoder_warmed_up)
