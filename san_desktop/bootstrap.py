@@ -12,6 +12,7 @@ from san_desktop.core.instance_lock import InstanceLock
 from san_desktop.core.logging_setup import setup_logging
 from san_desktop.core.paths import database_path, ensure_data_dir, resolve_data_dir
 from san_desktop.db.database import Database, open_database
+from san_desktop.db.integrity import IntegrityCheck
 from san_desktop.services.app_sessions import end_session, start_session
 
 log = logging.getLogger(__name__)
@@ -49,17 +50,24 @@ class Backend:
 
 
 def start_backend(
-    data_dir: str | Path | None, *, kind: str, log_to_stderr: bool = True, lock: bool = True, verbose: bool = False
+    data_dir: str | Path | None,
+    *,
+    kind: str,
+    log_to_stderr: bool = True,
+    lock: bool = True,
+    verbose: bool = False,
+    integrity: IntegrityCheck | None = None,
 ) -> Backend:
     """Raises ``SanError`` subclasses with a message for the user when something is in the way. With
     ``lock``, takes the data directory's instance lock and records an app session. The terminal gets
-    warnings and errors (with ``verbose``, the log file's INFO lines too)."""
+    warnings and errors (with ``verbose``, the log file's INFO lines too). ``integrity``: the database's
+    check, started earlier (``start_integrity_check``); its verdict comes before any write."""
     directory = ensure_data_dir(resolve_data_dir(data_dir))
     stderr_level = logging.INFO if verbose else logging.WARNING
     log_file = setup_logging(directory, stderr=log_to_stderr, stderr_level=stderr_level)
     instance = InstanceLock(directory).acquire() if lock else None
     try:
-        db = open_database(database_path(directory))
+        db = open_database(database_path(directory), checked=integrity)
     except BaseException:
         if instance is not None:
             instance.release()

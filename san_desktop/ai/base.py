@@ -6,12 +6,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from san_desktop.core.enums import QuizType
+
+if TYPE_CHECKING:  # numpy is for the providers; the window's card and quiz pages import this module
+    import numpy as np
+    import numpy.typing as npt
 
 DEFAULT_CATEGORIES: tuple[str, ...] = (
     "Frontend",
@@ -35,7 +36,7 @@ MAX_TITLE_KOREAN = 20
 MAX_TITLE_OTHER = 60
 MAX_TAG_LENGTH = 40
 
-Vectors = npt.NDArray[np.float32]
+Vectors: TypeAlias = "npt.NDArray[np.float32]"
 
 
 @dataclass(frozen=True)

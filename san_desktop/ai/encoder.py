@@ -15,8 +15,6 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from san_desktop.ai.base import Vectors
 from san_desktop.ai.calibration import HASHED_EMBEDDING_MODEL, SEMANTIC_EMBEDDING_MODEL
 from san_desktop.core.errors import PermanentError
@@ -94,6 +92,8 @@ def warm_up() -> bool:
 
 def encode(texts: Sequence[str]) -> Vectors:
     """One L2-normalised float32 row of ``SEMANTIC_DIMENSIONS`` per text."""
+    import numpy as np  # here: the window's About and status bar ask this module what it is, not to encode
+
     model = _load()
     if model is None:
         raise EncoderUnavailableError(_failure or "The sentence encoder is not available.")

@@ -12,12 +12,8 @@ import unicodedata
 import zlib
 from collections.abc import Sequence
 
-import numpy as np
-
-from san_desktop.ai import encoder
 from san_desktop.ai.base import QuizDraft, TilCard, split_sentences
 from san_desktop.ai.lexicon import KNOWN_TERMS
-from san_desktop.ai.local import keyword_scores
 from san_desktop.ai.time_limit import check_time
 from san_desktop.ai.wordclass import is_name, strip_korean_particle, tokens
 from san_desktop.core.enums import QuizType
@@ -74,6 +70,10 @@ def verify(draft: QuizDraft, card: TilCard) -> bool:
 def _key_terms(card: TilCard) -> list[str]:
     """Terms of the card that its summary says, best first: technical ones (names, known terms) before
     the rest, tags before the summary's keywords (a blank on "another" asks nothing worth knowing)."""
+    # Making quizzes (on a worker) loads the local provider and the encoder, with numpy; checking a typed
+    # answer (the Quizzes page, on the window's start) needs neither.
+    from san_desktop.ai.local import keyword_scores
+
     summary = card.summary.casefold()
     found = [tag for tag in card.tags if tag and tag.casefold() in summary]
     scores, surfaces = keyword_scores(card.summary)
@@ -150,6 +150,10 @@ def _nearest_in_meaning(term: str, candidates: list[str]) -> str:
     """The candidate nearest to ``term`` in meaning (PostgreSQL for SQLite, not a readiness probe): the
     false statement stays plausible. Without the sentence encoder, one chosen by the term (a re-run makes
     the same quiz)."""
+    import numpy as np
+
+    from san_desktop.ai import encoder  # see _key_terms
+
     if len(candidates) > 1 and encoder.usable():
         try:
             vectors = encoder.encode([term, *candidates])

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from san_desktop.core.errors import DatabaseDamagedError, DatabaseLockedError, StorageFullError, is_storage_full
 from san_desktop.db.engine import BUSY_TIMEOUT_MS, SqliteDriver, choose_driver, make_engine
+from san_desktop.db.integrity import IntegrityCheck
 from san_desktop.db.migrate import MigrationResult, latest_backup, migrate
 
 
@@ -99,10 +100,11 @@ class Database:
         self.engine.dispose()
 
 
-def open_database(path: Path, driver: SqliteDriver | None = None) -> Database:
-    """Migrate (backing up first) and open the database; raises ``DatabaseError`` subclasses."""
-    chosen = driver or choose_driver()
-    result = migrate(path, chosen)
+def open_database(path: Path, driver: SqliteDriver | None = None, *, checked: IntegrityCheck | None = None) -> Database:
+    """Migrate (backing up first) and open the database; raises ``DatabaseError`` subclasses.
+    ``checked``: its integrity check, started earlier on a thread (``migrate`` waits for it)."""
+    chosen = driver or (checked.driver if checked is not None else choose_driver())
+    result = migrate(path, chosen, checked=checked)
     engine = make_engine(path, chosen)
     return Database(
         path=path,

@@ -1,4 +1,5 @@
-"""The one SQLAlchemy engine: SQLite driver choice, sqlite-vec, pragmas and explicit transactions.
+"""The one SQLAlchemy engine: SQLite driver choice (``db.driver``), sqlite-vec, pragmas and explicit
+transactions.
 
 Many Python builds (pyenv's included) ship ``sqlite3`` without ``enable_load_extension``; then the
 ``sqlean`` module (package ``sqlean-py``, a drop-in DB-API module) is used instead.
@@ -7,22 +8,20 @@ Many Python builds (pyenv's included) ship ``sqlite3`` without ``enable_load_ext
 from __future__ import annotations
 
 import functools
-import importlib
 import importlib.util
 import os
-import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import event
 
 from san_desktop.core.errors import SqliteDriverError
-
-DRIVER_ENV = "SAN_SQLITE_DRIVER"
-DRIVERS = ("sqlite3", "sqlean")
+from san_desktop.db.driver import DRIVER_ENV as DRIVER_ENV
+from san_desktop.db.driver import DRIVERS as DRIVERS
+from san_desktop.db.driver import SqliteDriver as SqliteDriver
+from san_desktop.db.driver import can_load_extensions as can_load_extensions
+from san_desktop.db.driver import choose_driver as choose_driver
 
 # Pragmas set on every connection. 32 MB of page cache: the 2 MB default makes vec0 inserts ~7x slower.
 PRAGMAS = (
@@ -32,51 +31,6 @@ PRAGMAS = (
     "PRAGMA cache_size=-32768",
 )
 BUSY_TIMEOUT_MS = 30_000
-
-
-@dataclass(frozen=True)
-class SqliteDriver:
-    name: str
-    module: ModuleType
-
-    @property
-    def sqlite_version(self) -> str:
-        return str(self.module.sqlite_version)
-
-
-def can_load_extensions(module: ModuleType) -> bool:
-    """Whether connections of this DB-API module can load SQLite extensions."""
-    try:
-        conn = module.connect(":memory:")
-    except Exception:
-        return False
-    try:
-        return callable(getattr(conn, "enable_load_extension", None))
-    finally:
-        conn.close()
-
-
-def choose_driver(preference: str | None = None, *, stdlib: ModuleType = sqlite3) -> SqliteDriver:
-    """Pick the SQLite module: ``preference`` (or ``$SAN_SQLITE_DRIVER``) if given, else the standard
-    library's when it can load extensions, else ``sqlean``."""
-    wanted = (preference or os.environ.get(DRIVER_ENV) or "auto").strip().lower()
-    if wanted not in (*DRIVERS, "auto"):
-        raise SqliteDriverError(f"Unknown SQLite driver {wanted!r} in {DRIVER_ENV}; use one of: auto, sqlite3, sqlean.")
-    if wanted in ("auto", "sqlite3") and can_load_extensions(stdlib):
-        return SqliteDriver("sqlite3", stdlib)
-    if wanted == "sqlite3":
-        raise SqliteDriverError(
-            "This Python's sqlite3 module cannot load extensions, which sqlite-vec needs. "
-            f"Unset {DRIVER_ENV} to use the bundled sqlean driver instead."
-        )
-    try:
-        sqlean = importlib.import_module("sqlean")
-    except ImportError as exc:
-        raise SqliteDriverError(
-            "This Python's sqlite3 module cannot load extensions and the sqlean-py package is missing. "
-            "Reinstall SAN Desktop with its dependencies."
-        ) from exc
-    return SqliteDriver("sqlean", sqlean)
 
 
 @functools.cache

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from san_desktop.core.errors import (
-    DatabaseDamagedError,
     DatabaseLockedError,
     DatabaseTooNewError,
     NotADatabaseError,
@@ -23,14 +22,14 @@ from san_desktop.core.errors import (
 )
 from san_desktop.core.instance_lock import FileLock
 from san_desktop.db.engine import SqliteDriver, make_engine
+from san_desktop.db.integrity import IntegrityCheck, check_integrity, check_sqlite_header, read_only_rows
+from san_desktop.db.integrity import latest_backup as latest_backup
 
 if TYPE_CHECKING:
     from alembic.config import Config
     from alembic.script import ScriptDirectory
 
 log = logging.getLogger(__name__)
-
-SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 @dataclass(frozen=True)
@@ -93,93 +92,14 @@ def known_revisions() -> frozenset[str]:
     return frozenset(_revision_chain())
 
 
-def _check_sqlite_header(path: Path) -> bytes:
-    try:
-        with path.open("rb") as handle:
-            header = handle.read(100)
-    except OSError as exc:
-        raise NotADatabaseError(path, f"cannot be read: {exc.strerror or exc}") from exc
-    if header and not header.startswith(SQLITE_HEADER):
-        raise NotADatabaseError(path, "it does not start with the SQLite file header")
-    return header
-
-
-def _read_only_rows(path: Path, driver: SqliteDriver, sql: str) -> list[tuple[Any, ...]]:
-    """Rows of ``sql`` run on a read-only connection. A WAL database in a folder SAN cannot write (its
-    ``-shm`` file cannot be made) is read as immutable instead: nobody can be writing it there."""
-    for query in ("mode=ro", "mode=ro&immutable=1"):
-        try:
-            conn = driver.module.connect(f"{path.as_uri()}?{query}", uri=True, timeout=10)
-        except driver.module.Error as exc:
-            raise NotADatabaseError(path, str(exc)) from exc
-        try:
-            return [tuple(row) for row in conn.execute(sql)]
-        except driver.module.OperationalError as exc:
-            text = str(exc).lower()
-            if is_storage_full(exc, path):
-                raise StorageFullError(path.parent, "SQLite cannot even open the database to read it") from exc
-            if "unable to open" in text and query == "mode=ro":
-                continue
-            if "locked" in text:
-                raise DatabaseLockedError(path) from exc
-            if "malformed" in text:
-                raise DatabaseDamagedError(path, str(exc), latest_backup(path)) from exc
-            raise NotADatabaseError(path, str(exc)) from exc
-        except driver.module.DatabaseError as exc:
-            if "malformed" in str(exc).lower():
-                raise DatabaseDamagedError(path, str(exc), latest_backup(path)) from exc
-            raise NotADatabaseError(path, str(exc)) from exc
-        finally:
-            conn.close()
-    raise NotADatabaseError(path, "it cannot be opened for reading")
-
-
 def _probe(path: Path, driver: SqliteDriver) -> tuple[str | None, list[str]]:
     """Read the stored revision and the table names without writing anything to the file."""
-    tables = [row[0] for row in _read_only_rows(path, driver, "SELECT name FROM sqlite_master WHERE type = 'table'")]
+    tables = [row[0] for row in read_only_rows(path, driver, "SELECT name FROM sqlite_master WHERE type = 'table'")]
     revision = None
     if "alembic_version" in tables:
-        rows = _read_only_rows(path, driver, "SELECT version_num FROM alembic_version")
+        rows = read_only_rows(path, driver, "SELECT version_num FROM alembic_version")
         revision = rows[0][0] if rows else None
     return revision, tables
-
-
-def latest_backup(path: Path) -> Path | None:
-    """The newest ``<name>.backup-…`` file beside the database (names sort by time)."""
-    backups = sorted(path.parent.glob(f"{path.stem}.backup-*{path.suffix}"))
-    return backups[-1] if backups else None
-
-
-def _header_problem(path: Path, header: bytes) -> str | None:
-    """What the file's size says against its header (a truncated or padded copy), cheaply."""
-    if len(header) < 100:
-        return "the file is shorter than a SQLite header"
-    page_size = int.from_bytes(header[16:18], "big")
-    page_size = 65536 if page_size == 1 else page_size
-    if page_size < 512 or page_size & (page_size - 1):
-        return f"the header gives an impossible page size ({page_size})"
-    # SQLite writes whole pages, so any other size is a torn copy. (The header's page count is not
-    # compared: a checkpoint of another process may write page 1 before it extends the file.)
-    size = path.stat().st_size
-    if size % page_size:
-        return f"the file size ({size} bytes) is not a whole number of {page_size}-byte pages"
-    return None
-
-
-def check_integrity(path: Path, driver: SqliteDriver) -> None:
-    """Refuse a damaged database before anything writes to it: the header against the file size, then
-    SQLite's ``PRAGMA quick_check`` (every page and index entry read once, no full cross-check). Raises
-    ``DatabaseDamagedError`` naming the latest backup."""
-    header = _check_sqlite_header(path)
-    if problem := _header_problem(path, header):
-        raise DatabaseDamagedError(path, problem, latest_backup(path))
-    try:
-        rows = [row[0] for row in _read_only_rows(path, driver, "PRAGMA quick_check(5)")]
-    except NotADatabaseError as exc:  # it has the SQLite header: what SQLite cannot read is damage
-        raise DatabaseDamagedError(path, str(exc.__cause__ or exc), latest_backup(path)) from exc
-    if rows != ["ok"]:
-        detail = "; ".join(" ".join(str(row).split()) for row in rows)
-        raise DatabaseDamagedError(path, detail[:300], latest_backup(path))
 
 
 @dataclass(frozen=True)
@@ -195,16 +115,19 @@ class DatabaseState:
         return self.revision == self.head
 
 
-def inspect_database(path: Path, driver: SqliteDriver, *, check: bool = True) -> DatabaseState:
+def inspect_database(
+    path: Path, driver: SqliteDriver, *, check: bool = True, checked: IntegrityCheck | None = None
+) -> DatabaseState:
     """Raises ``NotADatabaseError`` (not SQLite, or SQLite without SAN's schema), ``DatabaseTooNewError``,
-    ``DatabaseDamagedError`` (with ``check``) or ``DatabaseLockedError``; otherwise says where it stands."""
+    ``DatabaseDamagedError`` (with ``check``) or ``DatabaseLockedError``; otherwise says where it stands.
+    ``checked``: the same integrity check started earlier; its verdict is awaited instead of a second one."""
     head = head_revision()
     if not path.exists() or path.stat().st_size == 0:
         return DatabaseState(path.exists(), None, head)
-    if check:
+    if check and (checked is None or not checked.passed(path, driver)):
         check_integrity(path, driver)
-    else:
-        _check_sqlite_header(path)
+    elif not check:
+        check_sqlite_header(path)
     current, tables = _probe(path, driver)
     if current is not None and current not in known_revisions():
         raise DatabaseTooNewError(path, current, head)
@@ -247,14 +170,15 @@ def backup_database(path: Path, driver: SqliteDriver, label: str) -> Path:
 MIGRATION_LOCK_TIMEOUT_SECONDS = 300.0
 
 
-def migrate(path: Path, driver: SqliteDriver) -> MigrationResult:
+def migrate(path: Path, driver: SqliteDriver, *, checked: IntegrityCheck | None = None) -> MigrationResult:
     """Bring the database at ``path`` to the newest schema this code knows, creating it if needed.
 
     Every process that opens the database (the window, each command line call) comes through here; an
     upgrade happens under an exclusive lock between processes, once, with one backup, and a damaged
-    database is refused before anything writes to it.
+    database is refused before anything writes to it (``checked``: by the check started earlier, whose
+    verdict this waits for).
     """
-    state = inspect_database(path, driver)
+    state = inspect_database(path, driver, checked=checked)
     if state.up_to_date:
         return MigrationResult(state.revision, state.head, None)
     lock = FileLock(path.with_name(path.name + ".migrate.lock"))

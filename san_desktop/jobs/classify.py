@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import sys
 import time
 from email.utils import parsedate_to_datetime
-
-import httpx
+from typing import TYPE_CHECKING
 
 from san_desktop.core.enums import ErrorKind
 from san_desktop.core.errors import (
@@ -26,6 +26,9 @@ from san_desktop.core.errors import (
 from san_desktop.core.headers import header_numbers, header_pieces, limit_used_up
 from san_desktop.core.redact import cause_chain
 from san_desktop.queue.records import Classification
+
+if TYPE_CHECKING:
+    import httpx
 
 TRANSIENT = Classification(ErrorKind.TRANSIENT)
 PERMANENT = Classification(ErrorKind.PERMANENT)
@@ -59,18 +62,29 @@ def _classify_one(exc: BaseException, now: float) -> Classification | None:
         return TRANSIENT  # a lock held elsewhere goes away: try again later
     if isinstance(exc, PermanentError | SanError):
         return PERMANENT
-    if isinstance(exc, httpx.HTTPStatusError):
-        return classify_response(exc.response, now=now)
-    if isinstance(exc, httpx.TimeoutException | httpx.NetworkError | httpx.RemoteProtocolError):
-        return TRANSIENT
-    if isinstance(exc, httpx.InvalidURL | httpx.UnsupportedProtocol):
-        return PERMANENT
+    if (found := _classify_http(exc, now)) is not None:
+        return found
     if isinstance(exc, TimeoutError | ConnectionError):
         return TRANSIENT
     if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc).lower():
         return TRANSIENT
     if type(exc).__name__ == "OperationalError" and "database is locked" in str(exc):
         return TRANSIENT  # sqlean's and SQLAlchemy's wrappers of the same condition
+    return None
+
+
+def _classify_http(exc: BaseException, now: float) -> Classification | None:
+    # httpx is looked up, not imported: an httpx error cannot exist before some adapter imported it, and
+    # importing it here (with its command line's rich and click) was a twentieth of the window's start
+    httpx = sys.modules.get("httpx")
+    if httpx is None:
+        return None
+    if isinstance(exc, httpx.HTTPStatusError):
+        return classify_response(exc.response, now=now)
+    if isinstance(exc, httpx.TimeoutException | httpx.NetworkError | httpx.RemoteProtocolError):
+        return TRANSIENT
+    if isinstance(exc, httpx.InvalidURL | httpx.UnsupportedProtocol):
+        return PERMANENT
     return None
 
 

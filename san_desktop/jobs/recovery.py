@@ -13,6 +13,7 @@ periodically. Plain code: the runner calls it on a worker thread.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -32,7 +33,8 @@ INTERRUPTED_TOO_OFTEN = "Interrupted {count} times (the app stopped while runnin
 
 # A hook gets an open write session and the queue, enqueues at most SWEEP_HOOK_BATCH jobs and returns how
 # many it enqueued; the sweep calls it again, in a new transaction, while it enqueues any (HOOK_ROUNDS at
-# most).
+# most). Each round commits on its own, so a sweep stopped between rounds loses nothing: the next sweep
+# finds what is still missing.
 SweepHook = Callable[[Session, JobQueue], int]
 HOOK_ROUNDS = 200
 
@@ -66,7 +68,10 @@ def sweep(
     *,
     hooks: list[SweepHook] | tuple[SweepHook, ...] = (),
     now: datetime | None = None,
+    stop: threading.Event | None = None,
 ) -> SweepReport:
+    """``stop``: once set, no further hook round starts (the app is closing: a library of 50,000 cards
+    made the hooks' rounds run for over a minute, and quitting waited for them)."""
     now = now or queue.clock()
     report = SweepReport()
     events: list[JobEvent] = []
@@ -79,6 +84,9 @@ def sweep(
     queue.announce(events)
     for hook in hooks:
         for _round in range(HOOK_ROUNDS):
+            if stop is not None and stop.is_set():
+                log.info("Recovery sweep stopped before its hooks were done: %s", report.summary())
+                return report
             with queue.db.write() as session:
                 enqueued = hook(session, queue)
             report.enqueued_by_hooks += enqueued

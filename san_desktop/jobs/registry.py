@@ -134,16 +134,44 @@ class ProcessorRegistry:
 
     def __init__(self) -> None:
         self._processors: dict[JobType, Processor] = {}
-        self.sweep_hooks: list[SweepHook] = []
+        self._sweep_hooks: list[SweepHook] = []
+        self._build: Callable[[], ProcessorRegistry] | None = None
+        self._build_lock = threading.RLock()
+
+    @classmethod
+    def deferred(cls, build: Callable[[], ProcessorRegistry]) -> ProcessorRegistry:
+        """A registry whose processors and hooks ``build`` makes on first use, on whichever thread asks
+        first: the runner's first sweep, off the GUI thread (importing the product's processors, with
+        numpy, httpx and dulwich, took a third of a second before the window's first frame)."""
+        registry = cls()
+        registry._build = build
+        return registry
+
+    def _loaded(self) -> ProcessorRegistry:
+        with self._build_lock:  # a second thread waits until the first has built it
+            build, self._build = self._build, None
+            if build is not None:
+                try:
+                    built = build()
+                except BaseException:
+                    self._build = build  # tried again on the next use
+                    raise
+                self._processors = {**built._processors, **self._processors}
+                self._sweep_hooks[:0] = built._sweep_hooks
+        return self
+
+    @property
+    def sweep_hooks(self) -> list[SweepHook]:
+        return self._loaded()._sweep_hooks
 
     def register(self, job_type: JobType, processor: Processor) -> None:
-        self._processors[job_type] = processor
+        self._loaded()._processors[job_type] = processor
 
     def get(self, job_type: JobType) -> Processor | None:
-        return self._processors.get(job_type)
+        return self._loaded()._processors.get(job_type)
 
     def job_types(self) -> set[JobType]:
-        return set(self._processors)
+        return set(self._loaded()._processors)
 
     def job_types_of(self, pool: JobPool) -> frozenset[JobType]:
-        return frozenset(t for t in self._processors if JOB_POOLS[t] == pool)
+        return frozenset(t for t in self._loaded()._processors if JOB_POOLS[t] == pool)

@@ -123,13 +123,15 @@ class _SweepWorker(QRunnable):
         self.queue = runner.queue
         self.session_id = runner.session_id
         self.settings = runner.settings
-        self.hooks = list(runner.registry.sweep_hooks)
+        self.registry = runner.registry  # its hooks are read on the worker (a deferred registry builds then)
+        self.stop = runner.executor.shutdown_event  # set when the app closes: no further hook round
         self.signals = _SweepSignals()
 
     def run(self) -> None:
         report: SweepReport | None = None
         try:
-            report = sweep(self.queue, self.session_id, self.settings, hooks=self.hooks)
+            hooks = list(self.registry.sweep_hooks)
+            report = sweep(self.queue, self.session_id, self.settings, hooks=hooks, stop=self.stop)
         except Exception:
             log.exception("The recovery sweep failed; it will run again later")
         finally:

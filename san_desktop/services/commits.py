@@ -25,8 +25,6 @@ from san_desktop.core.settings import GitHubSettings
 from san_desktop.core.workflow import TilStatus
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, DailySummary, TilCommit, TilVersion
-from san_desktop.github.client import GitHubClient
-from san_desktop.github.local_git import place_file, repository_problem
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobRecord
 from san_desktop.services.til import parse_day
@@ -209,6 +207,8 @@ class CommitService:
                 raise SanError(f"No GitHub token: {ways_to_set(GITHUB_TOKEN)}.")
             repository, branch = settings.repository, settings.branch
         else:
+            from san_desktop.github.local_git import repository_problem  # dulwich: see _place
+
             if (problem := repository_problem(settings.local_repository)) is not None:
                 raise SanError(problem)
             repository, branch = str(Path(settings.local_repository).resolve()), settings.local_branch
@@ -288,6 +288,11 @@ class CommitService:
         return CommitPreview(chosen, plan.path, placement)
 
     def _place(self, plan: CommitPlan, content: bytes, replaceable: Callable[[str, bytes], bool]) -> Placement:
+        # The local git target (dulwich) and the GitHub client (httpx) load when a commit needs them: with
+        # the TIL page's import of this module they were a tenth of a second of the window's start.
+        from san_desktop.github.client import GitHubClient
+        from san_desktop.github.local_git import place_file
+
         if plan.target is CommitTarget.LOCAL:
             return place_file(Path(plan.repository), plan.branch, plan.path, content, replaceable)
         token = self.token()

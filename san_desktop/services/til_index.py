@@ -13,19 +13,18 @@ from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import date
+from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus, JobType
 from san_desktop.db.models import AsyncJob, DailySummary, TilEmbedding, TilVersion
-from san_desktop.db.vectors import from_stored, to_stored
 from san_desktop.queue.errors import DuplicateJobError
 from san_desktop.queue.job_queue import JobQueue
 
-Vector = npt.NDArray[np.float32]
+if TYPE_CHECKING:  # numpy loads with the vectors (the TIL page imports this module: not before the first frame)
+    from san_desktop.ai.base import Vectors as Vector
 
 
 @dataclass(frozen=True)
@@ -65,6 +64,8 @@ def index_text(session: Session, summary_id: str, version: int, title: str, mark
 
 def save_vector(session: Session, summary_id: str, version: int, model_id: str, vector: Vector) -> None:
     """The day's vector (one per day: the current version's in the current model's space)."""
+    from san_desktop.db.vectors import to_stored
+
     row = session.get(TilEmbedding, summary_id)
     if row is None:
         row = TilEmbedding(summary_id=summary_id)
@@ -109,6 +110,8 @@ def stale_summaries(session: Session, model_id: str, limit: int) -> list[str]:
 
 def til_vectors(session: Session, model_id: str, since: date | None = None) -> list[tuple[str, str, Vector]]:
     """(summary id, day, vector) of the days with a vector in ``model_id``'s space, oldest day first."""
+    from san_desktop.db.vectors import from_stored
+
     query = (
         sa.select(DailySummary.id, DailySummary.local_date, TilEmbedding.vector, TilEmbedding.dim)
         .join(TilEmbedding, TilEmbedding.summary_id == DailySummary.id)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QLabel,
@@ -60,11 +60,16 @@ class MainWindow(QMainWindow):
     Closing it quits the app (``QuitGuard``): the other windows close with it, asked about once.
 
     Signals:
+        first_frame(): emitted once, when the window's first frame has been painted (start-up's background
+            work waits for it, so that it does not compete with that frame), or after
+            ``FIRST_FRAME_LATEST_MS`` if no frame came by then (a window that is not shown).
         shut_down(): emitted once, after closing has stopped the job runner and released the database
             and the instance lock.
     """
 
+    first_frame = Signal()
     shut_down = Signal()
+    FIRST_FRAME_LATEST_MS = 2_000
 
     def __init__(self, context: AppContext, *, ask: AskUnsaved = ask_unsaved) -> None:
         super().__init__()
@@ -73,6 +78,13 @@ class MainWindow(QMainWindow):
         self._app = context.app
         self._runner = context.runner
         self._closed = False
+        self._first_frame_announced = False
+        self._first_frame_timer = QTimer(self)
+        self._first_frame_timer.setSingleShot(True)
+        self._first_frame_timer.setInterval(self.FIRST_FRAME_LATEST_MS)
+        self._first_frame_timer.timeout.connect(self._on_first_frame_timer_timeout)
+        self._first_frame_timer.start()
+        self.installEventFilter(self)
         self.setWindowTitle(APP_NAME)
         self.setWindowIcon(app_icon())
         self.resize(1100, 720)
@@ -407,6 +419,24 @@ class MainWindow(QMainWindow):
         self.folder_dialog = open_folder(self._app.data_dir, self)
 
     # --- shutdown -----------------------------------------------------------------------------
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self and event.type() == QEvent.Type.Paint:
+            self.removeEventFilter(self)
+            # queued: it runs once this frame is painted and on screen, not in the middle of it
+            QTimer.singleShot(0, self, self._announce_first_frame)
+        return super().eventFilter(watched, event)
+
+    def _on_first_frame_timer_timeout(self) -> None:
+        self.removeEventFilter(self)
+        self._announce_first_frame()
+
+    def _announce_first_frame(self) -> None:
+        if self._first_frame_announced:
+            return
+        self._first_frame_announced = True
+        self._first_frame_timer.stop()
+        self.first_frame.emit()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self._closed and not self.quit_guard.ready():

@@ -21,6 +21,7 @@ from san_desktop.ui.cards.page import CardsPage
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.common.lazy_model import select_key
 from san_desktop.ui.til.page import TilPage
+from tests.support.cards_page import first_read
 from tests.support.dialogs import close_next_modal
 from tests.support.jobs import jobs_of
 
@@ -63,6 +64,7 @@ def _page(qtbot: QtBot, context: AppContext, shown: CardSummary | None = None) -
     qtbot.addWidget(page)
     page.show()
     qtbot.waitExposed(page)
+    first_read(qtbot, page)
     if shown is not None:
         assert select_key(page.table, page.model, shown.id)
         qtbot.waitUntil(lambda: page.current is not None and page.current.id == shown.id, timeout=WAIT)

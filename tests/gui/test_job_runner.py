@@ -9,6 +9,7 @@ from datetime import timedelta
 
 from PySide6.QtCore import QCoreApplication, QThread
 from pytestqt.qtbot import QtBot
+from sqlalchemy.orm import Session
 
 from san_desktop.bootstrap import Backend
 from san_desktop.core.enums import JobStatus, JobType
@@ -16,13 +17,14 @@ from san_desktop.core.settings import JobSettings
 from san_desktop.db.database import open_database
 from san_desktop.jobs import runner as runner_module
 from san_desktop.jobs.breaker import BreakerState
+from san_desktop.jobs.recovery import sweep
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.jobs.runner import BreakerChange, JobRunner
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobEvent
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.jobs.page import JobsPage
-from tests.support.jobs import RecordingProcessor
+from tests.support.jobs import RecordingProcessor, jobs_of
 
 
 def _start(qtbot: QtBot, runner: JobRunner) -> None:
@@ -263,3 +265,36 @@ def test_a_burst_of_events_from_workers_reaches_the_gui_thread_whole_and_in_orde
     assert seen == []  # nothing crossed yet: the GUI thread has not run its loop
     qtbot.waitUntil(lambda: len(seen) == count, timeout=5_000)
     assert seen == list(range(count))
+
+
+def test_quitting_during_the_start_up_sweep_stops_it_between_rounds_and_loses_nothing(
+    qtbot: QtBot, runner: JobRunner, registry: ProcessorRegistry, queue: JobQueue
+) -> None:
+    """A library of 50,000 cards of another model gave the sweep's hooks over a minute of rounds, and
+    closing the window waited 10 s for them. A shutdown now lets the round under way commit and starts
+    no other; the next sweep enqueues the rest."""
+    targets = ["scrap-1", "scrap-2", "scrap-3"]
+    in_first_round = threading.Event()
+    rounds: list[str] = []
+
+    def one_a_round(session: Session, hook_queue: JobQueue) -> int:
+        queued = {job.target_id for job in jobs_of(hook_queue)}
+        missing = [target for target in targets if target not in queued]
+        if not missing:
+            return 0
+        hook_queue.enqueue(JobType.SCRAP_REFINE, missing[0], session=session)
+        rounds.append(missing[0])
+        in_first_round.set()
+        runner.executor.shutdown_event.wait(10)  # the window closes while this round runs
+        return 1
+
+    registry.sweep_hooks.append(one_a_round)
+    runner.start()
+    qtbot.waitUntil(in_first_round.is_set, timeout=10_000)
+
+    assert runner.shutdown(wait_ms=10_000)
+    assert rounds == ["scrap-1"]  # no round after the shutdown
+    assert [job.target_id for job in jobs_of(queue)] == ["scrap-1"]  # the round under way was kept
+
+    sweep(queue, runner.session_id, runner.settings, hooks=[one_a_round])  # the next start's sweep
+    assert sorted(job.target_id for job in jobs_of(queue)) == targets

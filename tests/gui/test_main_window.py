@@ -111,3 +111,26 @@ def test_status_bar_tells_about_a_paused_ai_pool_and_stalled_jobs(
     assert "AI jobs paused after 5 failures in a row" in window.statusBar().currentMessage()
     runner.stalled.emit(["job-1", "job-2"])
     assert "2 job(s) have been running for unusually long" in window.statusBar().currentMessage()
+
+
+def test_the_first_frame_is_announced_once_when_the_window_is_painted(qtbot: QtBot, context: AppContext) -> None:
+    """The entry point starts the runner, the sentence encoder and the card index on it, so that they do
+    not compete with the window's first frame."""
+    window = MainWindow(context)
+    qtbot.addWidget(window)
+    frames: list[bool] = []
+    window.first_frame.connect(lambda: frames.append(window.isVisible()))
+    with qtbot.waitSignal(window.first_frame, timeout=MainWindow.FIRST_FRAME_LATEST_MS // 2):
+        window.show()  # announced on its paint, well before the fallback timer would
+    window.repaint()
+    window.show_page("cards")
+    qtbot.waitUntil(lambda: window.current_page_key() == "cards")
+    assert frames == [True]
+
+
+def test_a_window_never_painted_still_announces_its_first_frame(qtbot: QtBot, context: AppContext) -> None:
+    window = MainWindow(context)  # not shown (a start hidden in the tray): start-up work must still start
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(window.first_frame, timeout=MainWindow.FIRST_FRAME_LATEST_MS + 5_000):
+        pass
+    assert not window.isVisible()

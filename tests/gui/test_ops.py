@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 import pytest
 from pytestqt.qtbot import QtBot
@@ -55,3 +56,38 @@ def test_polling_goes_on_after_a_poll_hits_a_bug(
     qtbot.waitUntil(lambda: polls_again(1), timeout=5_000)
     qtbot.waitUntil(lambda: polls_again(3), timeout=5_000)
     assert reported == [RuntimeError]  # once, not a dialog per poll
+
+
+def test_held_operations_wait_for_release_and_then_run(qtbot: QtBot, context: AppContext) -> None:
+    """The entry point holds the pages' first reads until the window's first frame is painted."""
+    ran: list[str] = []
+    answered: list[str] = []
+
+    def reader(name: str) -> Callable[[], str]:
+        def read() -> str:
+            ran.append(name)
+            return name
+
+        return read
+
+    context.ops.hold()
+    for name in ("inbox", "jobs", "til"):
+        context.ops.run(reader(name), answered.append)
+    assert context.ops.pool.waitForDone(5_000)  # at once: the pool was given nothing
+    assert ran == []
+    assert context.ops.busy  # asked for, not forgotten
+    context.ops.release()
+    qtbot.waitUntil(lambda: not context.ops.busy, timeout=5_000)
+    assert sorted(ran) == ["inbox", "jobs", "til"]
+    assert sorted(answered) == ["inbox", "jobs", "til"]
+
+
+def test_operations_held_at_shutdown_never_run(qtbot: QtBot, context: AppContext) -> None:
+    ran: list[str] = []
+    context.ops.hold()
+    context.ops.run(lambda: ran.append("read"))
+    assert context.ops.shutdown()
+    assert not context.ops.busy
+    context.ops.release()  # a first frame after quitting starts nothing
+    assert context.ops.pool.waitForDone(5_000)
+    assert ran == []

@@ -29,6 +29,7 @@ from san_desktop.ui.quizzes.page import QuizzesPage
 from san_desktop.ui.stars.page import StarsPage
 from san_desktop.ui.stars.state import NO_TOKEN
 from san_desktop.ui.til.page import TilPage
+from tests.support.cards_page import first_read
 from tests.support.til import cards_of
 
 PageT = TypeVar("PageT", bound=QWidget)
@@ -191,7 +192,7 @@ def test_a_card_search_that_matches_nothing_says_so_and_clear_brings_the_cards_b
     qtbot: QtBot, context: AppContext, app: SanApp
 ) -> None:
     cards_of(app, ["SQLite WAL mode lets readers continue while a writer commits to the database."])
-    page = _shown(qtbot, CardsPage(context))
+    page = first_read(qtbot, _shown(qtbot, CardsPage(context)))
     assert page.model.rowCount() == 1
     assert page.states.kind is PageState.CONTENT
 

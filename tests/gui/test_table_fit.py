@@ -14,6 +14,7 @@ from san_desktop.ui.cards.page import TAGS, TITLE
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.common.table_fit import ELLIPSIS, Column, ColumnFitter, WordElideDelegate, elide_words
 from san_desktop.ui.main_window import MainWindow
+from tests.support.cards_page import first_read
 from tests.support.til import cards_of
 
 # Showing a top-level widget on the offscreen platform makes Qt warn about size hints it cannot pass on.
@@ -49,6 +50,7 @@ def test_the_cards_tags_column_is_visible_at_1024_by_700(qtbot: QtBot, context: 
     qtbot.waitExposed(window)
     window.resize(1024, 700)
     window.show_page("cards")
+    first_read(qtbot, window.cards)
     table = window.cards.table
     header = table.horizontalHeader()
 
@@ -95,7 +97,7 @@ def test_the_cards_page_cuts_its_titles_at_words(qtbot: QtBot, context: AppConte
     window.show()
     qtbot.waitExposed(window)
     window.show_page("cards")
-    page = window.cards
+    page = first_read(qtbot, window.cards)
     card = page.model.row_at(0)
     assert card is not None
     assert " " in card.title  # more than one word, or there is nothing to show

@@ -4,22 +4,28 @@ as HTML, and how a similar card is listed."""
 from __future__ import annotations
 
 import html
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 
 from san_desktop.services.card_fields import fields_phrase
-from san_desktop.services.cards import CardDetail, CardService, CardSummary
-from san_desktop.services.search import WHERE_SAID
-from san_desktop.ui.common.lazy_model import LazyTableModel
+from san_desktop.ui.common.lazy_model import Background, LazyTableModel
 from san_desktop.ui.common.look import tone
 
+if TYPE_CHECKING:  # the card service imports numpy: it loads with the page's first read, after the first frame
+    from san_desktop.services.cards import CardDetail, CardService, CardSummary
 
-class CardListModel(LazyTableModel[CardSummary]):
+
+class CardListModel(LazyTableModel["CardSummary"]):
     COLUMNS = ("Title", "Category", "Tags")
 
-    def __init__(self, cards: CardService, page_size: int = 200) -> None:
-        super().__init__(page_size)
+    def __init__(
+        self, cards: Callable[[], CardService], page_size: int = 200, background: Background | None = None
+    ) -> None:
+        """``cards`` gives the card service when a page is read (making it imports numpy), with
+        ``background`` off the GUI thread."""
+        super().__init__(page_size, background)
         self._cards = cards
         self.search = ""
         self._matched: dict[str, tuple[str, ...]] = {}  # a search's results: where each matched
@@ -27,10 +33,10 @@ class CardListModel(LazyTableModel[CardSummary]):
     def fetch_page(self, before_id: str | None, limit: int) -> list[CardSummary]:
         """(Off the GUI thread.) A search's results come whole in the first page, with where they matched."""
         if not self.search.strip():
-            return self._cards.list_cards(limit=limit, before_id=before_id)
+            return self._cards().list_cards(limit=limit, before_id=before_id)
         if before_id:
             return []
-        found = self._cards.search(self.search, limit=limit)
+        found = self._cards().search(self.search, limit=limit)
         self._matched = {item.card.id: item.matched for item in found}  # one assignment: safe to read beside
         return [item.card for item in found]
 
@@ -44,6 +50,8 @@ class CardListModel(LazyTableModel[CardSummary]):
             summary = card.summary + (f"\n\nEdited by you: {fields_phrase(card.edited)}" if card.edited else "")
             matched = self._matched.get(card.id) if self.search.strip() else None
             if matched:
+                from san_desktop.services.search import WHERE_SAID  # imported by the search that matched
+
                 summary += "\n\nFound by " + ", ".join(WHERE_SAID[where] for where in matched)
             return (summary, card.category or None, ", ".join(card.tags) or None)[column]
         return None

@@ -6,6 +6,7 @@ what was typed."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QStringListModel, Qt, Signal
 from PySide6.QtWidgets import (
@@ -24,11 +25,13 @@ from PySide6.QtWidgets import (
 
 from san_desktop.ai.base import DEFAULT_CATEGORIES
 from san_desktop.core.errors import SanError
-from san_desktop.services.card_edits import CardEdit, CardEditResult
 from san_desktop.services.card_fields import fields_phrase, renamed_tags, split_tags
-from san_desktop.services.cards import CardSummary
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.common.look import SPACE_S, tone_style
+
+if TYPE_CHECKING:  # the card services import numpy; they load with the Cards page's first read
+    from san_desktop.services.card_edits import CardEdit, CardEditResult
+    from san_desktop.services.cards import CardSummary
 
 
 class TagCompleter(QCompleter):
@@ -141,6 +144,8 @@ class CardEditDialog(QDialog):
 
     def edit(self) -> CardEdit | None:
         """What the person changed (None: nothing)."""
+        from san_desktop.services.card_edits import CardEdit  # loaded by the read that opened this dialog
+
         title = self.title.text()
         summary = self.summary.toPlainText()
         tags = split_tags(self.tags.text())

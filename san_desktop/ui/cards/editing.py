@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QMessageBox, QPushButton, QWidget
 
 from san_desktop.core.errors import SanError
 from san_desktop.queue.records import JobRecord
-from san_desktop.services.card_edits import CardEditResult
 from san_desktop.services.card_fields import fields_phrase
-from san_desktop.services.cards import CardSummary
 from san_desktop.ui.cards.edit_dialog import CardEditDialog
 from san_desktop.ui.common.context import AppContext
+
+if TYPE_CHECKING:  # the card services import numpy; they load with the Cards page's first read
+    from san_desktop.services.card_edits import CardEditResult
+    from san_desktop.services.cards import CardSummary
 
 KEEP, REPLACE = "keep", "replace"
 UNDO_LINK = "undo-edit"

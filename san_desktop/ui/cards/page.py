@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
@@ -21,13 +23,15 @@ from PySide6.QtWidgets import (
 
 from san_desktop.app import Changes
 from san_desktop.core.errors import SanError
-from san_desktop.services.cards import CardDetail, CardSummary, FoundTil, SimilarCard
 from san_desktop.ui.cards.card_list import CardListModel, card_html, similar_label
 from san_desktop.ui.cards.editing import UNDO_LINK, CardEditor
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.common.empty_state import StateStack
 from san_desktop.ui.common.lazy_model import select_key, selected_row
 from san_desktop.ui.common.table_fit import Column, ColumnFitter, WordElideDelegate
+
+if TYPE_CHECKING:  # numpy comes with them: they load with the page's first read, after the first frame
+    from san_desktop.services.cards import CardDetail, CardSummary, FoundTil, SimilarCard
 
 __all__ = ["CardListModel", "CardsPage", "card_html", "similar_label"]  # where tests and the window find them
 
@@ -61,7 +65,9 @@ class CardsPage(QWidget):
         self._shown: str | None = None  # the card whose detail is (being) shown
         self._last_deleted: str | None = None  # the scrap of the card deleted last (Undo brings it back)
         self._reveal: str | None = None  # select this scrap's card when it appears (after Undo)
-        self.model = CardListModel(context.app.cards)
+        # pages of cards are read off the GUI thread: the page is not the one shown at start, and its
+        # first read (with the card service's import of numpy) was a tenth of a second of the window's start
+        self.model = CardListModel(lambda: context.app.cards, background=self._read_in_background)
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search cards, the text of their scraps, and by meaning (English or 한국어)")
         self.search.setClearButtonEnabled(True)
@@ -157,6 +163,18 @@ class CardsPage(QWidget):
         context.hub.changed.connect(self._on_hub_changed)
         self.model.reload()
         self._update_state()
+
+    def _read_in_background(
+        self,
+        call: Callable[[], list[CardSummary]],
+        done: Callable[[list[CardSummary]], None],
+        failed: Callable[[Exception], None],
+    ) -> None:
+        def refused(exc: SanError) -> None:
+            self._context.hub.message.emit(str(exc))  # the status bar says why the list stays as it is
+            failed(exc)
+
+        self._context.ops.run(call, done, refused)
 
     @property
     def current(self) -> CardSummary | None:

@@ -12,7 +12,6 @@ from PySide6.QtCore import QObject
 
 from san_desktop.app import Changes, SanApp
 from san_desktop.core.settings import Settings
-from san_desktop.jobs.processors import registry_for
 from san_desktop.jobs.registry import ProcessorRegistry
 from san_desktop.jobs.runner import JobRunner
 from san_desktop.ui.common.hub import POLL_MS, ChangeHub
@@ -36,8 +35,10 @@ class AppContext:
         return replace(self.app.settings, capture=replace(self.app.settings.capture, **changes))
 
     def start(self, poll_ms: int = POLL_MS) -> None:
-        """Start the runner (its recovery sweep first), watch for other processes' changes, and load
-        the sentence encoder, then the similar-card index, off the GUI thread."""
+        """Run the background operations held until now (the pages' first reads), start the runner (its
+        recovery sweep first), watch for other processes' changes, and load the sentence encoder, then
+        the similar-card index, off the GUI thread."""
+        self.ops.release()
         self.runner.start()
         self.hub.watch(self.app, self.ops, poll_ms)
         self.ops.run(self.app.warm_up_encoder, self._on_encoder_warmed_up)
@@ -78,7 +79,7 @@ def build_context(
         session = app.backend.require_session()
         runner = JobRunner(
             app.queue,
-            registry or registry_for(app),
+            registry or product_registry(app),
             session,
             app.settings.jobs,
             parent,
@@ -90,6 +91,18 @@ def build_context(
     context = AppContext(app, runner, hub, ops)
     hub.changed.connect(context.on_hub_changed)
     return context
+
+
+def product_registry(app: SanApp) -> ProcessorRegistry:
+    """The product's processors around ``app``, imported and built by the runner's first sweep (off the
+    GUI thread, after the window is shown)."""
+
+    def build() -> ProcessorRegistry:
+        from san_desktop.jobs.processors import registry_for
+
+        return registry_for(app)
+
+    return ProcessorRegistry.deferred(build)
 
 
 def freeze_startup_objects() -> None:

@@ -64,6 +64,7 @@ class Ops(QObject):
         self.pool.setMaxThreadCount(2)
         self.pool.setObjectName("ui-ops")
         self._running: set[_OpSignals] = set()
+        self._held: list[_Op] | None = None  # while held: operations waiting for release(), in order
         self._stopped = False
 
     def run(
@@ -112,7 +113,23 @@ class Ops(QObject):
 
         signals.succeeded.connect(succeeded)
         signals.failed.connect(failed)
-        self.pool.start(op)
+        if self._held is not None:
+            self._held.append(op)
+        else:
+            self.pool.start(op)
+
+    def hold(self) -> None:
+        """Queue operations instead of starting them, until ``release``: the entry point holds the pages'
+        first reads until the window's first frame is painted (their answers arrive after it anyway; run
+        during it, they took the GUI thread's turns with the GIL)."""
+        if self._held is None:
+            self._held = []
+
+    def release(self) -> None:
+        """Start what was held, in the order it was asked for, and run operations at once from now on."""
+        held, self._held = self._held or [], None
+        for op in held:
+            self.pool.start(op)
 
     def write(
         self,
@@ -138,6 +155,9 @@ class Ops(QObject):
 
     def shutdown(self, wait_ms: int = 10_000) -> bool:
         self._stopped = True
+        for op in self._held or []:  # never started: the database is closing
+            self._running.discard(op.signals)
+        self._held = None
         return self.pool.waitForDone(wait_ms)
 
 

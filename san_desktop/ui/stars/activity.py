@@ -5,6 +5,8 @@ runner's events; reads nothing itself."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QVBoxLayout, QWidget
 
@@ -12,10 +14,12 @@ from san_desktop.core.enums import POOL_NAMES, JobStatus, JobType
 from san_desktop.jobs.registry import JobProgress
 from san_desktop.jobs.runner import JobRunner, PoolState
 from san_desktop.queue.records import JobEvent, JobRecord
-from san_desktop.services.stars import StarsStatus
 from san_desktop.ui.common.look import tone_style
 from san_desktop.ui.quizzes.card import text_label
 from san_desktop.ui.stars.state import FETCHING, SETTINGS_LINK, activity, newer, summary_text
+
+if TYPE_CHECKING:  # numpy comes with the star service: it loads with the page's first read, after the first frame
+    from san_desktop.services.stars import StarsStatus
 
 ERROR_STYLE = "error"  # the tone of a failed refresh
 

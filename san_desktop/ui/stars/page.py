@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QKeySequence, QShortcut, QShowEvent
@@ -17,13 +18,15 @@ from san_desktop.app import Changes
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES
 from san_desktop.core.errors import SanError
 from san_desktop.queue.records import JobRecord
-from san_desktop.services.stars import Recommendation
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.common.empty_state import StateStack
 from san_desktop.ui.quizzes.card import text_label
 from san_desktop.ui.stars.activity import StarsActivity
 from san_desktop.ui.stars.state import NEVER_SYNCED, STAR_JOB_TYPES, StarsSnapshot, empty_text, load_stars
 from san_desktop.ui.stars.table import StarsTable, StarsTableModel
+
+if TYPE_CHECKING:  # numpy comes with the star service: it loads with the page's first read, after the first frame
+    from san_desktop.services.stars import Recommendation
 
 ALL_LANGUAGES = "All languages"
 SHOW_ALL = "all_languages"  # the no-results state's button
@@ -209,6 +212,8 @@ class StarsPage(QWidget):
         index = self.table.currentIndex()
         if not index.isValid():
             return None
+        from san_desktop.services.stars import Recommendation  # a valid index: rows were read, it is loaded
+
         found = self.model.data(index, Qt.ItemDataRole.UserRole)
         return found if isinstance(found, Recommendation) else None
 

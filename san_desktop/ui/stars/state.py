@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from san_desktop.app import SanApp
 from san_desktop.core.credentials import GITHUB_TOKEN, ways_to_set
@@ -15,7 +16,9 @@ from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus, JobType
 from san_desktop.core.redact import first_cause
 from san_desktop.queue.monitor import JobFilter
 from san_desktop.queue.records import JobRecord
-from san_desktop.services.stars import Recommendation, StarsStatus
+
+if TYPE_CHECKING:  # numpy comes with the star service: it loads with the page's first read, after the first frame
+    from san_desktop.services.stars import Recommendation, StarsStatus
 
 SHOWN = 100  # recommendations read at once (a run keeps 200)
 STAR_JOB_TYPES = (JobType.GITHUB_STAR_SYNC, JobType.GITHUB_STAR_RECOMMENDATION)

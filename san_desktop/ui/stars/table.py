@@ -5,7 +5,7 @@ as tall as they need), the columns share the width the page has, and every cell 
 from __future__ import annotations
 
 import html
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSize, Qt, QTimer
 from PySide6.QtGui import QPainter, QPalette, QResizeEvent, QTextDocument
@@ -20,9 +20,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from san_desktop.services.stars import Recommendation
 from san_desktop.ui.common.look import tone
 from san_desktop.ui.stars.state import compact_count
+
+if TYPE_CHECKING:  # numpy comes with the star service: it loads with the page's first read, after the first frame
+    from san_desktop.services.stars import Recommendation
 
 RANK, REPOSITORY, REASON, LANGUAGE, TOPICS, STARS = range(6)
 DESCRIPTION_CHARS = 100  # of the description shown under the name (the tooltip has all of it)
@@ -136,6 +138,8 @@ class RepositoryDelegate(QStyledItemDelegate):
     says how tall it is at its column's width. No signals."""
 
     def _document(self, option: QStyleOptionViewItem, index: _Index, width: int) -> QTextDocument:
+        from san_desktop.services.stars import Recommendation  # a row is drawn: rows were read, it is loaded
+
         item = index.data(Qt.ItemDataRole.UserRole)
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
         group = QPalette.ColorGroup.Active
