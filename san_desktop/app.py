@@ -36,8 +36,8 @@ from san_desktop.core.settings import (
 from san_desktop.core.timeutil import local_zone, utcnow
 from san_desktop.db.changes import CARD_NOTICE, ChangeLog
 from san_desktop.queue.job_queue import JobQueue
-from san_desktop.queue.monitor import BulkResult, JobFilter, JobMonitor
-from san_desktop.queue.records import JobRecord
+from san_desktop.queue.monitor import JobFilter, JobMonitor
+from san_desktop.queue.records import BulkResult, JobRecord
 from san_desktop.services.scraps import SCRAP_NOTICE, CaptureResult, ScrapService
 from san_desktop.services.secrets import (
     AI_API_KEY,

@@ -18,8 +18,7 @@ if TYPE_CHECKING:
     from san_desktop.app import SanApp
     from san_desktop.jobs.runner import PoolStatus
     from san_desktop.queue.job_queue import JobQueue
-    from san_desktop.queue.monitor import BulkResult
-    from san_desktop.queue.records import JobRecord
+    from san_desktop.queue.records import BulkResult, JobRecord
 
 
 MAX_TIMEOUT = 30 * 86_400.0

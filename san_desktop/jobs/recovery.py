@@ -26,6 +26,7 @@ from san_desktop.core.settings import JobSettings
 from san_desktop.db.models import AppSession, AsyncJob, JobAttempt
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobEvent, JobRecord
+from san_desktop.queue.transitions import check_job_transition
 
 log = logging.getLogger(__name__)
 
@@ -145,6 +146,7 @@ def _recover_interrupted(
             # an interruption is not the job's fault: it does not spend an attempt
             values = {"status": JobStatus.PENDING, "attempts": sa.func.max(0, AsyncJob.attempts - 1)}
             report.requeued_interrupted.append(job.id)
+        check_job_transition(JobStatus.PROCESSING, JobStatus(str(values["status"])))
         updated = session.execute(
             sa.update(AsyncJob)
             .where(AsyncJob.id == job.id, AsyncJob.status == JobStatus.PROCESSING)
@@ -195,6 +197,7 @@ def _retry_transient_failures(session: Session, now: datetime, report: SweepRepo
             ~superseded,
         )
     ).all()
+    check_job_transition(JobStatus.FAILED, JobStatus.PENDING)
     for job in candidates:
         updated = session.execute(
             sa.update(AsyncJob)

@@ -345,14 +345,6 @@ class JobRunner(QObject):
 
     # --- user actions -------------------------------------------------------------------------
 
-    def retry(self, job_id: str) -> JobRecord:
-        """Queue a failed or cancelled job again (it runs as soon as a worker is free)."""
-        return self.queue.retry(job_id)
-
-    def cancel(self, job_id: str) -> JobRecord:
-        """Cancel a job; a running one is asked to stop (the queue's event tells the runner)."""
-        return self.queue.cancel(job_id)
-
     def try_now(self, pool: JobPool = JobPool.AI) -> None:
         """Let a pool the breaker paused run again at once."""
         breaker = self.breakers.get(pool)

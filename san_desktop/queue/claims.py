@@ -17,7 +17,8 @@ import sqlalchemy as sa
 
 from san_desktop.core.enums import AttemptOutcome, ErrorKind, JobPool, JobStatus, JobType
 from san_desktop.core.ids import new_id
-from san_desktop.queue.records import Claim, JobRecord
+from san_desktop.queue.records import Claim, JobEvent, JobRecord
+from san_desktop.queue.transitions import check_job_transition, sources_of
 
 JOB_COLUMNS = (
     "id", "job_type", "target_id", "status", "attempts", "max_attempts", "error_message", "error_kind",
@@ -123,6 +124,8 @@ def finish(
 ) -> JobRecord | None:
     """Write the attempt's result only if the job is still this claim's; otherwise the attempt is
     closed as DISCARDED and None is returned (a late worker never overwrites a newer state)."""
+    if "status" in values:
+        check_job_transition(JobStatus.PROCESSING, JobStatus(str(values["status"])))
     columns = ["updated_at = ?"]
     params: list[object] = [db_time(now)]
     for column, value in values.items():
@@ -161,3 +164,55 @@ def changed_since(cursor: Any, since: datetime, limit: int) -> list[JobRecord]:
         (db_time(since), limit),
     )
     return [record_from_row(row) for row in rows]
+
+
+# --- moving jobs between statuses: a person's retry and cancel, of one job or many (one path) ----------
+
+
+def _quoted(statuses: Sequence[JobStatus]) -> str:
+    return ", ".join(f"'{status.value}'" for status in statuses)
+
+
+_ACTIVE = _quoted((JobStatus.PENDING, JobStatus.PROCESSING))
+
+
+# what each status sets beside itself when a job is moved to it (a claim and a finish set their own)
+_SET_WITH = {
+    # run again: one fresh attempt, now, by whichever worker claims it
+    JobStatus.PENDING: "max_attempts = max(max_attempts, attempts + 1), run_after = NULL, finished_at = NULL, "
+    "owner_session = NULL, lease_until = NULL",
+    JobStatus.CANCELLED: "finished_at = :now, lease_until = NULL",
+    JobStatus.FAILED: "finished_at = :now, lease_until = NULL, owner_session = NULL",
+    JobStatus.COMPLETED: "finished_at = :now, lease_until = NULL, owner_session = NULL",
+}
+
+
+def transition_rows(
+    cursor: Any, chunk: list[str], now: datetime, new: JobStatus, sources: frozenset[JobStatus] | None = None
+) -> list[JobEvent]:
+    """One UPDATE for the batch: the jobs in one of ``sources`` (every status the table allows to go to
+    ``new`` when None; each given one must be allowed, or ``IllegalJobTransitionError``) move to ``new``.
+    Back to PENDING, only the newest job per (type, target) of the batch moves, and none whose work is
+    queued already (at most one job per work will still run). PROCESSING is a claim's (``claim_next``)."""
+    if new is JobStatus.PROCESSING:
+        raise ValueError("only a claim starts a job: it opens the attempt and takes the lease")
+    allowed = sources_of(new, sources)
+    if not allowed:
+        return []
+    marks = ", ".join(f":id{index}" for index in range(len(chunk)))
+    params: dict[str, object] = {f"id{index}": job_id for index, job_id in enumerate(chunk)}
+    params["now"] = db_time(now)
+    old = dict(cursor.execute(f"SELECT id, status FROM async_jobs WHERE id IN ({marks})", params).fetchall())
+    chosen = f"id IN ({marks}) AND status IN ({_quoted(allowed)})"
+    if new is JobStatus.PENDING:
+        chosen = (
+            f"id IN (SELECT max(id) FROM async_jobs WHERE {chosen} GROUP BY job_type, target_id) "
+            "AND NOT EXISTS (SELECT 1 FROM async_jobs AS queued WHERE queued.job_type = async_jobs.job_type "
+            f"AND queued.target_id = async_jobs.target_id AND queued.status IN ({_ACTIVE}) "
+            "AND queued.id != async_jobs.id)"
+        )
+    rows = cursor.execute(
+        f"UPDATE async_jobs SET status = '{new.value}', updated_at = :now, {_SET_WITH[new]} WHERE {chosen} {RETURNING}",
+        params,
+    ).fetchall()
+    return [JobEvent(record, JobStatus(old[record.id])) for record in map(record_from_row, rows)]

@@ -41,12 +41,24 @@ from san_desktop.queue.errors import (
     JobStateError,
     JobSupersededError,
 )
-from san_desktop.queue.records import AttemptRecord, Claim, Classification, JobEvent, JobRecord, NextClaim
+from san_desktop.queue.records import (
+    AttemptRecord,
+    BulkResult,
+    Claim,
+    Classification,
+    JobEvent,
+    JobRecord,
+    NextClaim,
+)
+from san_desktop.queue.transitions import RETRYABLE_STATUSES, sources_of
 
 log = logging.getLogger(__name__)
 
 Listener = Callable[[JobEvent], None]
 
+# jobs changed by one transaction of a bulk retry or cancel: the app's other writers (a capture, a worker
+# finishing a job) get their turn between the batches
+BULK_BATCH = 500
 # What a recovery sweep hook enqueues in one transaction at most: 10,000 orphans in one took 6 s, and
 # every other writer of the app (the window's capture too) waited for it.
 SWEEP_HOOK_BATCH = 500
@@ -384,63 +396,86 @@ class JobQueue:
             log.info("Dropped the late result of job %s attempt %s", claim.job.id, claim.attempt)
         return record
 
-    # --- user actions -------------------------------------------------------------------------
+    # --- a person's retry and cancel -------------------------------------------------------------
 
-    def cancel(self, job_id: str) -> JobRecord:
-        """Cancel a waiting or running job at once in the database; a running attempt's result will be
-        dropped (the runner also asks it to stop)."""
-        with self._unit() as (session, events):
-            row = self._require(session, job_id)
-            old = JobStatus(row.status)
-            if old not in ACTIVE_JOB_STATUSES:
-                raise JobStateError(f"Job {job_id} is {old.value}; only waiting or running jobs can be cancelled.")
-            now = self.clock()
-            updated = session.execute(
-                sa.update(AsyncJob)
-                .where(AsyncJob.id == job_id, AsyncJob.status == old)
-                .values(status=JobStatus.CANCELLED, finished_at=now, updated_at=now, lease_until=None)
-                .returning(AsyncJob)
-                .execution_options(synchronize_session=False, populate_existing=True)
-            ).scalar_one_or_none()
-            if updated is None:
-                raise JobStateError(f"Job {job_id} changed state meanwhile; look again and retry.")
-            record = JobRecord.from_row(updated)
-            events.append(JobEvent(record, old))
-        return record
+    def transition(
+        self,
+        job_ids: Iterable[str],
+        new: JobStatus,
+        *,
+        from_statuses: Collection[JobStatus] | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> BulkResult:
+        """Move the jobs that are in one of ``from_statuses`` (any the table allows when None) to ``new``, in
+        batches, each announced once it committed; the others are left as they were (counted as skipped).
+        Every status change of a job outside a claim goes through here (``claims.transition_rows``)."""
+        sources = frozenset(from_statuses) if from_statuses is not None else None
+        if sources is not None:
+            sources_of(new, sources)  # a pair the table refuses is a bug: said before anything is written
+
+        def rows(cursor: Any, chunk: list[str], now: datetime) -> list[JobEvent]:
+            return claims.transition_rows(cursor, chunk, now, new, sources)
+
+        return self._in_batches(list(job_ids), rows, progress)
+
+    def retry_jobs(self, job_ids: Iterable[str], progress: Callable[[int], None] | None = None) -> BulkResult:
+        """Queue failed or cancelled jobs again, with one fresh attempt each. Of several jobs doing the same
+        work (same type and target) only the newest is queued, and none when that work is queued already."""
+        return self.transition(job_ids, JobStatus.PENDING, from_statuses=RETRYABLE_STATUSES, progress=progress)
+
+    def cancel_jobs(
+        self,
+        job_ids: Iterable[str],
+        progress: Callable[[int], None] | None = None,
+        *,
+        statuses: Collection[JobStatus] = ACTIVE_JOB_STATUSES,
+    ) -> BulkResult:
+        """Cancel the jobs still in one of ``statuses`` (waiting or running by default) when their batch is
+        written; running attempts are asked to stop by the runner (their result is dropped)."""
+        wanted = frozenset(statuses) & frozenset(ACTIVE_JOB_STATUSES)
+        return self.transition(job_ids, JobStatus.CANCELLED, from_statuses=wanted, progress=progress)
 
     def retry(self, job_id: str) -> JobRecord:
-        """Run a FAILED or CANCELLED job again now; always allowed, with one fresh attempt."""
-        with self._unit() as (session, events):
-            row = self._require(session, job_id)
-            old = JobStatus(row.status)
-            if old not in (JobStatus.FAILED, JobStatus.CANCELLED):
-                raise JobStateError(f"Job {job_id} is {old.value}; only failed or cancelled jobs can be retried.")
-            now = self.clock()
-            try:
-                with session.begin_nested():
-                    updated = session.execute(
-                        sa.update(AsyncJob)
-                        .where(AsyncJob.id == job_id, AsyncJob.status == old)
-                        .values(
-                            status=JobStatus.PENDING,
-                            max_attempts=sa.func.max(AsyncJob.max_attempts, AsyncJob.attempts + 1),
-                            run_after=None,
-                            finished_at=None,
-                            owner_session=None,
-                            updated_at=now,
-                        )
-                        .returning(AsyncJob)
-                        .execution_options(synchronize_session=False, populate_existing=True)
-                    ).scalar_one()
-            except IntegrityError as exc:
-                if not _is_active_duplicate(exc):
-                    raise
-                job_type = JobType(row.job_type)
-                existing = self.active_job_id(session, job_type, row.target_id)
-                raise DuplicateJobError(job_type, row.target_id, existing or "unknown") from None
-            record = JobRecord.from_row(updated)
-            events.append(JobEvent(record, old))
-        return record
+        """Run a FAILED or CANCELLED job again now, with one fresh attempt: ``retry_jobs`` of one job, and
+        why when it was left as it was."""
+        result = self.retry_jobs([job_id])
+        if result.changed:
+            return result.changed[0]
+        job = self.get(job_id)  # (JobNotFoundError)
+        if job.status not in RETRYABLE_STATUSES:
+            raise JobStateError(f"Job {job_id} is {job.status.value}; only failed or cancelled jobs can be retried.")
+        with self.db.sessions() as session:
+            active = self.active_job_id(session, job.job_type, job.target_id)
+        if active is not None:
+            raise DuplicateJobError(job.job_type, job.target_id, active)
+        raise JobStateError(f"Job {job_id} changed state meanwhile; look again and retry.")
+
+    def cancel(self, job_id: str) -> JobRecord:
+        """Cancel a waiting or running job at once in the database: ``cancel_jobs`` of one job, and why
+        when it was left as it was."""
+        result = self.cancel_jobs([job_id])
+        if result.changed:
+            return result.changed[0]
+        job = self.get(job_id)  # (JobNotFoundError)
+        raise JobStateError(f"Job {job_id} is {job.status.value}; only waiting or running jobs can be cancelled.")
+
+    def _in_batches(
+        self,
+        ids: list[str],
+        batch: Callable[[Any, list[str], datetime], list[JobEvent]],
+        progress: Callable[[int], None] | None,
+    ) -> BulkResult:
+        unique = list(dict.fromkeys(ids))
+        result = BulkResult()
+        for start in range(0, len(unique), BULK_BATCH):
+            chunk = unique[start : start + BULK_BATCH]
+            with self.db.write_cursor() as cursor:
+                events = batch(cursor, chunk, self.clock())
+            self.announce(events)
+            result = result | BulkResult(tuple(event.job for event in events), len(chunk) - len(events))
+            if progress is not None:
+                progress(start + len(chunk))
+        return result
 
     # --- reading ------------------------------------------------------------------------------
 

@@ -11,20 +11,15 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
 
 import sqlalchemy as sa
 
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus, JobType
 from san_desktop.db.models import AsyncJob, KnowledgeCard
-from san_desktop.queue import claims
 from san_desktop.queue.job_queue import JobQueue
-from san_desktop.queue.records import JobEvent, JobRecord
+from san_desktop.queue.records import BulkResult, JobRecord
+from san_desktop.queue.transitions import RETRYABLE_STATUSES
 
-# jobs changed by one transaction of a bulk action: 10,000 re-queued take 20 short transactions, and the
-# app's other writers (a capture, a worker finishing a job) get their turn between them
-BULK_BATCH = 500
-RETRYABLE_STATUSES: tuple[JobStatus, ...] = (JobStatus.FAILED, JobStatus.CANCELLED)
 SIGNATURE_LIMIT = 300
 
 
@@ -89,21 +84,6 @@ class JobFilter:
 def _like(text: str) -> str:
     escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
-
-
-@dataclass(frozen=True)
-class BulkResult:
-    """What a bulk action did: the jobs it changed, and how many it left as they were (and why)."""
-
-    changed: tuple[JobRecord, ...] = ()
-    skipped: int = 0  # not in a state the action applies to, or another run of the same work is queued
-
-    def __or__(self, other: BulkResult) -> BulkResult:
-        return BulkResult(self.changed + other.changed, self.skipped + other.skipped)
-
-    @property
-    def count(self) -> int:
-        return len(self.changed)
 
 
 @dataclass(frozen=True)
@@ -230,10 +210,8 @@ class JobMonitor:
     # --- bulk actions -------------------------------------------------------------------------
 
     def retry(self, job_ids: Iterable[str], progress: Callable[[int], None] | None = None) -> BulkResult:
-        """Queue failed or cancelled jobs again (one fresh attempt each, as ``JobQueue.retry``). Of
-        several jobs doing the same work (same type and target) only the newest is queued, and none when
-        that work is queued already."""
-        return self._in_batches(list(job_ids), _retry_rows, progress)
+        """Queue failed or cancelled jobs again (``JobQueue.retry_jobs``)."""
+        return self.queue.retry_jobs(job_ids, progress)
 
     def cancel(
         self,
@@ -242,14 +220,8 @@ class JobMonitor:
         *,
         statuses: Sequence[JobStatus] = ACTIVE_JOB_STATUSES,
     ) -> BulkResult:
-        """Cancel the jobs that are still in one of ``statuses`` (waiting or running by default) when
-        their batch is written; running attempts are asked to stop (their result is dropped)."""
-        wanted = sorted({status.value for status in statuses} & {status.value for status in ACTIVE_JOB_STATUSES})
-
-        def cancel_rows(cursor: Any, chunk: list[str], now: datetime) -> list[JobEvent]:
-            return _cancel_rows(cursor, chunk, now, wanted)
-
-        return self._in_batches(list(job_ids), cancel_rows, progress)
+        """Cancel the jobs still in one of ``statuses`` (``JobQueue.cancel_jobs``)."""
+        return self.queue.cancel_jobs(job_ids, progress, statuses=statuses)
 
     def retry_matching(self, where: JobFilter, progress: Callable[[int], None] | None = None) -> BulkResult:
         return self.retry(self.matching_ids(where, RETRYABLE_STATUSES), progress)
@@ -262,58 +234,3 @@ class JobMonitor:
 
     def retry_group(self, signature: str, progress: Callable[[int], None] | None = None) -> BulkResult:
         return self.retry(self.failed_ids_of_group(signature), progress)
-
-    def _in_batches(
-        self,
-        ids: list[str],
-        batch: Callable[[Any, list[str], datetime], list[JobEvent]],
-        progress: Callable[[int], None] | None,
-    ) -> BulkResult:
-        unique = list(dict.fromkeys(ids))
-        result = BulkResult()
-        for start in range(0, len(unique), BULK_BATCH):
-            chunk = unique[start : start + BULK_BATCH]
-            with self.db.write_cursor() as cursor:
-                events = batch(cursor, chunk, self.queue.clock())
-            self.queue.announce(events)
-            result = result | BulkResult(tuple(event.job for event in events), len(chunk) - len(events))
-            if progress is not None:
-                progress(start + len(chunk))
-        return result
-
-
-def _placeholders(values: Sequence[object]) -> str:
-    return ", ".join("?" for _ in values)
-
-
-_RETRYABLE = ", ".join(f"'{status.value}'" for status in RETRYABLE_STATUSES)
-_ACTIVE = ", ".join(f"'{status.value}'" for status in ACTIVE_JOB_STATUSES)
-
-
-def _retry_rows(cursor: Any, chunk: list[str], now: datetime) -> list[JobEvent]:
-    """One UPDATE for the batch: the newest retryable job per (type, target), unless that work is queued."""
-    execute = cursor.execute
-    old = dict(execute(f"SELECT id, status FROM async_jobs WHERE id IN ({_placeholders(chunk)})", chunk).fetchall())
-    rows = execute(
-        "UPDATE async_jobs SET status = 'PENDING', max_attempts = max(max_attempts, attempts + 1), "
-        "run_after = NULL, finished_at = NULL, owner_session = NULL, lease_until = NULL, updated_at = ? "
-        "WHERE id IN (SELECT max(id) FROM async_jobs "
-        f"WHERE id IN ({_placeholders(chunk)}) AND status IN ({_RETRYABLE}) GROUP BY job_type, target_id) "
-        "AND NOT EXISTS (SELECT 1 FROM async_jobs AS queued WHERE queued.job_type = async_jobs.job_type "
-        f"AND queued.target_id = async_jobs.target_id AND queued.status IN ({_ACTIVE})) "
-        f"{claims.RETURNING}",
-        (claims.db_time(now), *chunk),
-    ).fetchall()
-    return [JobEvent(record, JobStatus(old[record.id])) for record in map(claims.record_from_row, rows)]
-
-
-def _cancel_rows(cursor: Any, chunk: list[str], now: datetime, statuses: list[str]) -> list[JobEvent]:
-    execute = cursor.execute
-    old = dict(execute(f"SELECT id, status FROM async_jobs WHERE id IN ({_placeholders(chunk)})", chunk).fetchall())
-    stamp = claims.db_time(now)
-    rows = execute(
-        "UPDATE async_jobs SET status = 'CANCELLED', finished_at = ?, updated_at = ?, lease_until = NULL "
-        f"WHERE id IN ({_placeholders(chunk)}) AND status IN ({_placeholders(statuses)}) {claims.RETURNING}",
-        (stamp, stamp, *chunk, *statuses),
-    ).fetchall()
-    return [JobEvent(record, JobStatus(old[record.id])) for record in map(claims.record_from_row, rows)]

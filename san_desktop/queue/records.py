@@ -154,3 +154,18 @@ class NextClaim:
             return None
         self.asked = True
         return self
+
+
+@dataclass(frozen=True)
+class BulkResult:
+    """What a retry or cancel of jobs did: the jobs it changed, and how many it left as they were (and why)."""
+
+    changed: tuple[JobRecord, ...] = ()
+    skipped: int = 0  # not in a state the action applies to, or another run of the same work is queued
+
+    def __or__(self, other: BulkResult) -> BulkResult:
+        return BulkResult(self.changed + other.changed, self.skipped + other.skipped)
+
+    @property
+    def count(self) -> int:
+        return len(self.changed)

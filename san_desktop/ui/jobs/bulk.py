@@ -10,8 +10,9 @@ from PySide6.QtCore import QObject, Signal
 
 from san_desktop.app import Changed
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus
-from san_desktop.queue.monitor import RETRYABLE_STATUSES, BulkResult, FailureGroup, JobFilter
-from san_desktop.queue.records import JobRecord
+from san_desktop.queue.monitor import FailureGroup, JobFilter
+from san_desktop.queue.records import BulkResult, JobRecord
+from san_desktop.queue.transitions import RETRYABLE_STATUSES
 from san_desktop.ui.common.context import AppContext
 
 Confirm = Callable[[str], bool]

@@ -19,8 +19,9 @@ from PySide6.QtWidgets import (
 from san_desktop.app import Changes
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, POOL_NAMES, JobPool, JobStatus
 from san_desktop.jobs.registry import JobProgress
-from san_desktop.queue.monitor import RETRYABLE_STATUSES, FailureGroup, JobFilter
+from san_desktop.queue.monitor import FailureGroup, JobFilter
 from san_desktop.queue.records import JobRecord
+from san_desktop.queue.transitions import RETRYABLE_STATUSES
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.common.empty_state import StateStack
 from san_desktop.ui.common.lazy_model import select_key

@@ -9,7 +9,7 @@ import pytest
 
 from san_desktop.bootstrap import Backend
 from san_desktop.core.enums import JobPool, JobStatus, JobType
-from san_desktop.queue import monitor as monitor_module
+from san_desktop.queue import job_queue as job_queue_module
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.monitor import JobFilter, JobMonitor, error_signature
 from san_desktop.queue.records import JobEvent
@@ -62,7 +62,7 @@ def test_the_text_filter_finds_a_job_by_its_cards_title(queue: JobQueue, monitor
 def test_bulk_retry_queues_every_match_in_batches_announcing_each(
     queue: JobQueue, monitor: JobMonitor, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(monitor_module, "BULK_BATCH", 100)
+    monkeypatch.setattr(job_queue_module, "BULK_BATCH", 100)
     failed = insert_jobs(queue, 250)
     insert_jobs(queue, 5, status=JobStatus.COMPLETED, target=lambda n: f"done-{n}")
     announced: list[int] = []
