@@ -9,6 +9,8 @@ import errno
 import os
 from pathlib import Path
 
+from san_desktop.core.sqlite_codes import SQLITE_FULL, SQLITE_IOERR, SQLITE_READONLY, sqlite_code
+
 
 class KnownError(Exception):
     """An error of ours: its message is a sentence a person can act on, so it is recorded and shown by that
@@ -163,7 +165,6 @@ class TargetNotFoundError(PermanentError):
 
 
 _STORAGE_ERRNOS = {errno.ENOSPC, errno.EROFS, getattr(errno, "EDQUOT", errno.ENOSPC)}
-_STORAGE_MESSAGES = ("database or disk is full", "readonly database", "read-only file system", "no space left")
 _LOW_SPACE_BYTES = 1 << 20
 
 
@@ -184,7 +185,7 @@ def is_storage_full(exc: BaseException, where: Path | None = None) -> bool:
         return True
     if isinstance(exc, OSError) and exc.errno in _STORAGE_ERRNOS:
         return True
-    text = str(exc).lower()
-    if any(message in text for message in _STORAGE_MESSAGES):
+    code = sqlite_code(exc)
+    if code in (SQLITE_FULL, SQLITE_READONLY):
         return True
-    return where is not None and "disk i/o error" in text and storage_exhausted(where)
+    return where is not None and code == SQLITE_IOERR and storage_exhausted(where)

@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session, sessionmaker
 
 from san_desktop.core.errors import DatabaseDamagedError, DatabaseLockedError, StorageFullError, is_storage_full
+from san_desktop.core.sqlite_codes import is_damaged, is_locked
 from san_desktop.db.engine import BUSY_TIMEOUT_MS, SqliteDriver, choose_driver, make_engine
 from san_desktop.db.integrity import IntegrityCheck
 from san_desktop.db.migrate import MigrationResult, latest_backup, migrate
@@ -86,13 +87,12 @@ class Database:
         try:
             yield
         except (sa.exc.DBAPIError, self.driver.module.Error) as exc:
-            cause = str(getattr(exc, "orig", None) or exc)
-            text = cause.lower()
-            if "locked" in text or "busy" in text:
+            if is_locked(exc):
                 raise DatabaseLockedError(self.path) from exc
             if is_storage_full(exc, self.path):
                 raise StorageFullError(self.path.parent) from exc
-            if "malformed" in text or "file is not a database" in text:
+            if is_damaged(exc):
+                cause = str(getattr(exc, "orig", None) or exc)
                 raise DatabaseDamagedError(self.path, cause, latest_backup(self.path)) from exc
             raise
 

@@ -17,6 +17,7 @@ from san_desktop.core.errors import (
     is_storage_full,
 )
 from san_desktop.core.paths import database_path, resolve_data_dir
+from san_desktop.core.sqlite_codes import SQLITE_CANTOPEN, SQLITE_CORRUPT, is_locked, sqlite_code
 from san_desktop.db.driver import SqliteDriver, choose_driver
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -44,18 +45,18 @@ def read_only_rows(path: Path, driver: SqliteDriver, sql: str) -> list[tuple[Any
         try:
             return [tuple(row) for row in conn.execute(sql)]
         except driver.module.OperationalError as exc:
-            text = str(exc).lower()
+            code = sqlite_code(exc)
             if is_storage_full(exc, path):
                 raise StorageFullError(path.parent, "SQLite cannot even open the database to read it") from exc
-            if "unable to open" in text and query == "mode=ro":
+            if code == SQLITE_CANTOPEN and query == "mode=ro":
                 continue
-            if "locked" in text:
+            if is_locked(exc):
                 raise DatabaseLockedError(path) from exc
-            if "malformed" in text:
+            if code == SQLITE_CORRUPT:
                 raise DatabaseDamagedError(path, str(exc), latest_backup(path)) from exc
             raise NotADatabaseError(path, str(exc)) from exc
         except driver.module.DatabaseError as exc:
-            if "malformed" in str(exc).lower():
+            if sqlite_code(exc) == SQLITE_CORRUPT:
                 raise DatabaseDamagedError(path, str(exc), latest_backup(path)) from exc
             raise NotADatabaseError(path, str(exc)) from exc
         finally:

@@ -21,6 +21,7 @@ from san_desktop.core.errors import (
     is_storage_full,
 )
 from san_desktop.core.instance_lock import FileLock
+from san_desktop.core.sqlite_codes import is_locked
 from san_desktop.db.engine import SqliteDriver, make_engine
 from san_desktop.db.integrity import IntegrityCheck, check_integrity, check_sqlite_header, read_only_rows
 from san_desktop.db.integrity import latest_backup as latest_backup
@@ -208,7 +209,7 @@ def _upgrade(path: Path, driver: SqliteDriver, state: DatabaseState) -> Migratio
 
             command.upgrade(config, "head")
     except sa.exc.OperationalError as exc:
-        if "locked" in str(exc.orig).lower():
+        if is_locked(exc):
             raise DatabaseLockedError(path) from exc
         if is_storage_full(exc):
             raise StorageFullError(path, "the schema upgrade could not be written") from exc

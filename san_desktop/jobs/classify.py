@@ -7,7 +7,6 @@ the queue records what this module decides."""
 from __future__ import annotations
 
 import re
-import sqlite3
 import sys
 import time
 from email.utils import parsedate_to_datetime
@@ -25,6 +24,7 @@ from san_desktop.core.errors import (
 )
 from san_desktop.core.headers import header_numbers, header_pieces, limit_used_up
 from san_desktop.core.redact import cause_chain
+from san_desktop.core.sqlite_codes import is_locked
 from san_desktop.queue.records import Classification
 
 if TYPE_CHECKING:
@@ -66,10 +66,8 @@ def _classify_one(exc: BaseException, now: float) -> Classification | None:
         return found
     if isinstance(exc, TimeoutError | ConnectionError):
         return TRANSIENT
-    if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc).lower():
-        return TRANSIENT
-    if type(exc).__name__ == "OperationalError" and "database is locked" in str(exc):
-        return TRANSIENT  # sqlean's and SQLAlchemy's wrappers of the same condition
+    if is_locked(exc):
+        return TRANSIENT  # (either driver's error, or SQLAlchemy's wrapper of it)
     return None
 
 

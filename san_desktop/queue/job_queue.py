@@ -30,6 +30,7 @@ from san_desktop.core.enums import (
 from san_desktop.core.ids import new_id
 from san_desktop.core.redact import error_details, error_message
 from san_desktop.core.settings import JobSettings
+from san_desktop.core.sqlite_codes import is_constraint
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, JobAttempt
@@ -67,11 +68,6 @@ SWEEP_HOOK_BATCH = 500
 _PENDING_EVENTS = "san_pending_job_events"
 _PENDING_CLAIMS = "san_pending_next_claims"
 _HOOKED = "san_job_events_hooked"
-
-
-def _is_active_duplicate(exc: IntegrityError) -> bool:
-    text = str(exc.orig)
-    return "UNIQUE constraint failed" in text and "async_jobs.target_id" in text
 
 
 class JobQueue:
@@ -169,10 +165,11 @@ class JobQueue:
             with session.begin_nested():  # a duplicate must not spoil the caller's transaction
                 session.add(row)
         except IntegrityError as exc:
-            if not _is_active_duplicate(exc):
+            # the partial unique index on active jobs refused it: by its code, and the job that holds it
+            existing = self.active_job_id(session, job_type, target_id) if is_constraint(exc) else None
+            if existing is None:
                 raise
-            existing = self.active_job_id(session, job_type, target_id)
-            raise DuplicateJobError(job_type, target_id, existing or "unknown") from None
+            raise DuplicateJobError(job_type, target_id, existing) from None
         return JobRecord.from_row(row)
 
     def _announce_after_commit(
