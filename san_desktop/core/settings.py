@@ -68,6 +68,10 @@ class JobSettings:
     processing_stall_seconds: float = _number(3600.0, 0.0, 30 * DAY)
     # a job whose run was interrupted this often (the app keeps dying on it) fails instead
     max_interruptions: int = _number(5, 1, 100)
+    # finished jobs are pruned by the sweep: completed ones after this many days, failed and cancelled ones
+    # (what a person may still look at or retry) after the other
+    keep_completed_days: float = _number(7.0, 0.0, 3650.0)
+    keep_failed_days: float = _number(30.0, 0.0, 3650.0)
     # circuit breaker of the AI pool
     breaker_failure_threshold: int = _number(5, 1, 1000)
     breaker_cooldown_seconds: float = _number(60.0, 0.0, DAY)

@@ -93,6 +93,11 @@ class Scrap(Base):
     refined_content: Mapped[str | None] = mapped_column(sa.Text)
     created_at: Mapped[datetime] = _created_column()
     deleted_at: Mapped[datetime | None]
+    # its page fetch, analysis or refinement failed for good or was cancelled: left for the person to retry
+    # (the sweep never re-runs it by itself), whether or not that job's row is still kept (revision 0016)
+    fetch_stopped: Mapped[bool] = mapped_column(default=False, server_default=sa.false())
+    analysis_stopped: Mapped[bool] = mapped_column(default=False, server_default=sa.false())
+    refine_stopped: Mapped[bool] = mapped_column(default=False, server_default=sa.false())
 
     card: Mapped[KnowledgeCard | None] = relationship(back_populates="scrap")
 

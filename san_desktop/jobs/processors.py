@@ -7,6 +7,7 @@ one short transaction that also completes the job, so running a job twice never 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
@@ -46,7 +47,7 @@ from san_desktop.queue.job_queue import SWEEP_HOOK_BATCH, JobQueue
 from san_desktop.queue.payloads import CardAnalysisPayload, dump_payload, load_payload
 from san_desktop.services.card_edits import kept_edits
 from san_desktop.services.cards import mark_embedding_stale, save_card, save_embedding
-from san_desktop.services.scraps import orphan_hook
+from san_desktop.services.scraps import orphan_hook, remember_stopped_work
 from san_desktop.services.til import TilService
 from san_desktop.services.til_state import settle_stopped_hook
 
@@ -250,10 +251,24 @@ def build_registry(
     registry.sweep_hooks.append(moved_stars_hook(providers, github_settings))
     registry.sweep_hooks.append(orphan_artifacts_hook)
     registry.sweep_hooks.append(old_notices_hook)
+    registry.sweep_hooks.append(prune_hook)  # last: the hooks before it read the jobs it may delete
     return registry
 
 
+log = logging.getLogger(__name__)
 NOTICE_RETENTION = timedelta(days=1)
+# finished jobs deleted by one sweep at most: one short transaction, so the app's other writers wait little
+PRUNE_BATCH = 5_000
+
+
+def prune_hook(session: Session, queue: JobQueue) -> int:
+    """Finished jobs older than the settings keep them go (``JobQueue.prune``), once the scraps whose work
+    stopped say so themselves (the orphan rule reads that, not the job rows)."""
+    remember_stopped_work(session)
+    pruned = queue.prune(session, PRUNE_BATCH)
+    if pruned:
+        log.info("Pruned %d finished jobs", pruned)
+    return 0  # (nothing enqueued: one batch a sweep)
 
 
 def old_notices_hook(session: Session, queue: JobQueue) -> int:

@@ -474,6 +474,43 @@ class JobQueue:
                 progress(start + len(chunk))
         return result
 
+    # --- pruning ------------------------------------------------------------------------------
+
+    def prune(self, session: Session, limit: int) -> int:
+        """Delete up to ``limit`` finished jobs (their attempts go with them) in the caller's transaction:
+        completed ones finished more than ``keep_completed_days`` ago, failed and cancelled ones more than
+        ``keep_failed_days`` ago, except a failure the sweep will still retry (transient, attempts left).
+        Returns how many. What a domain row must remember of its jobs it keeps itself (a scrap's stopped
+        work), so pruning changes no behaviour."""
+        now = self.clock()
+        ended = sa.func.coalesce(AsyncJob.finished_at, AsyncJob.updated_at)
+        retry_pending = sa.and_(
+            AsyncJob.status == JobStatus.FAILED,
+            AsyncJob.error_kind == ErrorKind.TRANSIENT,
+            AsyncJob.attempts < AsyncJob.max_attempts,
+        )
+        old = (
+            sa.select(AsyncJob.id)
+            .where(
+                sa.or_(
+                    sa.and_(
+                        AsyncJob.status == JobStatus.COMPLETED,
+                        ended < now - timedelta(days=self.settings.keep_completed_days),
+                    ),
+                    sa.and_(
+                        AsyncJob.status.in_(RETRYABLE_STATUSES),
+                        ended < now - timedelta(days=self.settings.keep_failed_days),
+                        ~retry_pending,
+                    ),
+                )
+            )
+            .limit(limit)
+        )
+        result = session.execute(
+            sa.delete(AsyncJob).where(AsyncJob.id.in_(old)).execution_options(synchronize_session=False)
+        )
+        return int(getattr(result, "rowcount", 0) or 0)
+
     # --- reading ------------------------------------------------------------------------------
 
     @staticmethod

@@ -286,11 +286,37 @@ class ScrapService:
         return {row.id: row.title or preview(row.content, 60) for row in rows}
 
 
+# which of a scrap's columns says that its work of each type stopped (failed for good, or cancelled)
+STOPPED_WORK = {
+    JobType.PAGE_FETCH: Scrap.fetch_stopped,
+    JobType.CARD_ANALYSIS: Scrap.analysis_stopped,
+    JobType.SCRAP_REFINE: Scrap.refine_stopped,
+}
+
+
+def remember_stopped_work(session: Session) -> None:
+    """Scraps whose fetch, analysis or refinement job failed for good or was cancelled say so themselves,
+    before the sweep prunes those jobs. A flag set stays: the work is asked for again only by a person
+    (a retry, Analyse again), whose job makes it or fails it again; with a card or a refined text made, the
+    flag no longer matters."""
+    for job_type, column in STOPPED_WORK.items():
+        ended = sa.select(AsyncJob.target_id).where(
+            AsyncJob.job_type == job_type, AsyncJob.status.in_((JobStatus.FAILED, JobStatus.CANCELLED))
+        )
+        session.execute(
+            sa.update(Scrap)
+            .where(column.is_(False), Scrap.id.in_(ended))
+            .values({column: True})
+            .execution_options(synchronize_session=False)
+        )
+
+
 def orphan_hook(session: Session, queue: JobQueue) -> int:
     """Recovery rule (seed 001): scraps without a card and without an active CARD_ANALYSIS job get one;
     scraps without refined content and without an active SCRAP_REFINE job get one. A link still without
     its page gets a PAGE_FETCH job instead (its analysis follows the page)."""
     enqueued = 0  # at most SWEEP_HOOK_BATCH in all (the sweep calls again while any were enqueued)
+    remember_stopped_work(session)
     no_card = ~sa.exists().where(KnowledgeCard.scrap_id == Scrap.id)
     for job_type, missing in (
         (JobType.PAGE_FETCH, sa.and_(AWAITING_PAGE, no_card)),
@@ -303,15 +329,12 @@ def orphan_hook(session: Session, queue: JobQueue) -> int:
             AsyncJob.status.in_(ACTIVE_JOB_STATUSES),
         )
         # a scrap whose job failed for good, or was cancelled by the user, is left for the user to retry
-        # (the job monitor), not re-run forever or against their will
-        ended_by_user_or_failure = sa.exists().where(
-            AsyncJob.target_id == Scrap.id,
-            AsyncJob.job_type == job_type,
-            AsyncJob.status.in_((JobStatus.FAILED, JobStatus.CANCELLED)),
-        )
+        # (the job monitor), not re-run forever or against their will: the scrap says so (its job row may
+        # be pruned)
+        stopped = STOPPED_WORK[job_type]
         orphans = session.scalars(
             sa.select(Scrap.id)
-            .where(Scrap.deleted_at.is_(None), missing, ~active, ~ended_by_user_or_failure)
+            .where(Scrap.deleted_at.is_(None), missing, ~active, stopped.is_(False))
             .limit(SWEEP_HOOK_BATCH - enqueued)
         ).all()
         for scrap_id in orphans:

@@ -355,3 +355,32 @@ def test_revision_0015_adds_til_indexing_jobs_and_drops_a_days_index_with_the_da
         conn.execute("DELETE FROM daily_summaries WHERE id = 'd1'")
         assert conn.execute("SELECT count(*) FROM til_search").fetchone() == (0,)
         assert conn.execute("SELECT count(*) FROM til_embeddings").fetchone() == (0,)
+
+
+def test_revision_0016_copies_the_stopped_work_of_scraps_from_their_failed_or_cancelled_jobs(tmp_path: Path) -> None:
+    path = tmp_path / "san.db"
+    migrate_to(path, "0015")
+    with raw_connection(path) as conn:
+        for scrap in ("s1", "s2"):
+            conn.execute(
+                "INSERT INTO scraps (id, source_type, content, content_hash, created_at) "
+                f"VALUES ('{scrap}', 'TEXT', 'text {scrap}', 'h{scrap}', '2026-01-01 00:00:00')"
+            )
+        for job, job_type, status in (
+            ("j1", "CARD_ANALYSIS", "CANCELLED"),
+            ("j2", "SCRAP_REFINE", "FAILED"),
+            ("j3", "CARD_ANALYSIS", "COMPLETED"),
+        ):
+            target = "s2" if job == "j3" else "s1"
+            conn.execute(
+                "INSERT INTO async_jobs (id, job_type, target_id, status, attempts, max_attempts, created_at, "
+                f"updated_at) VALUES ('{job}', '{job_type}', '{target}', '{status}', 1, 3, '2026', '2026')"
+            )
+
+    migrate(path, choose_driver())
+
+    with raw_connection(path) as conn:
+        rows = conn.execute(
+            "SELECT id, fetch_stopped, analysis_stopped, refine_stopped FROM scraps ORDER BY id"
+        ).fetchall()
+        assert rows == [("s1", 0, 1, 1), ("s2", 0, 0, 0)]
