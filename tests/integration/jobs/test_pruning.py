@@ -13,7 +13,7 @@ from san_desktop.core.enums import JobPool, JobStatus, JobType
 from san_desktop.core.settings import JobSettings
 from san_desktop.db.models import AsyncJob, JobAttempt
 from san_desktop.jobs.processors import prune_hook
-from san_desktop.jobs.recovery import sweep
+from san_desktop.jobs.recovery import SweepHook, sweep
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.services.scraps import orphan_hook
 from tests.support.clock import FakeClock
@@ -42,7 +42,7 @@ def test_the_sweep_prunes_exactly_the_old_finished_jobs_and_a_cancelled_scrap_st
     clock = FakeClock(start + timedelta(days=8))  # past the 7 days of the completed first scrap's jobs
     queue = JobQueue(app.db, JobSettings(keep_completed_days=7, keep_failed_days=30), clock=clock)
     session_id = app.backend.require_session()
-    hooks = [orphan_hook, prune_hook]
+    hooks: list[SweepHook] = [orphan_hook, prune_hook]
 
     sweep(queue, session_id, queue.settings, hooks=hooks)
     left = _jobs(app)
