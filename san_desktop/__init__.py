@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 # The one place the version is written (pyproject.toml reads it from here): asking importlib.metadata
-# cost every command line call 16 ms.
+# would cost every command line call a scan of the installed packages.
 __version__ = "0.1.0"
 
 APP_NAME = "SAN Desktop"

@@ -121,7 +121,7 @@ def _model() -> Model:
 
 
 def default_model() -> Model:
-    """The model of the shipped examples (trained once per process, ~20 ms)."""
+    """The model of the shipped examples (trained once per process, on first use)."""
     with _lock:
         return _model()
 

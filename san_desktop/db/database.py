@@ -26,9 +26,9 @@ class Database:
     engine: sa.Engine
     sessions: sessionmaker[Session]
     migration: MigrationResult
-    # Writers of this process take turns here rather than in SQLite's busy handler, which sleeps 1, 2,
-    # 5 ... 100 ms between tries: two card workers waited up to 107 ms for each other that way (p99 13 ms
-    # now), and a GUI write behind a worker's would too. Re-entrant, so a thread that nests writes fails
+    # Writers of this process take turns here rather than in SQLite's busy handler, which sleeps longer and
+    # longer between tries (up to a tenth of a second): two card workers slept past each other's commits that
+    # way, and a GUI write behind a worker's would too. Re-entrant, so a thread that nests writes fails
     # in SQLite (locked, after the busy timeout) as before; a turn not given within the busy timeout is
     # "locked" too, never a hang. Other processes (the command line) still meet SQLite's busy handler.
     _write_turn: threading.RLock = field(default_factory=threading.RLock, repr=False)

@@ -264,7 +264,8 @@ def nearest(
     if not len(index.ids):
         return []
     query = np.asarray(vector, dtype=np.float32)
-    # word by word over contiguous arrays: five times faster than XOR-ing (n, 8) rows and summing across
+    # word by word over contiguous arrays: numpy streams each column once, where XOR-ing (n, 8) rows and
+    # summing across them strides through memory
     distances = np.zeros(len(index.ids), dtype=np.uint16)
     for words, word in zip(index.bits, simhash(query[None, :]).view(np.uint64)[0], strict=True):
         distances += np.bitwise_count(words ^ word)

@@ -31,10 +31,9 @@ from san_desktop.queue.records import JobEvent, JobRecord
 log = logging.getLogger(__name__)
 
 EXTERNAL_LOOKBACK = timedelta(seconds=10)
-# How long a thread may hold the GIL while another waits for it (Python's default is 5 ms). Workers hand
-# the database's write turn to each other many times a second, and one that got the turn waited up to
-# 5 ms for the GIL while holding it; the GUI thread waited as long for its next event. 0.5 ms: the card
-# pipeline ran 163 -> 197 cards/s with per-job p99 13 ms.
+# How long a thread may hold the GIL while another waits for it (a tenth of Python's default). Workers hand
+# the database's write turn to each other many times a second, and one that got the turn waited for the
+# GIL while holding it, a whole default interval at worst; the GUI thread waited as long for its next event.
 GIL_SWITCH_INTERVAL = 0.0005
 # queue events announced in one pass of the GUI thread's event loop; the rest in the next
 EVENTS_PER_SLICE = 100

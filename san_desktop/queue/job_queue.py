@@ -60,8 +60,8 @@ Listener = Callable[[JobEvent], None]
 # jobs changed by one transaction of a bulk retry or cancel: the app's other writers (a capture, a worker
 # finishing a job) get their turn between the batches
 BULK_BATCH = 500
-# What a recovery sweep hook enqueues in one transaction at most: 10,000 orphans in one took 6 s, and
-# every other writer of the app (the window's capture too) waited for it.
+# What a recovery sweep hook enqueues in one transaction at most: every other writer of the app (the
+# window's capture too) waits while one runs, so none may be long.
 SWEEP_HOOK_BATCH = 500
 
 # keys in Session.info for events waiting on the caller's commit

@@ -107,6 +107,6 @@ def product_registry(app: SanApp) -> ProcessorRegistry:
 
 def freeze_startup_objects() -> None:
     """Take what start-up made (modules, SQLAlchemy's registries, the window) out of the garbage collector's
-    reach, so that a full collection scans only newer objects: unfrozen, each one paused every thread,
-    the window included, for 50-80 ms (measured while a TIL is made)."""
+    reach, so that a full collection scans only newer objects: unfrozen, each full collection paused every
+    thread, the window included, long enough to be seen (while a TIL is made)."""
     gc.freeze()
