@@ -207,6 +207,7 @@ class AsyncJob(Base):
     run_after: Mapped[datetime | None]
     owner_session: Mapped[str | None] = mapped_column(ID, sa.ForeignKey("app_sessions.id", ondelete="SET NULL"))
     lease_until: Mapped[datetime | None]
+    run_id: Mapped[str | None] = mapped_column(ID)  # the current (or last) attempt's run: its files carry it
     created_at: Mapped[datetime] = _created_column()
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
     started_at: Mapped[datetime | None]  # when the current attempt started: thresholds count from here

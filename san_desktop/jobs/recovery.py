@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 import sqlalchemy as sa
 from sqlalchemy.orm import Session, aliased
 
-from san_desktop.core.enums import ACTIVE_JOB_STATUSES, AttemptOutcome, ErrorKind, JobStatus
+from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JOB_POOLS, AttemptOutcome, ErrorKind, JobStatus, JobType
 from san_desktop.core.settings import JobSettings
 from san_desktop.db.models import AppSession, AsyncJob, JobAttempt
 from san_desktop.queue.job_queue import JobQueue
@@ -119,15 +119,27 @@ def _recover_interrupted(
         )
     ).all()
     for job in orphans:
-        session.execute(
+        interrupted = "The app stopped (crash, kill or power loss) while this attempt ran."
+        opened = session.execute(  # (a row opened by a version that wrote one at every claim)
             sa.update(JobAttempt)
             .where(JobAttempt.job_id == job.id, JobAttempt.outcome.is_(None))
-            .values(
-                outcome=AttemptOutcome.INTERRUPTED,
-                ended_at=now,
-                error_text="The app stopped (crash, kill or power loss) while this attempt ran.",
-            )
+            .values(outcome=AttemptOutcome.INTERRUPTED, ended_at=now, error_text=interrupted)
         )
+        if not getattr(opened, "rowcount", 0):  # the attempt was the job row's own: it joins the history
+            session.add(
+                JobAttempt(
+                    job_id=job.id,
+                    attempt=job.attempts,
+                    run_id=job.run_id or "",
+                    session_id=job.owner_session or "",
+                    pool=JOB_POOLS[JobType(job.job_type)],
+                    started_at=job.started_at or now,
+                    ended_at=now,
+                    outcome=AttemptOutcome.INTERRUPTED,
+                    error_text=interrupted,
+                )
+            )
+            session.flush()
         interruptions = session.scalar(
             sa.select(sa.func.count())
             .select_from(JobAttempt)

@@ -23,7 +23,7 @@ from san_desktop.queue.transitions import check_job_transition, sources_of
 JOB_COLUMNS = (
     "id", "job_type", "target_id", "status", "attempts", "max_attempts", "error_message", "error_kind",
     "payload", "run_after", "owner_session", "lease_until", "created_at", "updated_at", "started_at",
-    "finished_at",
+    "finished_at", "run_id",
 )  # fmt: skip
 RETURNING = "RETURNING " + ", ".join(JOB_COLUMNS)
 
@@ -67,6 +67,7 @@ def record_from_row(row: Sequence[Any]) -> JobRecord:
         updated_at=updated,
         started_at=_parse_time(values["started_at"]),
         finished_at=_parse_time(values["finished_at"]),
+        run_id=values["run_id"],
     )
 
 
@@ -78,27 +79,22 @@ def claim_next(
     now: datetime,
     lease_until: datetime,
 ) -> Claim | None:
-    """One conditional UPDATE takes the oldest runnable job; the attempt row is opened with it."""
+    """One conditional UPDATE takes the oldest runnable job and starts its attempt on the row itself (its
+    number, start, session, lease and run); an attempt gets a row of its own only if it does not succeed."""
     types = sorted(job_type.value for job_type in job_types)
     placeholders = ", ".join("?" for _ in types)
+    run_id = new_id()
     row = cursor.execute(
         "UPDATE async_jobs SET status = 'PROCESSING', owner_session = ?, attempts = attempts + 1, "
-        "lease_until = ?, started_at = ?, updated_at = ?, run_after = NULL "
+        "lease_until = ?, started_at = ?, updated_at = ?, run_after = NULL, run_id = ? "
         "WHERE id = (SELECT id FROM async_jobs WHERE status = 'PENDING' "
         f"AND job_type IN ({placeholders}) AND (run_after IS NULL OR run_after <= ?) ORDER BY id LIMIT 1) "
         f"AND status = 'PENDING' {RETURNING}",
-        (session_id, db_time(lease_until), db_time(now), db_time(now), *types, db_time(now)),
+        (session_id, db_time(lease_until), db_time(now), db_time(now), run_id, *types, db_time(now)),
     ).fetchone()
     if row is None:
         return None
-    record = record_from_row(row)
-    attempt_id, run_id = new_id(), new_id()
-    cursor.execute(
-        "INSERT INTO job_attempts (id, job_id, attempt, run_id, session_id, pool, started_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (attempt_id, record.id, record.attempts, run_id, session_id, pool.value, db_time(now)),
-    )
-    return Claim(record, attempt_id, run_id, session_id, pool)
+    return Claim(record_from_row(row), new_id(), run_id, session_id, pool)
 
 
 _OWNED = "id = ? AND status = 'PROCESSING' AND owner_session = ? AND attempts = ?"
@@ -123,7 +119,8 @@ def finish(
     spend_attempt: bool = True,
 ) -> JobRecord | None:
     """Write the attempt's result only if the job is still this claim's; otherwise the attempt is
-    closed as DISCARDED and None is returned (a late worker never overwrites a newer state)."""
+    recorded as DISCARDED and None is returned (a late worker never overwrites a newer state). An attempt
+    that succeeded is the job row's own; any other is recorded in ``job_attempts``."""
     if "status" in values:
         check_job_transition(JobStatus.PROCESSING, JobStatus(str(values["status"])))
     columns = ["updated_at = ?"]
@@ -138,15 +135,21 @@ def finish(
         f"UPDATE async_jobs SET {', '.join(columns)} WHERE {_OWNED} {RETURNING}",
         (*params, *_owned_params(claim)),
     ).fetchone()
-    close_attempt(cursor, claim.attempt_id, outcome if row else AttemptOutcome.DISCARDED, error_text, now)
+    if row is None or outcome is not AttemptOutcome.SUCCEEDED:
+        record_attempt(cursor, claim, outcome if row else AttemptOutcome.DISCARDED, error_text, now)
     return record_from_row(row) if row else None
 
 
-def close_attempt(cursor: Any, attempt_id: str, outcome: AttemptOutcome, error_text: str | None, now: datetime) -> None:
+def record_attempt(cursor: Any, claim: Claim, outcome: AttemptOutcome, error_text: str | None, now: datetime) -> None:
+    """The claim's attempt, ended without success, in the job's history (once: a late worker that tries
+    to finish twice is recorded by the first try)."""
+    started = claim.job.started_at or now
     cursor.execute(
-        "UPDATE job_attempts SET ended_at = ?, outcome = ?, error_text = ? WHERE id = ? AND outcome IS NULL",
-        (db_time(now), outcome.value, error_text, attempt_id),
-    )
+        "INSERT INTO job_attempts (id, job_id, attempt, run_id, session_id, pool, started_at, ended_at, outcome, "
+        "error_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+        (claim.attempt_id, claim.job.id, claim.attempt, claim.run_id, claim.session_id, claim.pool.value,
+         db_time(started), db_time(now), outcome.value, error_text),
+    )  # fmt: skip
 
 
 def _bind(value: object) -> object:

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session, SessionTransaction
 
 from san_desktop.core.enums import (
     ACTIVE_JOB_STATUSES,
+    JOB_POOLS,
     AttemptOutcome,
     ErrorKind,
     JobPool,
@@ -341,9 +342,9 @@ class JobQueue:
         return self._finish_in_own_transaction(claim, values, AttemptOutcome.INTERRUPTED, reason, spend_attempt=False)
 
     def discard(self, claim: Claim) -> None:
-        """Close the attempt of a claim whose job was taken from it (cancelled, recovered)."""
+        """Record the attempt of a claim whose job was taken from it (cancelled, recovered) as dropped."""
         with self.db.write_cursor() as cursor:
-            claims.close_attempt(cursor, claim.attempt_id, AttemptOutcome.DISCARDED, None, self.clock())
+            claims.record_attempt(cursor, claim, AttemptOutcome.DISCARDED, None, self.clock())
 
     def backoff_seconds(self, attempt: int) -> float:
         """Exponential backoff with jitter: base * 2**(attempt-1), scaled by 0.5-1.5, capped."""
@@ -525,11 +526,32 @@ class JobQueue:
             return JobRecord.from_row(self._require(session, job_id))
 
     def attempts(self, job_id: str) -> list[AttemptRecord]:
+        """Every attempt of the job, oldest first: those that did not succeed (their rows), then the job's
+        own current attempt when it runs or succeeded (as River keeps them: the row is its attempt)."""
         with self.db.sessions() as session:
+            job = self._require(session, job_id)
             rows = session.scalars(
                 sa.select(JobAttempt).where(JobAttempt.job_id == job_id).order_by(JobAttempt.started_at)
             )
-            return [AttemptRecord.from_row(row) for row in rows]
+            found = [AttemptRecord.from_row(row) for row in rows]
+            current = JobStatus(job.status)
+            if current in (JobStatus.PROCESSING, JobStatus.COMPLETED) and job.started_at is not None:
+                succeeded = current is JobStatus.COMPLETED
+                found.append(
+                    AttemptRecord(
+                        id=job.id,
+                        job_id=job.id,
+                        attempt=job.attempts,
+                        run_id=job.run_id or "",
+                        session_id=job.owner_session or "",
+                        pool=JOB_POOLS[JobType(job.job_type)],
+                        started_at=job.started_at,
+                        ended_at=job.finished_at if succeeded else None,
+                        outcome=AttemptOutcome.SUCCEEDED if succeeded else None,
+                        error_text=None,
+                    )
+                )
+            return found
 
     def changed_since(self, since: datetime, limit: int = 500) -> list[JobRecord]:
         with self.db.engine.connect() as conn, claims.cursor_of(conn) as cursor:

@@ -47,6 +47,7 @@ class JobRecord:
     updated_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+    run_id: str | None = None  # the current (or last) attempt's
 
     @property
     def pool(self) -> JobPool:
@@ -71,11 +72,15 @@ class JobRecord:
             updated_at=row.updated_at,
             started_at=row.started_at,
             finished_at=row.finished_at,
+            run_id=row.run_id,
         )
 
 
 @dataclass(frozen=True)
 class AttemptRecord:
+    """One attempt of a job: a row of ``job_attempts`` for one that did not succeed, or the job row's own
+    current attempt (running, or the one that succeeded)."""
+
     id: str
     job_id: str
     attempt: int

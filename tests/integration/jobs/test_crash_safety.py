@@ -33,15 +33,11 @@ def _start(data_dir: Path, output: Path) -> subprocess.Popen[str]:
     )
 
 
-def _processing_attempts(db: Database) -> set[str]:
+def _processing_attempts(db: Database) -> set[tuple[str, int]]:
+    """(job, attempt number) of the attempts running now (a running attempt is its job row's own)."""
     with db.sessions() as session:
-        return set(
-            session.scalars(
-                sa.select(JobAttempt.id)
-                .join(AsyncJob, AsyncJob.id == JobAttempt.job_id)
-                .where(AsyncJob.status == JobStatus.PROCESSING, JobAttempt.outcome.is_(None))
-            )
-        )
+        rows = session.execute(sa.select(AsyncJob.id, AsyncJob.attempts).where(AsyncJob.status == JobStatus.PROCESSING))
+        return {(job_id, attempt) for job_id, attempt in rows}
 
 
 @pytest.mark.slow
@@ -52,7 +48,7 @@ def test_sigkill_mid_drain_loses_and_repeats_nothing(db: Database, data_dir: Pat
         for n in range(JOBS)
     }
     output = tmp_path / "outcome.txt"
-    killed_attempts: set[str] = set()
+    killed_attempts: set[tuple[str, int]] = set()
 
     for completions in KILL_AFTER:
         worker = _start(data_dir, output)
@@ -81,10 +77,14 @@ def test_sigkill_mid_drain_loses_and_repeats_nothing(db: Database, data_dir: Pat
     # every job completed, none stuck
     with db.sessions() as session:
         statuses = Counter(session.scalars(sa.select(AsyncJob.status)))
-        succeeded = Counter(
-            session.scalars(sa.select(JobAttempt.job_id).where(JobAttempt.outcome == AttemptOutcome.SUCCEEDED))
-        )
-        outcomes = {row.id: row.outcome for row in session.execute(sa.select(JobAttempt.id, JobAttempt.outcome))}
+        rows = session.execute(sa.select(JobAttempt.job_id, JobAttempt.attempt, JobAttempt.outcome))
+        outcomes = {(job_id, attempt): outcome for job_id, attempt, outcome in rows}
+    succeeded = Counter(
+        job_id
+        for job_id in job_ids
+        for attempt in queue.attempts(job_id)
+        if attempt.outcome is AttemptOutcome.SUCCEEDED
+    )
     assert statuses == {JobStatus.COMPLETED: JOBS}
     # completed exactly once: one succeeded attempt per job, and each job once in the outcome file
     assert set(succeeded) == job_ids
