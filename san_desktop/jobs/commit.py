@@ -17,7 +17,7 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from san_desktop.core.credentials import GITHUB_TOKEN, ways_to_set
-from san_desktop.core.enums import CommitStatus, CommitTarget, ErrorKind
+from san_desktop.core.enums import AttemptOutcome, CommitStatus, CommitTarget
 from san_desktop.core.errors import PermanentError, TargetNotFoundError
 from san_desktop.core.placement import Spot
 from san_desktop.core.redact import error_message
@@ -131,10 +131,10 @@ class TilCommitProcessor:
 
     @staticmethod
     def _failed(context: JobContext, request_id: str, exc: BaseException) -> None:
-        """The request says why; FAILED only when the job will not try again by itself."""
-        found = classify(exc)
-        out_of_attempts = found.retry_after is None and context.claim.attempt >= context.job.max_attempts
-        final = found.kind is ErrorKind.PERMANENT or out_of_attempts
+        """The request says why; FAILED only when the job will not try again by itself (as the queue will
+        decide, asked the same question: a rate limit too long to wait out on the last attempt fails both)."""
+        outcome = context.queue.outcome_of(context.claim, exc, classify(exc))
+        final = outcome in (AttemptOutcome.FAILED, AttemptOutcome.CANCELLED)
         try:
             with context.db.write() as session:
                 if context.queue.still_owned(session, context.claim):

@@ -351,42 +351,40 @@ class JobQueue:
         raw = self.settings.backoff_base_seconds * (2 ** max(0, attempt - 1))
         return float(min(self.settings.backoff_max_seconds, raw * (0.5 + self.jitter())))
 
+    def outcome_of(self, claim: Claim, exc: BaseException, found: Classification) -> AttemptOutcome:
+        """How ``fail`` will end this attempt: cancelled, a rate limit waited out (no attempt spent), a retry
+        later (transient, attempts left), or failed for good. Processors whose domain row follows its job
+        (a commit request) ask this, so the two never disagree."""
+        if isinstance(exc, JobCancelledError):
+            return AttemptOutcome.CANCELLED
+        wait = found.retry_after
+        if wait is not None and wait <= self.settings.max_rate_limit_wait_seconds:
+            return AttemptOutcome.RATE_LIMITED
+        if found.kind == ErrorKind.TRANSIENT and claim.attempt < claim.job.max_attempts:
+            return AttemptOutcome.RETRY_SCHEDULED
+        return AttemptOutcome.FAILED
+
     def fail(self, claim: Claim, exc: BaseException, found: Classification) -> JobRecord | None:
-        """Record a failed attempt as the job layer classified it (``found``): retry later (transient,
-        attempts left), wait out a rate limit without spending the attempt, or fail for good. A
-        cancellation is recorded as such whatever ``found`` says. None if a newer state won (result
-        dropped)."""
+        """Record a failed attempt as the job layer classified it (``found``), as ``outcome_of`` decides.
+        None if a newer state won (result dropped)."""
         now = self.clock()
         message = error_message(exc)
         details = error_details(exc)
+        outcome = self.outcome_of(claim, exc, found)
         common: dict[str, object] = {"lease_until": None, "error_message": message}
-        if isinstance(exc, JobCancelledError):
+        if outcome is AttemptOutcome.CANCELLED:
             values = {**common, "status": JobStatus.CANCELLED, "finished_at": now, "error_message": None}
-            outcome = AttemptOutcome.CANCELLED
+        elif outcome is AttemptOutcome.RATE_LIMITED:
+            # waiting out a rate limit spends no attempt (see spend_attempt below)
+            wait = found.retry_after or 0.0
+            values = {**common, "error_kind": found.kind, "status": JobStatus.PENDING, "owner_session": None}
+            values["run_after"] = now + timedelta(seconds=wait)
+        elif outcome is AttemptOutcome.RETRY_SCHEDULED:
+            delay = max(found.retry_after or 0.0, self.backoff_seconds(claim.attempt))
+            values = {**common, "error_kind": found.kind, "status": JobStatus.PENDING, "owner_session": None}
+            values["run_after"] = now + timedelta(seconds=delay)
         else:
-            common["error_kind"] = found.kind
-            wait = found.retry_after
-            if wait is not None and wait <= self.settings.max_rate_limit_wait_seconds:
-                values = {
-                    **common,
-                    "status": JobStatus.PENDING,
-                    "run_after": now + timedelta(seconds=wait),
-                    # waiting out a rate limit spends no attempt (see spend_attempt below)
-                    "owner_session": None,
-                }
-                outcome = AttemptOutcome.RATE_LIMITED
-            elif found.kind == ErrorKind.TRANSIENT and claim.attempt < claim.job.max_attempts:
-                delay = max(wait or 0.0, self.backoff_seconds(claim.attempt))
-                values = {
-                    **common,
-                    "status": JobStatus.PENDING,
-                    "run_after": now + timedelta(seconds=delay),
-                    "owner_session": None,
-                }
-                outcome = AttemptOutcome.RETRY_SCHEDULED
-            else:
-                values = {**common, "status": JobStatus.FAILED, "finished_at": now}
-                outcome = AttemptOutcome.FAILED
+            values = {**common, "error_kind": found.kind, "status": JobStatus.FAILED, "finished_at": now}
         record = self._finish_in_own_transaction(
             claim, values, outcome, details, spend_attempt=outcome is not AttemptOutcome.RATE_LIMITED
         )
