@@ -296,7 +296,7 @@ STOPPED_WORK = {
 
 def remember_stopped_work(session: Session) -> None:
     """Scraps whose fetch, analysis or refinement job failed for good or was cancelled say so themselves,
-    before the sweep prunes those jobs. A flag set stays: the work is asked for again only by a person
+    before the sweep prunes those jobs (the prune hook calls this first, in the same transaction). A flag set stays: the work is asked for again only by a person
     (a retry, Analyse again), whose job makes it or fails it again; with a card or a refined text made, the
     flag no longer matters."""
     for job_type, column in STOPPED_WORK.items():
@@ -316,7 +316,6 @@ def orphan_hook(session: Session, queue: JobQueue) -> int:
     scraps without refined content and without an active SCRAP_REFINE job get one. A link still without
     its page gets a PAGE_FETCH job instead (its analysis follows the page)."""
     enqueued = 0  # at most SWEEP_HOOK_BATCH in all (the sweep calls again while any were enqueued)
-    remember_stopped_work(session)
     no_card = ~sa.exists().where(KnowledgeCard.scrap_id == Scrap.id)
     for job_type, missing in (
         (JobType.PAGE_FETCH, sa.and_(AWAITING_PAGE, no_card)),
@@ -329,12 +328,17 @@ def orphan_hook(session: Session, queue: JobQueue) -> int:
             AsyncJob.status.in_(ACTIVE_JOB_STATUSES),
         )
         # a scrap whose job failed for good, or was cancelled by the user, is left for the user to retry
-        # (the job monitor), not re-run forever or against their will: the scrap says so (its job row may
-        # be pruned)
+        # (the job monitor), not re-run forever or against their will: its job says so, or, once that row
+        # is pruned, the scrap itself (``remember_stopped_work`` runs before every prune)
+        ended_by_user_or_failure = sa.exists().where(
+            AsyncJob.target_id == Scrap.id,
+            AsyncJob.job_type == job_type,
+            AsyncJob.status.in_((JobStatus.FAILED, JobStatus.CANCELLED)),
+        )
         stopped = STOPPED_WORK[job_type]
         orphans = session.scalars(
             sa.select(Scrap.id)
-            .where(Scrap.deleted_at.is_(None), missing, ~active, stopped.is_(False))
+            .where(Scrap.deleted_at.is_(None), missing, ~active, ~ended_by_user_or_failure, stopped.is_(False))
             .limit(SWEEP_HOOK_BATCH - enqueued)
         ).all()
         for scrap_id in orphans:
