@@ -198,7 +198,7 @@ def transition_rows(
     Back to PENDING, only the newest job per (type, target) of the batch moves, and none whose work is
     queued already (at most one job per work will still run). PROCESSING is a claim's (``claim_next``)."""
     if new is JobStatus.PROCESSING:
-        raise ValueError("only a claim starts a job: it opens the attempt and takes the lease")
+        raise ValueError("only a claim starts a job: it starts the attempt and takes the lease")
     allowed = sources_of(new, sources)
     if not allowed:
         return []
