@@ -384,3 +384,25 @@ def test_revision_0016_copies_the_stopped_work_of_scraps_from_their_failed_or_ca
             "SELECT id, fetch_stopped, analysis_stopped, refine_stopped FROM scraps ORDER BY id"
         ).fetchall()
         assert rows == [("s1", 0, 1, 1), ("s2", 0, 0, 0)]
+
+
+def test_revision_0017_keeps_the_attempts_that_did_not_succeed_and_each_jobs_newest_run(tmp_path: Path) -> None:
+    path = tmp_path / "san.db"
+    migrate_to(path, "0016")
+    with raw_connection(path) as conn:
+        conn.execute(
+            "INSERT INTO async_jobs (id, job_type, target_id, status, attempts, max_attempts, created_at, "
+            "updated_at) VALUES ('j1', 'CARD_ANALYSIS', 's1', 'COMPLETED', 2, 3, '2026', '2026')"
+        )
+        for attempt, run, outcome in ((1, "r1", "RETRY_SCHEDULED"), (2, "r2", "SUCCEEDED")):
+            conn.execute(
+                "INSERT INTO job_attempts (id, job_id, attempt, run_id, session_id, pool, started_at, ended_at, "
+                f"outcome) VALUES ('a{attempt}', 'j1', {attempt}, '{run}', 'sess', 'AI', "
+                f"'2026-01-01 00:00:0{attempt}', '2026-01-01 00:00:0{attempt}', '{outcome}')"
+            )
+
+    migrate(path, choose_driver())
+
+    with raw_connection(path) as conn:
+        assert conn.execute("SELECT id, outcome FROM job_attempts").fetchall() == [("a1", "RETRY_SCHEDULED")]
+        assert conn.execute("SELECT run_id FROM async_jobs WHERE id = 'j1'").fetchone() == ("r2",)
