@@ -296,9 +296,9 @@ STOPPED_WORK = {
 
 def remember_stopped_work(session: Session) -> None:
     """Scraps whose fetch, analysis or refinement job failed for good or was cancelled say so themselves,
-    before the sweep prunes those jobs (the prune hook calls this first, in the same transaction). A flag set stays: the work is asked for again only by a person
-    (a retry, Analyse again), whose job makes it or fails it again; with a card or a refined text made, the
-    flag no longer matters."""
+    before the sweep prunes those jobs (the prune hook calls this first, in the same transaction). A flag
+    set stays: the work is asked for again only by a person (a retry, Analyse again), whose job makes it or
+    fails it again; with a card or a refined text made, the flag no longer matters."""
     for job_type, column in STOPPED_WORK.items():
         ended = sa.select(AsyncJob.target_id).where(
             AsyncJob.job_type == job_type, AsyncJob.status.in_((JobStatus.FAILED, JobStatus.CANCELLED))
