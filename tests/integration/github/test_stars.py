@@ -31,6 +31,15 @@ def _sync(app: SanApp, *, full: bool = False) -> JobStatus:
     return run_one(app, JobType.GITHUB_STAR_SYNC).status
 
 
+def _learned_synced_and_ranked(app: SanApp, github: FakeGitHub) -> None:
+    """Cards on SQLite and React, stars on several topics, synced and ranked once."""
+    learn_sqlite_and_react(app)
+    star_topics(github)
+    app.refresh_stars()
+    run_one(app, JobType.GITHUB_STAR_SYNC)
+    run_one(app, JobType.GITHUB_STAR_RECOMMENDATION)
+
+
 def _star_gets(github: FakeGitHub, since: int) -> list[Request]:
     return [r for r in github.requests[since:] if r.path == "/user/starred"]
 
@@ -109,11 +118,7 @@ def test_the_top_recommendations_match_what_is_being_learned(app: SanApp, github
 
 
 def test_not_interested_hides_a_repository_from_this_and_later_runs(app: SanApp, github: FakeGitHub) -> None:
-    learn_sqlite_and_react(app)
-    star_topics(github)
-    app.refresh_stars()
-    run_one(app, JobType.GITHUB_STAR_SYNC)
-    run_one(app, JobType.GITHUB_STAR_RECOMMENDATION)
+    _learned_synced_and_ranked(app, github)
     top = app.stars.latest(limit=1)[0]
 
     app.set_not_interested(top.repository_id)
@@ -149,11 +154,7 @@ def test_without_a_token_refresh_says_where_to_set_one(app: SanApp) -> None:
 def test_a_run_with_nothing_to_rank_against_shows_nothing_rather_than_an_old_run(
     app: SanApp, github: FakeGitHub
 ) -> None:
-    learn_sqlite_and_react(app)
-    star_topics(github)
-    app.refresh_stars()
-    run_one(app, JobType.GITHUB_STAR_SYNC)
-    run_one(app, JobType.GITHUB_STAR_RECOMMENDATION)
+    _learned_synced_and_ranked(app, github)
     assert app.stars.latest()
     for scrap in app.scraps.list_scraps():
         app.delete_scrap(scrap.id)  # no card left to rank against
@@ -188,11 +189,7 @@ def test_stars_of_another_model_are_embedded_again_by_a_ranking_the_sweep_asks_f
     from san_desktop.jobs.recovery import sweep
     from san_desktop.jobs.stars import moved_stars_hook
 
-    learn_sqlite_and_react(app)
-    star_topics(github)
-    app.refresh_stars()
-    run_one(app, JobType.GITHUB_STAR_SYNC)
-    run_one(app, JobType.GITHUB_STAR_RECOMMENDATION)
+    _learned_synced_and_ranked(app, github)
     model = app.providers.embedding_model()
     hooks = [moved_stars_hook(app.providers, lambda: app.settings.github)]
 
