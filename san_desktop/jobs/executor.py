@@ -14,8 +14,8 @@ from san_desktop.jobs.breaker import CircuitBreaker
 from san_desktop.jobs.classify import classify, credentials_rejected
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry, ProgressListener
 from san_desktop.queue.errors import JobCancelledError, JobInterruptedError, JobSupersededError
-from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import Claim, Classification, NextClaim
+from san_desktop.queue.store import JobStore
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +28,7 @@ class JobExecutor:
 
     def __init__(
         self,
-        queue: JobQueue,
+        queue: JobStore,
         registry: ProcessorRegistry,
         session_id: str,
         breakers: dict[JobPool, CircuitBreaker],

@@ -43,8 +43,9 @@ from san_desktop.jobs.stars import StarRankProcessor, StarSyncProcessor, moved_s
 from san_desktop.jobs.til import TilGenerationProcessor
 from san_desktop.jobs.til_index import TilIndexingProcessor, stale_til_hook
 from san_desktop.queue.errors import DuplicateJobError
-from san_desktop.queue.job_queue import SWEEP_HOOK_BATCH, JobQueue
+from san_desktop.queue.job_queue import SWEEP_HOOK_BATCH
 from san_desktop.queue.payloads import CardAnalysisPayload, dump_payload, load_payload
+from san_desktop.queue.store import JobStore
 from san_desktop.services.card_edits import kept_edits
 from san_desktop.services.cards import mark_embedding_stale, save_card, save_embedding
 from san_desktop.services.scraps import orphan_hook, remember_stopped_work
@@ -261,8 +262,8 @@ NOTICE_RETENTION = timedelta(days=1)
 PRUNE_BATCH = 5_000
 
 
-def prune_hook(session: Session, queue: JobQueue) -> int:
-    """Finished jobs older than the settings keep them go (``JobQueue.prune``), once the scraps whose work
+def prune_hook(session: Session, queue: JobStore) -> int:
+    """Finished jobs older than the settings keep them go (``JobStore.prune``), once the scraps whose work
     stopped say so themselves (the orphan rule reads that, not the job rows)."""
     remember_stopped_work(session)
     pruned = queue.prune(session, PRUNE_BATCH)
@@ -271,13 +272,13 @@ def prune_hook(session: Session, queue: JobQueue) -> int:
     return 0  # (nothing enqueued: one batch a sweep)
 
 
-def old_notices_hook(session: Session, queue: JobQueue) -> int:
+def old_notices_hook(session: Session, queue: JobStore) -> int:
     """Change notices are news for open windows within seconds; a day later they are only clutter."""
     prune_notices(session, queue.clock() - NOTICE_RETENTION)
     return 0
 
 
-def orphan_artifacts_hook(session: Session, _queue: JobQueue) -> int:
+def orphan_artifacts_hook(session: Session, _queue: JobStore) -> int:
     """Files of runs that died between writing and publishing: removed once no row references them and
     they are a day old (a live run publishes long before). Reports what it removed in the log."""
     store = ArtifactStore(_queue.db.path.parent)
@@ -288,7 +289,7 @@ def orphan_artifacts_hook(session: Session, _queue: JobQueue) -> int:
 def stale_embedding_hook(providers: ProviderSource) -> SweepHook:
     """Cards embedded with another model than the configured one are re-embedded through jobs."""
 
-    def hook(session: Session, queue: JobQueue) -> int:
+    def hook(session: Session, queue: JobStore) -> int:
         model = providers.embedding_model()
         # a re-embedding that failed for good since the card was last saved is not tried again every
         # sweep (that loop is how the original system burned its AI budget); Retry in Jobs does it

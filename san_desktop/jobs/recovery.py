@@ -4,8 +4,9 @@ periodically. Plain code: the runner calls it on a worker thread.
 - Work owned by a dead app session (crash, kill) is recorded as INTERRUPTED and re-queued at once. The
   single-instance lock guarantees that every session other than the caller's is dead.
 - A job PROCESSING far past its start in the live session is reported as stalled, never run twice.
-- FAILED jobs whose error was transient and that have attempts left are retried, unless a later job of
-  the same target and type completed.
+- FAILED jobs whose error was transient and that have attempts left are retried, when no later job of
+  the same target and type exists.
+- Every change of a job goes through the job store (``queue.store``), which checks it against the table.
 - Waiting jobs far past their time are reported.
 - Hooks add feature rules (orphan scraps without a card or refined text, in the scrap issue).
 """
@@ -19,24 +20,21 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import sqlalchemy as sa
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy.orm import Session
 
-from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JOB_POOLS, AttemptOutcome, ErrorKind, JobStatus, JobType
+from san_desktop.core.enums import JobStatus
 from san_desktop.core.settings import JobSettings
-from san_desktop.db.models import AppSession, AsyncJob, JobAttempt
-from san_desktop.queue.job_queue import JobQueue
-from san_desktop.queue.records import JobEvent, JobRecord
-from san_desktop.queue.transitions import check_job_transition
+from san_desktop.db.models import AppSession, AsyncJob
+from san_desktop.queue.records import JobEvent
+from san_desktop.queue.store import JobStore
 
 log = logging.getLogger(__name__)
-
-INTERRUPTED_TOO_OFTEN = "Interrupted {count} times (the app stopped while running it); not retried again"
 
 # A hook gets an open write session and the queue, enqueues at most SWEEP_HOOK_BATCH jobs and returns how
 # many it enqueued; the sweep calls it again, in a new transaction, while it enqueues any (HOOK_ROUNDS at
 # most). Each round commits on its own, so a sweep stopped between rounds loses nothing: the next sweep
 # finds what is still missing.
-SweepHook = Callable[[Session, JobQueue], int]
+SweepHook = Callable[[Session, JobStore], int]
 HOOK_ROUNDS = 200
 
 
@@ -63,7 +61,7 @@ class SweepReport:
 
 
 def sweep(
-    queue: JobQueue,
+    queue: JobStore,
     session_id: str,
     settings: JobSettings,
     *,
@@ -78,9 +76,13 @@ def sweep(
     events: list[JobEvent] = []
     with queue.db.write() as session:
         report.dead_sessions = _end_dead_sessions(session, session_id, now)
-        _recover_interrupted(session, session_id, settings, now, report, events)
+        recovered = queue.recover_interrupted(session, session_id, now)
+        report.requeued_interrupted, report.failed_interrupted = recovered.requeued, recovered.failed
+        events.extend(recovered.events)
         _find_stalled(session, session_id, settings, now, report)
-        _retry_transient_failures(session, now, report, events)
+        retried = queue.retry_transient_failures(session, now)
+        report.retried_failed = [item.job.id for item in retried]
+        events.extend(retried)
         _find_overdue(session, settings, now, report)
     queue.announce(events)
     for hook in hooks:
@@ -104,71 +106,6 @@ def _end_dead_sessions(session: Session, live_session: str, now: datetime) -> in
     return int(getattr(result, "rowcount", 0) or 0)
 
 
-def _recover_interrupted(
-    session: Session,
-    live_session: str,
-    settings: JobSettings,
-    now: datetime,
-    report: SweepReport,
-    events: list[JobEvent],
-) -> None:
-    orphans = session.scalars(
-        sa.select(AsyncJob).where(
-            AsyncJob.status == JobStatus.PROCESSING,
-            sa.or_(AsyncJob.owner_session.is_(None), AsyncJob.owner_session != live_session),
-        )
-    ).all()
-    for job in orphans:
-        interrupted = "The app stopped (crash, kill or power loss) while this attempt ran."
-        opened = session.execute(  # (a row opened by a version that wrote one at every claim)
-            sa.update(JobAttempt)
-            .where(JobAttempt.job_id == job.id, JobAttempt.outcome.is_(None))
-            .values(outcome=AttemptOutcome.INTERRUPTED, ended_at=now, error_text=interrupted)
-        )
-        if not getattr(opened, "rowcount", 0):  # the attempt was the job row's own: it joins the history
-            session.add(
-                JobAttempt(
-                    job_id=job.id,
-                    attempt=job.attempts,
-                    run_id=job.run_id or "",
-                    session_id=job.owner_session or "",
-                    pool=JOB_POOLS[JobType(job.job_type)],
-                    started_at=job.started_at or now,
-                    ended_at=now,
-                    outcome=AttemptOutcome.INTERRUPTED,
-                    error_text=interrupted,
-                )
-            )
-            session.flush()
-        interruptions = session.scalar(
-            sa.select(sa.func.count())
-            .select_from(JobAttempt)
-            .where(JobAttempt.job_id == job.id, JobAttempt.outcome == AttemptOutcome.INTERRUPTED)
-        )
-        count = int(interruptions or 0)
-        if count >= settings.max_interruptions:
-            values: dict[str, object] = {
-                "status": JobStatus.FAILED,
-                "finished_at": now,
-                "error_message": INTERRUPTED_TOO_OFTEN.format(count=count),
-                "error_kind": ErrorKind.PERMANENT,
-            }
-            report.failed_interrupted.append(job.id)
-        else:
-            # an interruption is not the job's fault: it does not spend an attempt
-            values = {"status": JobStatus.PENDING, "attempts": sa.func.max(0, AsyncJob.attempts - 1)}
-            report.requeued_interrupted.append(job.id)
-        check_job_transition(JobStatus.PROCESSING, JobStatus(str(values["status"])))
-        updated = session.execute(
-            sa.update(AsyncJob)
-            .where(AsyncJob.id == job.id, AsyncJob.status == JobStatus.PROCESSING)
-            .values(owner_session=None, lease_until=None, run_after=None, updated_at=now, **values)
-            .returning(AsyncJob)
-            .execution_options(synchronize_session=False, populate_existing=True)
-        ).scalar_one()
-        events.append(JobEvent(JobRecord.from_row(updated), JobStatus.PROCESSING))
-
-
 def _find_stalled(
     session: Session, live_session: str, settings: JobSettings, now: datetime, report: SweepReport
 ) -> None:
@@ -183,43 +120,6 @@ def _find_stalled(
     for job_id in stalled:
         log.warning("Job %s has been running for too long; it is left alone (not run twice)", job_id)
     report.stalled.extend(stalled)
-
-
-def _retry_transient_failures(session: Session, now: datetime, report: SweepReport, events: list[JobEvent]) -> None:
-    other = aliased(AsyncJob)
-    # not when a later job of the same target and type completed, nor while another one is active
-    superseded = (
-        sa.select(other.id)
-        .where(
-            other.job_type == AsyncJob.job_type,
-            other.target_id == AsyncJob.target_id,
-            other.id != AsyncJob.id,
-            sa.or_(
-                sa.and_(other.id > AsyncJob.id, other.status == JobStatus.COMPLETED),
-                other.status.in_(ACTIVE_JOB_STATUSES),
-            ),
-        )
-        .exists()
-    )
-    candidates = session.scalars(
-        sa.select(AsyncJob).where(
-            AsyncJob.status == JobStatus.FAILED,
-            AsyncJob.error_kind == ErrorKind.TRANSIENT,
-            AsyncJob.attempts < AsyncJob.max_attempts,
-            ~superseded,
-        )
-    ).all()
-    check_job_transition(JobStatus.FAILED, JobStatus.PENDING)
-    for job in candidates:
-        updated = session.execute(
-            sa.update(AsyncJob)
-            .where(AsyncJob.id == job.id, AsyncJob.status == JobStatus.FAILED)
-            .values(status=JobStatus.PENDING, finished_at=None, run_after=None, updated_at=now)
-            .returning(AsyncJob)
-            .execution_options(synchronize_session=False, populate_existing=True)
-        ).scalar_one()
-        report.retried_failed.append(job.id)
-        events.append(JobEvent(JobRecord.from_row(updated), JobStatus.FAILED))
 
 
 def _find_overdue(session: Session, settings: JobSettings, now: datetime, report: SweepReport) -> None:

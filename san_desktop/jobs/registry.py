@@ -10,6 +10,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
 from sqlalchemy.orm import Session
 
@@ -18,8 +19,8 @@ from san_desktop.core.enums import JOB_POOLS, JobPool, JobType
 from san_desktop.db.database import Database
 from san_desktop.jobs.recovery import SweepHook
 from san_desktop.queue.errors import JobCancelledError, JobInterruptedError, JobSupersededError
-from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import Claim, JobRecord, NextClaim
+from san_desktop.queue.store import JobStore
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class JobContext:
 
     claim: Claim
     db: Database
-    queue: JobQueue
+    queue: JobStore
     artifacts: ArtifactStore | None = None
     cancel_event: threading.Event = field(default_factory=threading.Event)
     shutdown_event: threading.Event = field(default_factory=threading.Event)
@@ -56,6 +57,7 @@ class JobContext:
     published: bool = False
     then: NextClaim | None = None  # the drain's next claim, made by this job's completion when it can
     _files: RunFiles | None = None
+    _lease_until: datetime | None = None  # renewed by ``progress``
 
     @property
     def job(self) -> JobRecord:
@@ -88,9 +90,19 @@ class JobContext:
         return self._files
 
     def progress(self, step: str, index: int, total: int) -> None:
-        """Say which step runs now (the runner announces it to the monitor and the pages)."""
+        """Say which step runs now (the runner announces it to the monitor and the pages); a job that says
+        it is alive past half its lease has the lease renewed (the sweep reports a job past it as stalled)."""
         job = self.job
+        self._keep_lease()
         self.on_progress(JobProgress(job.id, job.job_type, job.target_id, step, index, total))
+
+    def _keep_lease(self) -> None:
+        lease = self._lease_until or self.job.lease_until
+        if lease is None:
+            return
+        half = timedelta(seconds=self.queue.settings.lease_seconds / 2)
+        if lease - self.queue.clock() <= half:
+            self._lease_until = self.queue.extend_lease(self.claim) or lease
 
     @contextmanager
     def checkpoint(self) -> Iterator[Session]:

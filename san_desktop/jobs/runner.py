@@ -25,8 +25,8 @@ from san_desktop.jobs.breaker import BreakerState, BreakerStatus, CircuitBreaker
 from san_desktop.jobs.executor import JobExecutor
 from san_desktop.jobs.recovery import SweepReport, sweep
 from san_desktop.jobs.registry import JobProgress, ProcessorRegistry
-from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobEvent, JobRecord
+from san_desktop.queue.store import JobStore
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +168,7 @@ class JobRunner(QObject):
 
     def __init__(
         self,
-        queue: JobQueue,
+        queue: JobStore,
         registry: ProcessorRegistry,
         session_id: str,
         settings: JobSettings,

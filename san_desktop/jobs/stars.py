@@ -15,8 +15,8 @@ from san_desktop.core.errors import PermanentError
 from san_desktop.core.settings import GitHubSettings, StarSettings
 from san_desktop.jobs.recovery import SweepHook
 from san_desktop.jobs.registry import JobContext
-from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.payloads import StarSyncPayload, load_payload
+from san_desktop.queue.store import JobStore
 from san_desktop.services.stars import StarService, account_id
 
 log = logging.getLogger(__name__)
@@ -63,7 +63,7 @@ class StarRankProcessor:
 def moved_stars_hook(providers: ProviderSource, github_settings: Callable[[], GitHubSettings]) -> SweepHook:
     """Starred repositories embedded by another model are embedded again, by a ranking, in the background."""
 
-    def hook(session: Session, queue: JobQueue) -> int:
+    def hook(session: Session, queue: JobStore) -> int:
         stars = StarService(queue.db, queue, queue.clock)
         account = account_id(github_settings().api_url)
         return int(stars.request_reembedding(session, account, providers.embedding_model()))

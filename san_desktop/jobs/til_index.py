@@ -13,7 +13,8 @@ from san_desktop.core.errors import TargetNotFoundError
 from san_desktop.db.models import DailySummary
 from san_desktop.jobs.recovery import SweepHook
 from san_desktop.jobs.registry import JobContext
-from san_desktop.queue.job_queue import SWEEP_HOOK_BATCH, JobQueue
+from san_desktop.queue.job_queue import SWEEP_HOOK_BATCH
+from san_desktop.queue.store import JobStore
 from san_desktop.services.til_index import current_text, index_text, request_indexing, save_vector, stale_summaries
 
 
@@ -46,7 +47,7 @@ class TilIndexingProcessor:
 def stale_til_hook(providers: ProviderSource) -> SweepHook:
     """Days whose TIL has no vector of the configured model (or of its current version) are indexed."""
 
-    def hook(session: Session, queue: JobQueue) -> int:
+    def hook(session: Session, queue: JobStore) -> int:
         stale = stale_summaries(session, providers.embedding_model(), SWEEP_HOOK_BATCH)
         for summary_id in stale:
             request_indexing(session, queue, summary_id)

@@ -108,6 +108,14 @@ def still_owned(cursor: Any, claim: Claim) -> bool:
     return cursor.execute(f"SELECT 1 FROM async_jobs WHERE {_OWNED}", _owned_params(claim)).fetchone() is not None
 
 
+def extend_lease(cursor: Any, claim: Claim, lease_until: datetime) -> bool:
+    """The claim's lease runs until ``lease_until``, if the job is still the claim's."""
+    done = cursor.execute(
+        f"UPDATE async_jobs SET lease_until = ? WHERE {_OWNED}", (db_time(lease_until), *_owned_params(claim))
+    )
+    return bool(done.rowcount)
+
+
 def finish(
     cursor: Any,
     claim: Claim,

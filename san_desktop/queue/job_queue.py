@@ -35,7 +35,7 @@ from san_desktop.core.sqlite_codes import is_constraint
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, JobAttempt
-from san_desktop.queue import claims
+from san_desktop.queue import claims, upkeep
 from san_desktop.queue.errors import (
     DuplicateJobError,
     JobCancelledError,
@@ -52,11 +52,10 @@ from san_desktop.queue.records import (
     JobRecord,
     NextClaim,
 )
+from san_desktop.queue.store import Listener, Recovered
 from san_desktop.queue.transitions import RETRYABLE_STATUSES, sources_of
 
 log = logging.getLogger(__name__)
-
-Listener = Callable[[JobEvent], None]
 
 # jobs changed by one transaction of a bulk retry or cancel: the app's other writers (a capture, a worker
 # finishing a job) get their turn between the batches
@@ -72,6 +71,8 @@ _HOOKED = "san_job_events_hooked"
 
 
 class JobQueue:
+    """The job store (``queue.store.JobStore``) on SQLite."""
+
     def __init__(
         self,
         db: Database,
@@ -287,6 +288,13 @@ class JobQueue:
         with claims.cursor_of(session.connection()) as cursor:
             return claims.still_owned(cursor, claim)
 
+    def extend_lease(self, claim: Claim) -> datetime | None:
+        """Renew the claim's lease for another ``lease_seconds`` (a long job says it is alive); the new end,
+        or None when the job is no longer this claim's."""
+        lease = self.clock() + timedelta(seconds=self.settings.lease_seconds)
+        with self.db.write_cursor() as cursor:
+            return lease if claims.extend_lease(cursor, claim, lease) else None
+
     def _finish_in_own_transaction(
         self,
         claim: Claim,
@@ -473,42 +481,21 @@ class JobQueue:
                 progress(start + len(chunk))
         return result
 
-    # --- pruning ------------------------------------------------------------------------------
+    # --- the recovery sweep's upkeep (``queue.upkeep``, in the caller's transaction) ----------------
+
+    def recover_interrupted(self, session: Session, live_session: str, now: datetime) -> Recovered:
+        """Attempts a dead session left running: INTERRUPTED in their history, their jobs queued again (or
+        failed, once interrupted too often). The events are the caller's to announce once it committed."""
+        return upkeep.recover_interrupted(session, live_session, self.settings, now)
+
+    def retry_transient_failures(self, session: Session, now: datetime) -> list[JobEvent]:
+        return upkeep.retry_transient_failures(session, now)
 
     def prune(self, session: Session, limit: int) -> int:
-        """Delete up to ``limit`` finished jobs (their attempts go with them) in the caller's transaction:
-        completed ones finished more than ``keep_completed_days`` ago, failed and cancelled ones more than
-        ``keep_failed_days`` ago, except a failure the sweep will still retry (transient, attempts left).
-        Returns how many. What a domain row must remember of its jobs it keeps itself (a scrap's stopped
-        work), so pruning changes no behaviour."""
-        now = self.clock()
-        ended = sa.func.coalesce(AsyncJob.finished_at, AsyncJob.updated_at)
-        retry_pending = sa.and_(
-            AsyncJob.status == JobStatus.FAILED,
-            AsyncJob.error_kind == ErrorKind.TRANSIENT,
-            AsyncJob.attempts < AsyncJob.max_attempts,
-        )
-        old = (
-            sa.select(AsyncJob.id)
-            .where(
-                sa.or_(
-                    sa.and_(
-                        AsyncJob.status == JobStatus.COMPLETED,
-                        ended < now - timedelta(days=self.settings.keep_completed_days),
-                    ),
-                    sa.and_(
-                        AsyncJob.status.in_(RETRYABLE_STATUSES),
-                        ended < now - timedelta(days=self.settings.keep_failed_days),
-                        ~retry_pending,
-                    ),
-                )
-            )
-            .limit(limit)
-        )
-        result = session.execute(
-            sa.delete(AsyncJob).where(AsyncJob.id.in_(old)).execution_options(synchronize_session=False)
-        )
-        return int(getattr(result, "rowcount", 0) or 0)
+        """Delete up to ``limit`` finished jobs older than the settings keep them (``upkeep.prune``). What a
+        domain row must remember of its jobs it keeps itself (a scrap's stopped work), so pruning changes no
+        behaviour."""
+        return upkeep.prune(session, self.settings, self.clock(), limit)
 
     # --- reading ------------------------------------------------------------------------------
 

@@ -16,8 +16,8 @@ import sqlalchemy as sa
 
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus, JobType
 from san_desktop.db.models import AsyncJob, KnowledgeCard
-from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import BulkResult, JobRecord
+from san_desktop.queue.store import JobStore
 from san_desktop.queue.transitions import RETRYABLE_STATUSES
 
 SIGNATURE_LIMIT = 300
@@ -124,7 +124,7 @@ def error_signature(message: str | None) -> str:
 class JobMonitor:
     """Reading and bulk-changing many jobs at once, on the queue's database and listeners."""
 
-    def __init__(self, queue: JobQueue) -> None:
+    def __init__(self, queue: JobStore) -> None:
         self.queue = queue
         self.db = queue.db
 
@@ -210,7 +210,7 @@ class JobMonitor:
     # --- bulk actions -------------------------------------------------------------------------
 
     def retry(self, job_ids: Iterable[str], progress: Callable[[int], None] | None = None) -> BulkResult:
-        """Queue failed or cancelled jobs again (``JobQueue.retry_jobs``)."""
+        """Queue failed or cancelled jobs again (``JobStore.retry_jobs``)."""
         return self.queue.retry_jobs(job_ids, progress)
 
     def cancel(
@@ -220,7 +220,7 @@ class JobMonitor:
         *,
         statuses: Sequence[JobStatus] = ACTIVE_JOB_STATUSES,
     ) -> BulkResult:
-        """Cancel the jobs still in one of ``statuses`` (``JobQueue.cancel_jobs``)."""
+        """Cancel the jobs still in one of ``statuses`` (``JobStore.cancel_jobs``)."""
         return self.queue.cancel_jobs(job_ids, progress, statuses=statuses)
 
     def retry_matching(self, where: JobFilter, progress: Callable[[int], None] | None = None) -> BulkResult:

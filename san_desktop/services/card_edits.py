@@ -26,9 +26,9 @@ from san_desktop.db.changes import CARD_NOTICE, ChangeLog
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, Category, KnowledgeCard, Scrap, Tag, card_tags
 from san_desktop.queue.errors import DuplicateJobError
-from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.payloads import CardAnalysisPayload, dump_payload, load_payload
 from san_desktop.queue.records import JobRecord
+from san_desktop.queue.store import JobStore
 from san_desktop.services.card_fields import (
     CardEditError,
     category_named,
@@ -229,7 +229,7 @@ class CardEditService:
     """Edits, tag renames, Undo and "Analyse again"; the window and the command line both come here.
     Each is one write transaction; other processes learn of it through change notices."""
 
-    def __init__(self, db: Database, queue: JobQueue, changelog: ChangeLog | None = None) -> None:
+    def __init__(self, db: Database, queue: JobStore, changelog: ChangeLog | None = None) -> None:
         self.db = db
         self.queue = queue
         self.changelog = changelog

@@ -25,8 +25,8 @@ from san_desktop.core.settings import GitHubSettings
 from san_desktop.core.workflow import TilStatus
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, DailySummary, TilCommit, TilVersion
-from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobRecord
+from san_desktop.queue.store import JobStore
 from san_desktop.services.til import parse_day
 
 LIVE = (CommitStatus.PENDING, CommitStatus.PROCESSING, CommitStatus.COMPLETED)
@@ -156,7 +156,7 @@ class CommitService:
     def __init__(
         self,
         db: Database,
-        queue: JobQueue,
+        queue: JobStore,
         artifacts: ArtifactStore,
         settings: Callable[[], GitHubSettings],
         token: Callable[[], str | None],

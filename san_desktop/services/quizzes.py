@@ -23,8 +23,8 @@ from san_desktop.core.settings import QuizSettings
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.database import Database
 from san_desktop.db.models import KnowledgeCard, RecallQuiz, RecallQuizGeneration, RecallQuizReview, Scrap
-from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobRecord
+from san_desktop.queue.store import JobStore
 
 ALL_QUIZ_TYPES: tuple[QuizType, ...] = (QuizType.OX, QuizType.SHORT_ANSWER)
 RATINGS = {"again": 1, "hard": 2, "good": 3, "easy": 4}
@@ -128,7 +128,7 @@ def _live() -> Any:
 
 
 def request_generation(
-    session: Session, queue: JobQueue, local_date: str, quiz_types: Sequence[QuizType] = ALL_QUIZ_TYPES
+    session: Session, queue: JobStore, local_date: str, quiz_types: Sequence[QuizType] = ALL_QUIZ_TYPES
 ) -> JobRecord:
     """Ask for a day's quizzes in the caller's transaction (a TIL that completes asks with it): the day's
     generation row, made once, and its job (the one waiting or running, if any)."""
@@ -149,7 +149,7 @@ class QuizService:
     def __init__(
         self,
         db: Database,
-        queue: JobQueue,
+        queue: JobStore,
         retention: Callable[[], float] = lambda: QuizSettings().desired_retention,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:

@@ -29,7 +29,8 @@ from san_desktop.db.changes import ChangeLog
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, KnowledgeCard, Scrap
 from san_desktop.queue.errors import DuplicateJobError
-from san_desktop.queue.job_queue import SWEEP_HOOK_BATCH, JobQueue
+from san_desktop.queue.job_queue import SWEEP_HOOK_BATCH
+from san_desktop.queue.store import JobStore
 from san_desktop.services.scrap_info import AWAITING_PAGE, ScrapInfo, scrap_infos
 
 log = logging.getLogger(__name__)
@@ -62,7 +63,7 @@ class ScrapService:
     def __init__(
         self,
         db: Database,
-        queue: JobQueue,
+        queue: JobStore,
         max_bytes: int = DEFAULT_MAX_CAPTURE_BYTES,
         changelog: ChangeLog | None = None,
     ) -> None:
@@ -311,7 +312,7 @@ def remember_stopped_work(session: Session) -> None:
         )
 
 
-def orphan_hook(session: Session, queue: JobQueue) -> int:
+def orphan_hook(session: Session, queue: JobStore) -> int:
     """Recovery rule (seed 001): scraps without a card and without an active CARD_ANALYSIS job get one;
     scraps without refined content and without an active SCRAP_REFINE job get one. A link still without
     its page gets a PAGE_FETCH job instead (its analysis follows the page)."""

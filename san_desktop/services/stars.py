@@ -32,9 +32,9 @@ from san_desktop.db.models import (
     StarredRepository,
 )
 from san_desktop.db.vectors import from_stored, to_stored
-from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.payloads import StarSyncPayload, dump_payload
 from san_desktop.queue.records import JobRecord
+from san_desktop.queue.store import JobStore
 from san_desktop.services.til_index import til_vectors
 
 FIRST_PAGE = "github:user/starred"  # the cache key of the first page (later pages: the URL GitHub gave)
@@ -102,7 +102,7 @@ class StarService:
     def __init__(
         self,
         db: Database,
-        queue: JobQueue,
+        queue: JobStore,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self.db = db

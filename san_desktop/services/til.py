@@ -30,8 +30,8 @@ from san_desktop.db.models import (
     TilStepOutput,
     TilVersion,
 )
-from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobRecord
+from san_desktop.queue.store import JobStore
 from san_desktop.services.til_index import request_indexing
 
 LINK_STEP = "link"
@@ -111,7 +111,7 @@ class TilService:
     def __init__(
         self,
         db: Database,
-        queue: JobQueue,
+        queue: JobStore,
         artifacts: ArtifactStore,
         zone: Callable[[], tzinfo],
         clock: Callable[[], datetime],

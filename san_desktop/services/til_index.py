@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus, JobType
 from san_desktop.db.models import AsyncJob, DailySummary, TilEmbedding, TilVersion
 from san_desktop.queue.errors import DuplicateJobError
-from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.store import JobStore
 
 if TYPE_CHECKING:  # numpy loads with the vectors (the TIL page imports this module: not before the first frame)
     from san_desktop.ai.base import Vectors as Vector
@@ -73,7 +73,7 @@ def save_vector(session: Session, summary_id: str, version: int, model_id: str, 
     row.version, row.model_id, row.dim, row.vector = version, model_id, int(vector.shape[0]), to_stored(vector)
 
 
-def request_indexing(session: Session, queue: JobQueue, summary_id: str) -> None:
+def request_indexing(session: Session, queue: JobStore, summary_id: str) -> None:
     """Ask for the day to be indexed again (in the caller's transaction); one waiting already will read
     the day as it is when it runs. A job that runs now notices a newer version before it publishes."""
     with suppress(DuplicateJobError):

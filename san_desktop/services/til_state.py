@@ -22,8 +22,8 @@ from san_desktop.core.timeutil import utcnow
 from san_desktop.core.workflow import TIL_ACTIVE, TIL_STEPS, TilStatus, check_transition
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, DailySummary
-from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobEvent
+from san_desktop.queue.store import JobStore
 
 CANCELLED_IN_STEP = "Cancelled while the {step} step ran."
 STOPPED_IN_STEP = "The generation stopped while the {step} step ran."
@@ -89,7 +89,7 @@ class TilFollowsItsJob:
             settle_stopped(session, [job.target_id])
 
 
-def settle_stopped_hook(session: Session, _queue: JobQueue) -> int:
+def settle_stopped_hook(session: Session, _queue: JobStore) -> int:
     """The recovery sweep's part: every TIL left inside a step by a job that stopped. Enqueues nothing."""
     settle_stopped(session)
     return 0

@@ -12,6 +12,7 @@ from san_desktop.core.enums import AttemptOutcome, ErrorKind, JobPool, JobStatus
 from san_desktop.core.settings import JobSettings
 from san_desktop.db.models import AppSession, AsyncJob
 from san_desktop.jobs.recovery import sweep
+from san_desktop.jobs.registry import JobContext
 from san_desktop.queue.errors import DuplicateJobError
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.services.app_sessions import start_session
@@ -134,3 +135,57 @@ def test_hooks_run_in_the_sweep(queue: JobQueue, backend: Backend, job_settings:
     report = sweep(queue, backend.require_session(), job_settings, hooks=[orphan_rule])
     assert report.enqueued_by_hooks == 1
     assert [job.target_id for job in jobs_of(queue)] == ["orphan-scrap"]
+
+
+def test_of_two_transient_failures_of_one_work_only_the_newest_is_retried(
+    queue: JobQueue, backend: Backend, job_settings: JobSettings
+) -> None:
+    """Both going back to the queue would be two active jobs of one work (the index refuses the second)."""
+    older = _failed(queue, backend, "same", ErrorKind.TRANSIENT, 1)
+    newer = _failed(queue, backend, "same", ErrorKind.TRANSIENT, 1)
+
+    report = sweep(queue, backend.require_session(), job_settings)
+
+    assert report.retried_failed == [newer]
+    assert queue.get(newer).status is JobStatus.PENDING
+    assert queue.get(older).status is JobStatus.FAILED
+
+
+def test_a_long_job_extends_its_lease_while_it_is_the_claims(queue: JobQueue, backend: Backend) -> None:
+    queue.enqueue(JobType.CARD_ANALYSIS, "long")
+    claim = queue.claim_next(backend.require_session(), JobPool.AI, AI_TYPES)
+    assert claim is not None
+    first = queue.get(claim.job.id).lease_until
+    assert first is not None
+    queue.clock = lambda: first + timedelta(hours=1)
+
+    renewed = queue.extend_lease(claim)
+
+    assert renewed == first + timedelta(hours=1) + timedelta(seconds=queue.settings.lease_seconds)
+    assert queue.get(claim.job.id).lease_until == renewed
+    queue.cancel(claim.job.id)
+    assert queue.extend_lease(claim) is None  # no longer its: nothing written
+    assert queue.get(claim.job.id).lease_until is None
+
+
+def test_a_job_saying_how_far_it_is_past_half_its_lease_renews_it(queue: JobQueue, backend: Backend) -> None:
+    """So the sweep does not report a long job that still works as stalled."""
+    queue.enqueue(JobType.CARD_ANALYSIS, "long")
+    claim = queue.claim_next(backend.require_session(), JobPool.AI, AI_TYPES)
+    assert claim is not None
+    first = queue.get(claim.job.id).lease_until
+    assert first is not None
+    context = JobContext(claim, backend.db, queue)
+    lease = timedelta(seconds=queue.settings.lease_seconds)
+
+    queue.clock = lambda: first - lease * 0.6  # early: nothing written
+    context.progress("draft", 1, 3)
+    assert queue.get(claim.job.id).lease_until == first
+
+    queue.clock = lambda: first - lease * 0.4  # past half of it
+    context.progress("embed", 2, 3)
+    renewed = queue.get(claim.job.id).lease_until
+    assert renewed == first - lease * 0.4 + lease
+
+    context.progress("link", 3, 3)  # just renewed: nothing written
+    assert queue.get(claim.job.id).lease_until == renewed
