@@ -22,6 +22,7 @@ from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.jobs.runner import BreakerChange, JobRunner
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobEvent
+from san_desktop.queue.store import JobStore
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.jobs.page import JobsPage
 from tests.support.jobs import RecordingProcessor, jobs_of
@@ -277,7 +278,7 @@ def test_quitting_during_the_start_up_sweep_stops_it_between_rounds_and_loses_no
     in_first_round = threading.Event()
     rounds: list[str] = []
 
-    def one_a_round(session: Session, hook_queue: JobQueue) -> int:
+    def one_a_round(session: Session, hook_queue: JobStore) -> int:
         queued = {job.target_id for job in jobs_of(hook_queue)}
         missing = [target for target in targets if target not in queued]
         if not missing:

@@ -15,6 +15,7 @@ from san_desktop.jobs.recovery import sweep
 from san_desktop.jobs.registry import JobContext
 from san_desktop.queue.errors import DuplicateJobError
 from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.store import JobStore
 from san_desktop.services.app_sessions import start_session
 from tests.support.jobs import jobs_of
 
@@ -125,7 +126,7 @@ def test_overdue_waiting_jobs_are_reported(queue: JobQueue, backend: Backend, jo
 
 
 def test_hooks_run_in_the_sweep(queue: JobQueue, backend: Backend, job_settings: JobSettings) -> None:
-    def orphan_rule(session: Session, hook_queue: JobQueue) -> int:
+    def orphan_rule(session: Session, hook_queue: JobStore) -> int:
         try:
             hook_queue.enqueue(JobType.SCRAP_REFINE, "orphan-scrap", session=session)
         except DuplicateJobError:  # queued in an earlier round: a hook enqueues only what is missing
