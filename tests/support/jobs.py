@@ -14,6 +14,7 @@ from san_desktop.queue.claims import db_time
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.monitor import JobFilter, JobMonitor
 from san_desktop.queue.records import JobRecord
+from san_desktop.queue.store import JobStore
 from san_desktop.services.scraps import CaptureResult
 
 
@@ -69,7 +70,7 @@ def analysis_job(result: CaptureResult) -> str:
     return result.analysis_job_id
 
 
-def jobs_of(queue: JobQueue, *job_types: JobType, statuses: tuple[JobStatus, ...] = ()) -> list[JobRecord]:
+def jobs_of(queue: JobStore, *job_types: JobType, statuses: tuple[JobStatus, ...] = ()) -> list[JobRecord]:
     """The queue's jobs (of ``job_types`` and ``statuses`` when given), newest first."""
     return JobMonitor(queue).list_jobs(JobFilter(frozenset(statuses), frozenset(job_types)), limit=100_000)
 
