@@ -291,12 +291,13 @@ def drain_with_the_product(backend: Backend, queue: JobQueue) -> float:
     loop."""
     from san_desktop.ai.factory import ProviderSource
     from san_desktop.jobs.processors import build_registry
+    from san_desktop.services.root import Services
 
     app = _app()
     settings = Settings(jobs=SETTINGS)
     runner = JobRunner(
         queue,
-        build_registry(ProviderSource(settings.ai)),
+        build_registry(Services.of_store(queue, lambda: settings), ProviderSource(settings.ai)),
         backend.require_session(),
         SETTINGS,
         ai_threads=settings.ai_threads,

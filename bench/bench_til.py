@@ -50,7 +50,9 @@ def _prepare(directory: Path) -> SanApp:
     app = SanApp(start_backend(directory, kind="gui", log_to_stderr=False))
     for text in real_texts(CARDS):
         app.capture_text(text)
-    JobExecutor(app.queue, build_registry(app.providers), app.backend.require_session(), breakers={}).drain(JobPool.AI)
+    JobExecutor(
+        app.queue, build_registry(app.services, app.providers), app.backend.require_session(), breakers={}
+    ).drain(JobPool.AI)
     return app
 
 
@@ -63,7 +65,7 @@ def bench_til_steps() -> list[Row]:
             marks: list[tuple[str, float]] = []
             executor = JobExecutor(
                 app.queue,
-                build_registry(app.providers, lambda: app.settings.til),
+                build_registry(app.services, app.providers),
                 app.backend.require_session(),
                 breakers={},
                 on_progress=lambda p: marks.append((p.step, time.perf_counter())),

@@ -33,12 +33,13 @@ from san_desktop.core.settings import (
     save_settings,
     with_value,
 )
-from san_desktop.core.timeutil import local_zone, utcnow
+from san_desktop.core.timeutil import utcnow
 from san_desktop.db.changes import CARD_NOTICE, ChangeLog
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.monitor import JobFilter, JobMonitor
 from san_desktop.queue.records import BulkResult, JobRecord
-from san_desktop.services.scraps import SCRAP_NOTICE, CaptureResult, ScrapService
+from san_desktop.services.root import Services
+from san_desktop.services.scraps import SCRAP_NOTICE, CaptureResult
 from san_desktop.services.secrets import (
     AI_API_KEY,
     GITHUB_TOKEN,
@@ -189,8 +190,18 @@ class SanApp:
         self.queue = JobQueue(self.db, settings.jobs, clock=clock)
         self.queue.add_listener(TilFollowsItsJob(self.db))  # a TIL whose job was cancelled or failed follows it
         self.jobs = JobMonitor(self.queue)
-        self.scraps = ScrapService(self.db, self.queue, settings.capture.max_bytes, changelog=self.changelog)
         self.artifacts = ArtifactStore(self.data_dir)
+        # each service built once, shared with the jobs' processors (``jobs.processors.registry_for``)
+        self.services = Services(
+            self.db,
+            self.queue,
+            self.artifacts,
+            lambda: self._settings,
+            clock=clock,
+            changelog=self.changelog,
+            github_token=self.github_token,
+        )
+        self.scraps = self.services.scraps
         with self.db.sessions() as session:
             self._notice_cursor = self.changelog.newest_id(session)
 
@@ -224,37 +235,25 @@ class SanApp:
 
         return None if encoder.warm_up() else encoder.failure()
 
-    @cached_property
+    @property
     def card_edits(self) -> CardEditService:
-        from san_desktop.services.card_edits import CardEditService
+        return self.services.card_edits
 
-        return CardEditService(self.db, self.queue, self.changelog)
-
-    @cached_property
+    @property
     def commits(self) -> CommitService:
-        from san_desktop.services.commits import CommitService
+        return self.services.commits
 
-        return CommitService(self.db, self.queue, self.artifacts, lambda: self._settings.github, self.github_token)
-
-    @cached_property
+    @property
     def til(self) -> TilService:
-        from san_desktop.services.til import TilService
+        return self.services.til
 
-        return TilService(
-            self.db, self.queue, self.artifacts, lambda: local_zone(self._settings.til.timezone), self.clock
-        )
-
-    @cached_property
+    @property
     def quizzes(self) -> QuizService:
-        from san_desktop.services.quizzes import QuizService
+        return self.services.quizzes
 
-        return QuizService(self.db, self.queue, lambda: self._settings.quiz.desired_retention, self.clock)
-
-    @cached_property
+    @property
     def stars(self) -> StarService:
-        from san_desktop.services.stars import StarService
-
-        return StarService(self.db, self.queue, self.clock)
+        return self.services.stars
 
     @property
     def settings_path(self) -> Path:

@@ -151,6 +151,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             wait_retries=args.wait_retries,
             timeout=args.timeout,
             ai_threads=app.settings.ai_threads,
+            queue=app.queue,
         )
         if outcome.reason and outcome.code != POOL_PAUSED and not args.verbose:  # (the log said it; a pause: below)
             print(outcome.reason, file=sys.stderr)

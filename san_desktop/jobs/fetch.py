@@ -9,16 +9,14 @@ network pool no longer than that."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
 from san_desktop.core.errors import TargetNotFoundError
-from san_desktop.core.settings import CaptureSettings
 from san_desktop.db.models import Scrap
 from san_desktop.jobs.registry import JobContext
-from san_desktop.services.scraps import ScrapService
+from san_desktop.services.root import Services
 
 if TYPE_CHECKING:
     from san_desktop.web.addresses import Network
@@ -27,8 +25,8 @@ log = logging.getLogger(__name__)
 
 
 class PageFetchProcessor:
-    def __init__(self, settings: Callable[[], CaptureSettings], network: Network | None = None) -> None:
-        self.settings = settings
+    def __init__(self, services: Services, network: Network | None = None) -> None:
+        self.services = services
         self.network = network  # None: the system's (a test brings a made-up public internet)
 
     def __call__(self, context: JobContext) -> None:
@@ -40,7 +38,7 @@ class PageFetchProcessor:
             row = session.execute(sa.select(Scrap.source_ref, Scrap.deleted_at).where(Scrap.id == scrap_id)).first()
         if row is None or row.deleted_at is not None or not row.source_ref:
             raise TargetNotFoundError(f"scrap {scrap_id}")
-        settings = self.settings()
+        settings = self.services.settings().capture
         context.progress("download", 1, 2)
         page = download(
             row.source_ref,
@@ -51,7 +49,6 @@ class PageFetchProcessor:
         )
         context.progress("read", 2, 2)
         title, text = readable_page(page)
-        scraps = ScrapService(context.db, context.queue, settings.max_bytes)
         with context.publish() as session:
-            scraps.save_page(session, scrap_id, title, text)
+            self.services.scraps.save_page(session, scrap_id, title, text)
         log.info("Fetched the page of scrap %s: %d characters", scrap_id, len(text))

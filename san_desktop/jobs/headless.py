@@ -28,6 +28,7 @@ from san_desktop.jobs.registry import ProcessorRegistry
 from san_desktop.jobs.runner import JobRunner, PoolState, PoolStatus
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobEvent
+from san_desktop.queue.store import JobStore
 
 log = logging.getLogger(__name__)
 
@@ -53,11 +54,13 @@ def run_headless(
     wait_retries: bool = False,
     timeout: float | None = None,
     ai_threads: int | None = None,
+    queue: JobStore | None = None,
 ) -> HeadlessOutcome:
     """Run jobs until stopped (SIGINT/SIGTERM), until idle (with ``wait_retries``: until no job waits for
-    a later retry or a paused pool's next try either), or until ``timeout`` seconds passed."""
+    a later retry or a paused pool's next try either), or until ``timeout`` seconds passed. ``queue``: the
+    application's store, so that jobs its services enqueue wake this runner (a store of its own otherwise)."""
     app = QCoreApplication.instance() or QCoreApplication([])
-    queue = JobQueue(backend.db, settings)
+    queue = queue or JobQueue(backend.db, settings)
     runner = JobRunner(queue, registry, backend.require_session(), settings, ai_threads=ai_threads)
     outcome = {"code": 0}
     reason = {"text": ""}

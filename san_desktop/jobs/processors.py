@@ -8,7 +8,6 @@ one short transaction that also completes the job, so running a job twice never 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import timedelta
@@ -24,12 +23,7 @@ from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus, JobType
 from san_desktop.core.errors import TargetNotFoundError
 from san_desktop.core.failpoints import pause_here
 from san_desktop.core.settings import (
-    CaptureSettings,
     GitHubSettings,
-    QuizSettings,
-    Settings,
-    StarSettings,
-    TilSettings,
 )
 from san_desktop.db.changes import prune_notices
 from san_desktop.db.database import Database
@@ -48,6 +42,7 @@ from san_desktop.queue.payloads import CardAnalysisPayload, dump_payload, load_p
 from san_desktop.queue.store import JobStore
 from san_desktop.services.card_edits import kept_edits
 from san_desktop.services.cards import mark_embedding_stale, save_card, save_embedding
+from san_desktop.services.root import Services
 from san_desktop.services.scraps import orphan_hook, remember_stopped_work
 from san_desktop.services.til import TilService
 from san_desktop.services.til_state import settle_stopped_hook
@@ -195,61 +190,43 @@ def _lines(text: str) -> list[str]:
     return [line.rstrip() for line in text.splitlines() if line.strip()]
 
 
-def _no_token() -> str | None:
-    return None
-
-
 class RegistrySource(Protocol):
-    """What the product's processors read from the application (the facade has all of it)."""
+    """What the product's processors take from the application (the facade has all of it)."""
 
     @property
     def providers(self) -> ProviderSource: ...
 
     @property
-    def settings(self) -> Settings: ...
-
-    def github_token(self) -> str | None: ...
+    def services(self) -> Services: ...
 
 
 def registry_for(source: RegistrySource) -> ProcessorRegistry:
-    """The product's processors, reading the application's provider, settings and token at each run."""
-    return build_registry(
-        source.providers,
-        lambda: source.settings.til,
-        lambda: source.settings.github,
-        source.github_token,
-        lambda: source.settings.quiz,
-        lambda: source.settings.stars,
-        lambda: source.settings.capture,
-    )
+    """The product's processors, on the application's own services and provider."""
+    return build_registry(source.services, source.providers)
 
 
-def build_registry(
-    providers: ProviderSource,
-    til_settings: Callable[[], TilSettings] = TilSettings,
-    github_settings: Callable[[], GitHubSettings] = GitHubSettings,
-    github_token: Callable[[], str | None] = _no_token,
-    quiz_settings: Callable[[], QuizSettings] = QuizSettings,
-    star_settings: Callable[[], StarSettings] = StarSettings,
-    capture_settings: Callable[[], CaptureSettings] = CaptureSettings,
-) -> ProcessorRegistry:
-    """The product's processors; settings are read at each run (time zone, recall limit, commit target),
-    the GitHub token only when a commit needs it."""
+def build_registry(services: Services, providers: ProviderSource) -> ProcessorRegistry:
+    """The product's processors, calling ``services`` (built once, the window's own); settings are read at
+    each run (time zone, recall limit, commit target), the GitHub token only when a job needs it."""
+
+    def github() -> GitHubSettings:
+        return services.settings().github
+
     registry = ProcessorRegistry()
-    registry.register(JobType.TIL_GITHUB_COMMIT, TilCommitProcessor(github_settings, github_token))
+    registry.register(JobType.TIL_GITHUB_COMMIT, TilCommitProcessor(github, services.github_token))
     registry.register(JobType.CARD_ANALYSIS, CardAnalysisProcessor(providers))
     registry.register(JobType.SCRAP_REFINE, ScrapRefineProcessor(providers))
-    registry.register(JobType.TIL_GENERATION, TilGenerationProcessor(providers, til_settings, quiz_settings))
-    registry.register(JobType.RECALL_QUIZ_GENERATION, QuizGenerationProcessor(providers, til_settings))
-    registry.register(JobType.GITHUB_STAR_SYNC, StarSyncProcessor(github_settings, github_token))
-    registry.register(JobType.GITHUB_STAR_RECOMMENDATION, StarRankProcessor(providers, star_settings))
-    registry.register(JobType.PAGE_FETCH, PageFetchProcessor(capture_settings))
+    registry.register(JobType.TIL_GENERATION, TilGenerationProcessor(providers, services))
+    registry.register(JobType.RECALL_QUIZ_GENERATION, QuizGenerationProcessor(providers, services))
+    registry.register(JobType.GITHUB_STAR_SYNC, StarSyncProcessor(services))
+    registry.register(JobType.GITHUB_STAR_RECOMMENDATION, StarRankProcessor(providers, services))
+    registry.register(JobType.PAGE_FETCH, PageFetchProcessor(services))
     registry.register(JobType.TIL_INDEXING, TilIndexingProcessor(providers))
     registry.sweep_hooks.append(orphan_hook)
     registry.sweep_hooks.append(settle_stopped_hook)  # TILs whose job stopped (as the sweep may just have done)
     registry.sweep_hooks.append(stale_embedding_hook(providers))
     registry.sweep_hooks.append(stale_til_hook(providers))
-    registry.sweep_hooks.append(moved_stars_hook(providers, github_settings))
+    registry.sweep_hooks.append(moved_stars_hook(providers, services))
     registry.sweep_hooks.append(orphan_artifacts_hook)
     registry.sweep_hooks.append(old_notices_hook)
     registry.sweep_hooks.append(prune_hook)  # last: the hooks before it read the jobs it may delete

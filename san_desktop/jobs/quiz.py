@@ -6,32 +6,26 @@ A re-run of a day adds nothing that exists."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 
 from san_desktop.ai.base import QuizDraft, TilCard
 from san_desktop.ai.factory import ProviderSource
 from san_desktop.ai.quizzes import verify
 from san_desktop.core.enums import QuizType
-from san_desktop.core.settings import TilSettings
-from san_desktop.core.timeutil import local_zone, utcnow
 from san_desktop.jobs.registry import JobContext
-from san_desktop.services.quizzes import QuizService
-from san_desktop.services.til import TilService
+from san_desktop.services.root import Services
 
 log = logging.getLogger(__name__)
 
 
 class QuizGenerationProcessor:
-    def __init__(self, providers: ProviderSource, til_settings: Callable[[], TilSettings]) -> None:
+    def __init__(self, providers: ProviderSource, services: Services) -> None:
         self.providers = providers
-        self.til_settings = til_settings  # the learner's day: read per run
+        self.services = services
 
     def __call__(self, context: JobContext) -> None:
-        quizzes = QuizService(context.db, context.queue)  # (no answers here: the retention is not used)
+        quizzes = self.services.quizzes
         local_date, quiz_types = quizzes.generation(context.job.target_id)
-        zone = local_zone(self.til_settings().timezone)
-        til = TilService(context.db, context.queue, context.files.store, lambda: zone, utcnow)
-        cards, _revision = til.collect(local_date)
+        cards, _revision = self.services.til.collect(local_date)  # (the learner's day: its zone read now)
         have = quizzes.existing_keys([card.card_id for card in cards])
         wanted = [card for card in cards if any((card.card_id, t) not in have for t in quiz_types)]
         drafts: list[QuizDraft] = []

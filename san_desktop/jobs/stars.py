@@ -5,37 +5,35 @@ ranking in its completing transaction."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 
 from sqlalchemy.orm import Session
 
 from san_desktop.ai.factory import ProviderSource
 from san_desktop.core.credentials import GITHUB_TOKEN, ways_to_set
 from san_desktop.core.errors import PermanentError
-from san_desktop.core.settings import GitHubSettings, StarSettings
 from san_desktop.jobs.recovery import SweepHook
 from san_desktop.jobs.registry import JobContext
 from san_desktop.queue.payloads import StarSyncPayload, load_payload
 from san_desktop.queue.store import JobStore
-from san_desktop.services.stars import StarService, account_id
+from san_desktop.services.root import Services
+from san_desktop.services.stars import account_id
 
 log = logging.getLogger(__name__)
 
 
 class StarSyncProcessor:
-    def __init__(self, github_settings: Callable[[], GitHubSettings], token: Callable[[], str | None]) -> None:
-        self.github_settings = github_settings
-        self.token = token
+    def __init__(self, services: Services) -> None:
+        self.services = services
 
     def __call__(self, context: JobContext) -> None:
         from san_desktop.github.client import GitHubClient  # (httpx: only for the jobs that talk to GitHub)
 
         payload = load_payload(StarSyncPayload, context.job.payload)
-        token = self.token()
+        token = self.services.github_token()
         if not token:
             raise PermanentError(f"No GitHub token: {ways_to_set(GITHUB_TOKEN)}.")
-        stars = StarService(context.db, context.queue)
-        settings = self.github_settings()
+        stars = self.services.stars
+        settings = self.services.settings().github
         with GitHubClient(settings.api_url, token) as client:
             # pages are found one by one (Link headers): the total is not known until the last
             report = stars.sync(client, full=payload.full, on_page=lambda page: context.progress("fetch", page, page))
@@ -46,26 +44,25 @@ class StarSyncProcessor:
 
 
 class StarRankProcessor:
-    def __init__(self, providers: ProviderSource, settings: Callable[[], StarSettings]) -> None:
+    def __init__(self, providers: ProviderSource, services: Services) -> None:
         self.providers = providers
-        self.settings = settings
+        self.services = services
 
     def __call__(self, context: JobContext) -> None:
-        stars = StarService(context.db, context.queue)
+        stars = self.services.stars
         with self.providers.lease() as provider:
-            ranked = stars.rank(provider, self.settings().window_days)
+            ranked = stars.rank(provider, self.services.settings().stars.window_days)
         context.raise_if_cancelled()
         with context.publish() as session:
             stars.store_run(session, context.run_id, ranked)
         log.info("Stars ranked: %d recommendations", len(ranked))
 
 
-def moved_stars_hook(providers: ProviderSource, github_settings: Callable[[], GitHubSettings]) -> SweepHook:
+def moved_stars_hook(providers: ProviderSource, services: Services) -> SweepHook:
     """Starred repositories embedded by another model are embedded again, by a ranking, in the background."""
 
-    def hook(session: Session, queue: JobStore) -> int:
-        stars = StarService(queue.db, queue, queue.clock)
-        account = account_id(github_settings().api_url)
-        return int(stars.request_reembedding(session, account, providers.embedding_model()))
+    def hook(session: Session, _queue: JobStore) -> int:
+        account = account_id(services.settings().github.api_url)
+        return int(services.stars.request_reembedding(session, account, providers.embedding_model()))
 
     return hook

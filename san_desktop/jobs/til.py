@@ -8,10 +8,8 @@ AI call is repeated for them. Every status change goes through the transition ta
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
@@ -25,15 +23,14 @@ from san_desktop.core.enums import TilVersionKind
 from san_desktop.core.errors import TargetNotFoundError
 from san_desktop.core.failpoints import pause_here
 from san_desktop.core.redact import error_message
-from san_desktop.core.settings import QuizSettings, TilSettings
-from san_desktop.core.timeutil import local_zone, utcnow
 from san_desktop.core.workflow import TIL_ACTIVE, TIL_STEPS, Step, TilStatus, resume_step
-from san_desktop.db.models import DailySummary, TilStepOutput, TilVersion
+from san_desktop.db.models import DailySummary, TilStepOutput
 from san_desktop.db.vectors import from_blob, to_blob
 from san_desktop.jobs.registry import JobContext
 from san_desktop.queue.errors import JobInterruptedError, JobSupersededError
 from san_desktop.services.cards import nearest_cards
 from san_desktop.services.quizzes import request_generation
+from san_desktop.services.root import Services
 from san_desktop.services.til import TilService
 from san_desktop.services.til_index import index_text, save_vector
 from san_desktop.services.til_state import record_failure, set_status
@@ -45,22 +42,20 @@ INTERRUPTED = "The app stopped while this step ran; it was started again."
 
 
 class TilGenerationProcessor:
-    def __init__(
-        self,
-        providers: ProviderSource,
-        settings: Callable[[], TilSettings],
-        quiz_settings: Callable[[], QuizSettings] = QuizSettings,
-    ) -> None:
+    def __init__(self, providers: ProviderSource, services: Services) -> None:
         self.providers = providers
-        self.settings = settings  # read per run: the learner's time zone may have changed
-        self.quiz_settings = quiz_settings  # whether a finished TIL asks for its day's quizzes
+        self.services = services  # settings read per run: the learner's time zone may have changed
 
-    def til(self, context: JobContext) -> TilService:
-        zone = local_zone(self.settings().timezone)
-        return TilService(context.db, context.queue, context.files.store, lambda: zone, utcnow)
+    @property
+    def til(self) -> TilService:
+        return self.services.til
 
     def recall_limit(self) -> int:
-        return self.settings().recall_limit
+        return self.services.settings().til.recall_limit
+
+    def quizzes_follow(self) -> bool:
+        """Whether a finished TIL asks for its day's quizzes."""
+        return self.services.settings().quiz.generate_after_til
 
     def __call__(self, context: JobContext) -> None:
         summary_id = context.job.target_id
@@ -149,7 +144,7 @@ class _Run:
             context.files.store.path(part).unlink(missing_ok=True)
 
     def _collect(self) -> tuple[str, dict[str, Any]]:
-        self.cards, self.revision = self.owner.til(self.context).collect(self.local_date)
+        self.cards, self.revision = self.owner.til.collect(self.local_date)
         if not self.cards:
             raise TargetNotFoundError(f"no cards are left on {self.local_date}")
         payload = json.dumps([asdict(card) for card in self.cards], ensure_ascii=False)
@@ -221,36 +216,28 @@ class _Run:
     def publish(self) -> None:
         """One transaction: the new version, the summary COMPLETED, the job completed. The input revision
         captured at the start is recorded only if the day's cards are still as they were."""
-        til = self.owner.til(self.context)
+        til = self.owner.til
         with self.context.publish() as session:
             summary = self._summary(session)
             current = til.current_revision(session, self.local_date)
-            newest = session.scalar(
-                sa.select(sa.func.max(TilVersion.version)).where(TilVersion.summary_id == self.summary_id)
-            )
-            version = (newest or 0) + 1
             revision = self.revision if current == self.revision else None
-            session.add(
-                TilVersion(
-                    summary_id=self.summary_id,
-                    version=version,
-                    kind=TilVersionKind.GENERATED,
-                    artifact_key=self.draft_key,
-                    content_hash=hashlib.sha256(self.markdown.encode("utf-8")).hexdigest(),
-                    input_revision=revision,
-                    run_id=self.context.run_id,
-                )
+            version = til.add_version(
+                session,
+                summary,
+                TilVersionKind.GENERATED,
+                self.draft_key,
+                self.markdown.encode("utf-8"),
+                revision,
+                run_id=self.context.run_id,
             )
-            session.flush()  # a version taken meanwhile fails here, before anything is overwritten
             set_status(summary, TilStatus.COMPLETED)
-            summary.current_version = version
             summary.title = self.title[:200]
             summary.input_revision = revision
             # the new text in search and its vector beside the cards' (made by the embed step)
             index_text(session, self.summary_id, version, self.title[:200], self.markdown)
             if self.vector is not None:
                 save_vector(session, self.summary_id, version, self.embedding_model, self.vector)
-            if self.owner.quiz_settings().generate_after_til:  # with the TIL, or not at all
+            if self.owner.quizzes_follow():  # with the TIL, or not at all
                 request_generation(session, self.context.queue, self.local_date)
         log.info("TIL of %s published as version %d", self.local_date, version)
 

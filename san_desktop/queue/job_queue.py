@@ -87,6 +87,7 @@ class JobQueue:
         self.jitter = jitter
         self._listeners: list[Listener] = []
         self._listeners_lock = threading.Lock()
+        self._failures_on_screen = False  # a person looks at the failure groups: failed jobs are not pruned
 
     # --- announcements ------------------------------------------------------------------------
 
@@ -492,10 +493,16 @@ class JobQueue:
         return upkeep.retry_transient_failures(session, now)
 
     def prune(self, session: Session, limit: int) -> int:
-        """Delete up to ``limit`` finished jobs older than the settings keep them (``upkeep.prune``). What a
-        domain row must remember of its jobs it keeps itself (a scrap's stopped work), so pruning changes no
-        behaviour."""
-        return upkeep.prune(session, self.settings, self.clock(), limit)
+        """Delete up to ``limit`` finished jobs older than the settings keep them (``upkeep.prune``), failed
+        and cancelled ones only while no failure group is on screen. What a domain row must remember of its
+        jobs it keeps itself (a scrap's stopped work), so pruning changes no behaviour."""
+        completed_only = self._failures_on_screen
+        return upkeep.prune(session, self.settings, self.clock(), limit, completed_only=completed_only)
+
+    def failures_on_screen(self, shown: bool) -> None:
+        """Whether a person is looking at the failure groups: a group must not shrink under their eyes
+        (nor under their *Retry group*) because the sweep pruned what it held."""
+        self._failures_on_screen = shown
 
     # --- reading ------------------------------------------------------------------------------
 

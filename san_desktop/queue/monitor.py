@@ -207,6 +207,10 @@ class JobMonitor:
             ).all()
         return [job_id for job_id, message in rows if error_signature(message) == signature]
 
+    def failures_on_screen(self, shown: bool) -> None:
+        """The failure groups are (or are no longer) on screen: their jobs are kept meanwhile."""
+        self.queue.failures_on_screen(shown)
+
     # --- bulk actions -------------------------------------------------------------------------
 
     def retry(self, job_ids: Iterable[str], progress: Callable[[int], None] | None = None) -> BulkResult:

@@ -114,10 +114,11 @@ def retry_transient_failures(session: Session, now: datetime) -> list[JobEvent]:
     return [JobEvent(JobRecord.from_row(row), JobStatus.FAILED) for row in rows]
 
 
-def prune(session: Session, settings: JobSettings, now: datetime, limit: int) -> int:
+def prune(session: Session, settings: JobSettings, now: datetime, limit: int, *, completed_only: bool = False) -> int:
     """Delete up to ``limit`` finished jobs (their attempts go with them): completed ones finished more than
-    ``keep_completed_days`` ago, failed and cancelled ones more than ``keep_failed_days`` ago, except a failure
-    the sweep will still retry (transient, attempts left). Returns how many."""
+    ``keep_completed_days`` ago, failed and cancelled ones more than ``keep_failed_days`` ago (unless
+    ``completed_only``), except a failure the sweep will still retry (transient, attempts left). Returns how
+    many."""
     ended = sa.func.coalesce(AsyncJob.finished_at, AsyncJob.updated_at)
     retry_pending = sa.and_(
         AsyncJob.status == JobStatus.FAILED,
@@ -133,6 +134,7 @@ def prune(session: Session, settings: JobSettings, now: datetime, limit: int) ->
                     ended < now - timedelta(days=settings.keep_completed_days),
                 ),
                 sa.and_(
+                    sa.false() if completed_only else sa.true(),
                     AsyncJob.status.in_(RETRYABLE_STATUSES),
                     ended < now - timedelta(days=settings.keep_failed_days),
                     ~retry_pending,

@@ -297,10 +297,7 @@ class TilService:
             summary = session.scalar(sa.select(DailySummary).where(DailySummary.local_date == local_date))
             if summary is None or summary.current_version is None:
                 raise TilNotFoundError(local_date)
-            newest = session.scalar(
-                sa.select(sa.func.max(TilVersion.version)).where(TilVersion.summary_id == summary.id)
-            )
-            version = (newest or 0) + 1
+            version = self.next_version(session, summary.id)
             run = self.artifacts.run(new_id())
             key = run.write_bytes("til", summary.id, version, "md", data)
             try:
@@ -309,18 +306,8 @@ class TilService:
                         TilVersion.summary_id == summary.id, TilVersion.version == summary.current_version
                     )
                 )
-                session.add(
-                    TilVersion(
-                        summary_id=summary.id,
-                        version=version,
-                        kind=TilVersionKind.EDITED,
-                        artifact_key=key,
-                        content_hash=hashlib.sha256(data).hexdigest(),
-                        input_revision=current.input_revision if current else None,
-                    )
-                )
-                summary.current_version = version
-                session.flush()
+                revision = current.input_revision if current else None
+                self.add_version(session, summary, TilVersionKind.EDITED, key, data, revision, version=version)
                 self._prune_edits(session, summary.id, keep)
                 request_indexing(session, self.queue, summary.id)  # the edited text into search and meaning
             except BaseException:
@@ -328,6 +315,44 @@ class TilService:
                 raise
             run.publish_pending()
         return version
+
+    @staticmethod
+    def next_version(session: Session, summary_id: str) -> int:
+        """The number the day's next version gets: one past the newest, generated or edited."""
+        newest = session.scalar(sa.select(sa.func.max(TilVersion.version)).where(TilVersion.summary_id == summary_id))
+        return (newest or 0) + 1
+
+    @classmethod
+    def add_version(
+        cls,
+        session: Session,
+        summary: DailySummary,
+        kind: TilVersionKind,
+        artifact_key: str,
+        data: bytes,
+        input_revision: str | None,
+        *,
+        run_id: str | None = None,
+        version: int | None = None,
+    ) -> int:
+        """A new version of the day's TIL (its text in ``artifact_key``), made current, in the caller's
+        transaction; numbered by ``next_version`` unless the caller took its number already (to name its
+        file). A number taken meanwhile fails here, before anything is overwritten."""
+        number = version if version is not None else cls.next_version(session, summary.id)
+        session.add(
+            TilVersion(
+                summary_id=summary.id,
+                version=number,
+                kind=kind,
+                artifact_key=artifact_key,
+                content_hash=hashlib.sha256(data).hexdigest(),
+                input_revision=input_revision,
+                run_id=run_id,
+            )
+        )
+        session.flush()
+        summary.current_version = number
+        return number
 
     @staticmethod
     def _prune_edits(session: Session, summary_id: str, keep: int) -> None:

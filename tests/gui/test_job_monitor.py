@@ -6,13 +6,16 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable
+from datetime import timedelta
 
 import pytest
+import sqlalchemy as sa
 from pytestqt.qtbot import QtBot
 
 from san_desktop.app import SanApp
 from san_desktop.core.enums import JobPool, JobStatus, JobType
 from san_desktop.core.settings import JobSettings
+from san_desktop.db.models import AsyncJob
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.jobs.runner import JobRunner, PoolState
 from san_desktop.queue.job_queue import JobQueue
@@ -379,3 +382,33 @@ def test_keyboard_delete_cancels_and_ctrl_f_finds(qtbot: QtBot, page: JobsPage, 
     qtbot.keyClick(page.filters.text, Qt.Key.Key_Delete)  # editing the filter never cancels a job
     assert page.retry_matching_button.isEnabled()  # disabled while an action runs: none was started
     assert queue.get(kept.id).status is JobStatus.PENDING
+
+
+@pytest.mark.qt_log_ignore("propagateSizeHints")  # the offscreen platform, for a page it shows
+def test_failures_on_screen_are_not_pruned_until_the_page_leaves_them(
+    qtbot: QtBot, page: JobsPage, context: AppContext
+) -> None:
+    app = context.app
+    job = app.queue.enqueue(JobType.CARD_ANALYSIS, "a-year-old-failure")
+    with app.db.write() as session:
+        session.execute(
+            sa.update(AsyncJob)
+            .where(AsyncJob.id == job.id)
+            .values(
+                status=JobStatus.FAILED, error_kind="PERMANENT", finished_at=app.queue.clock() - timedelta(days=365)
+            )
+        )
+
+    def pruned() -> int:
+        with app.db.write() as session:
+            return app.queue.prune(session, 10)
+
+    page.show()
+    page.tabs.setCurrentWidget(page.failures)
+    qtbot.waitUntil(lambda: len(page.failures.groups) == 1, timeout=5_000)
+    assert pruned() == 0  # the person looks at it
+    page.hide()
+    page.show()
+    assert pruned() == 0  # back on screen
+    page.tabs.setCurrentIndex(0)
+    assert pruned() == 1  # the list of jobs shows; the failure groups do not

@@ -21,6 +21,7 @@ from san_desktop.core.settings import AISettings
 from san_desktop.jobs.executor import JobExecutor
 from san_desktop.jobs.processors import build_registry
 from san_desktop.queue.job_queue import JobQueue
+from san_desktop.services.root import Services
 from san_desktop.services.scraps import ScrapService
 from tests.support.cards import all_cards
 from tests.support.clock import FakeClock
@@ -110,7 +111,10 @@ def test_a_job_that_hits_a_full_disk_runs_again_once_space_is_back(disk: Path) -
         clock = FakeClock()
         queue = JobQueue(backend.db, fast_settings(), clock=clock)
         executor = JobExecutor(
-            queue, build_registry(ProviderSource(AISettings())), backend.require_session(), breakers={}
+            queue,
+            build_registry(Services.of_store(queue), ProviderSource(AISettings())),
+            backend.require_session(),
+            breakers={},
         )
         ScrapService(backend.db, queue).capture("Cards are saved when there is room for them. " * 20)
         claim = queue.claim_next(backend.require_session(), JobPool.AI, {JobType.CARD_ANALYSIS})
@@ -145,7 +149,10 @@ def test_a_runner_on_a_disk_that_fills_says_so_once_and_runs_again_once_there_is
     try:
         queue = JobQueue(backend.db, fast_settings())
         executor = JobExecutor(
-            queue, build_registry(ProviderSource(AISettings())), backend.require_session(), breakers={}
+            queue,
+            build_registry(Services.of_store(queue), ProviderSource(AISettings())),
+            backend.require_session(),
+            breakers={},
         )
         ScrapService(backend.db, queue).capture("Cards wait for room on the disk. " * 20)
         filler = _fill(disk)

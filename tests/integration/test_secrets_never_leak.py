@@ -17,6 +17,7 @@ from san_desktop.core.settings import AISettings, Settings, save_settings
 from san_desktop.jobs.executor import JobExecutor
 from san_desktop.jobs.processors import build_registry
 from san_desktop.queue.job_queue import JobQueue
+from san_desktop.services.root import Services
 from san_desktop.services.scraps import ScrapService
 from san_desktop.services.secrets import AI_API_KEY, ai_api_key, set_secret
 from tests.support.openai_server import FakeOpenAI, fake_openai_server
@@ -26,7 +27,9 @@ PLANTED = "sk-planted-0123456789abcdefXYZ"
 
 def _run_one_analysis(backend: Backend, providers: ProviderSource, job_settings: object) -> JobStatus:
     queue = JobQueue(backend.db, job_settings)  # type: ignore[arg-type]
-    executor = JobExecutor(queue, build_registry(providers), backend.require_session(), breakers={})
+    executor = JobExecutor(
+        queue, build_registry(Services.of_store(queue), providers), backend.require_session(), breakers={}
+    )
     capture = ScrapService(backend.db, queue).capture("A scrap whose analysis meets a hostile server.")
     claim = queue.claim_next(backend.require_session(), JobPool.AI, {JobType.CARD_ANALYSIS})
     assert claim is not None

@@ -333,8 +333,12 @@ class JobsPage(QWidget):
             self.filters.clear()
 
     def _on_tabs_current_changed(self, _index: int) -> None:
+        self._say_whether_failures_are_shown()
         if self.tabs.currentWidget() is self.failures:
             self._refresh_groups()
+
+    def _say_whether_failures_are_shown(self) -> None:
+        self._app.jobs.failures_on_screen(self.isVisible() and self.tabs.currentWidget() is self.failures)
 
     def _on_table_selection_changed(self, _selected: QItemSelection, _deselected: QItemSelection) -> None:
         self._update_actions()
@@ -379,7 +383,9 @@ class JobsPage(QWidget):
         super().showEvent(event)
         self._countdown.start()
         self._schedule_refresh()
+        self._say_whether_failures_are_shown()
 
     def hideEvent(self, event: QHideEvent) -> None:
         super().hideEvent(event)
         self._countdown.stop()
+        self._say_whether_failures_are_shown()

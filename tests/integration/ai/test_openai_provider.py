@@ -19,6 +19,7 @@ from san_desktop.jobs.executor import JobExecutor
 from san_desktop.jobs.processors import build_registry
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobRecord
+from san_desktop.services.root import Services
 from san_desktop.services.scraps import ScrapService
 from san_desktop.services.secrets import AI_API_KEY, ai_api_key, set_secret
 from tests.support.cards import all_cards
@@ -54,7 +55,9 @@ def _analyse(backend: Backend, job_settings: object, server: FakeOpenAI, clock: 
         api_key=ai_api_key,
     )
     queue = JobQueue(backend.db, job_settings, clock=clock)  # type: ignore[arg-type]
-    executor = JobExecutor(queue, build_registry(providers), backend.require_session(), breakers={})
+    executor = JobExecutor(
+        queue, build_registry(Services.of_store(queue), providers), backend.require_session(), breakers={}
+    )
     capture = ScrapService(backend.db, queue).capture(SCRAP)
     claim = queue.claim_next(backend.require_session(), JobPool.AI, {JobType.CARD_ANALYSIS})
     assert claim is not None
@@ -122,7 +125,10 @@ def test_a_rejected_key_pauses_the_ai_pool_at_once_and_every_job_waits(
     queue = JobQueue(backend.db, job_settings, clock=clock)
     breaker = CircuitBreaker(5, 60.0, 600.0)
     executor = JobExecutor(
-        queue, build_registry(_providers(server)), backend.require_session(), breakers={JobPool.AI: breaker}
+        queue,
+        build_registry(Services.of_store(queue), _providers(server)),
+        backend.require_session(),
+        breakers={JobPool.AI: breaker},
     )
     jobs = _scraps(backend, queue, 3)
 
@@ -154,7 +160,12 @@ def test_without_a_key_the_pause_asks_for_one(
     queue = JobQueue(backend.db, job_settings, clock=clock)
     breaker = CircuitBreaker(5, 60.0, 600.0)
     providers = _providers(server, key=None)
-    executor = JobExecutor(queue, build_registry(providers), backend.require_session(), breakers={JobPool.AI: breaker})
+    executor = JobExecutor(
+        queue,
+        build_registry(Services.of_store(queue), providers),
+        backend.require_session(),
+        breakers={JobPool.AI: breaker},
+    )
     _scraps(backend, queue, 1)
     executor.drain(JobPool.AI)
     assert breaker.status().held == f"The AI server asks for an API key (401): {KEY_WAYS}"
@@ -286,7 +297,9 @@ def test_switching_settings_mid_job_never_fails_the_job_for_good(
         api_key=ai_api_key,
     )
     queue = JobQueue(backend.db, job_settings, clock=clock)  # type: ignore[arg-type]
-    executor = JobExecutor(queue, build_registry(providers), backend.require_session(), breakers={})
+    executor = JobExecutor(
+        queue, build_registry(Services.of_store(queue), providers), backend.require_session(), breakers={}
+    )
     ScrapService(backend.db, queue).capture(SCRAP)
     claim = queue.claim_next(backend.require_session(), JobPool.AI, {JobType.CARD_ANALYSIS})
     assert claim is not None

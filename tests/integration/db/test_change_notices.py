@@ -34,6 +34,11 @@ def test_the_sweep_prunes_notices_older_than_a_day(app: SanApp) -> None:
             .where(ChangeNotice.item_id == "old")
             .values(created_at=app.queue.clock() - timedelta(days=2))
         )
-    sweep(app.queue, app.backend.require_session(), app.settings.jobs, hooks=build_registry(app.providers).sweep_hooks)
+    sweep(
+        app.queue,
+        app.backend.require_session(),
+        app.settings.jobs,
+        hooks=build_registry(app.services, app.providers).sweep_hooks,
+    )
     with app.db.sessions() as session:
         assert list(session.scalars(sa.select(ChangeNotice.item_id))) == ["new"]

@@ -191,7 +191,7 @@ def test_stars_of_another_model_are_embedded_again_by_a_ranking_the_sweep_asks_f
 
     _learned_synced_and_ranked(app, github)
     model = app.providers.embedding_model()
-    hooks = [moved_stars_hook(app.providers, lambda: app.settings.github)]
+    hooks = [moved_stars_hook(app.providers, app.services)]
 
     def sweep_asks() -> int:
         return sweep(app.queue, app.backend.require_session(), app.settings.jobs, hooks=hooks).enqueued_by_hooks

@@ -74,3 +74,26 @@ def test_a_failure_the_sweep_will_still_retry_is_not_pruned(app: SanApp) -> None
         session.execute(sa.update(AsyncJob).where(AsyncJob.id == job.id).values(attempts=3))  # none left
     with app.db.write() as session:
         assert queue.prune(session, 100) == 1
+
+
+def test_no_failure_is_pruned_while_the_failure_groups_are_on_screen(app: SanApp) -> None:
+    failed = app.queue.enqueue(JobType.CARD_ANALYSIS, "failed")
+    done = app.queue.enqueue(JobType.CARD_ANALYSIS, "done")
+    with app.db.write() as session:
+        for job_id, status in ((failed.id, JobStatus.FAILED), (done.id, JobStatus.COMPLETED)):
+            session.execute(
+                sa.update(AsyncJob)
+                .where(AsyncJob.id == job_id)
+                .values(status=status, error_kind="PERMANENT", finished_at=app.queue.clock())
+            )
+    queue = JobQueue(app.db, JobSettings(), clock=FakeClock(app.queue.clock() + timedelta(days=365)))
+
+    queue.failures_on_screen(True)
+    with app.db.write() as session:
+        assert queue.prune(session, 100) == 1
+    assert set(_jobs(app)) == {failed.id}  # the completed one went; the failure the person looks at stays
+
+    queue.failures_on_screen(False)
+    with app.db.write() as session:
+        assert queue.prune(session, 100) == 1
+    assert _jobs(app) == {}

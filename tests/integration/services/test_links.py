@@ -119,7 +119,7 @@ def test_a_public_page_that_redirects_to_a_local_address_fails_and_the_scrap_sta
         result = app.capture_url(link).value
         # the product's fetch, on a made-up internet where PUBLIC_NAME is a public site
         registry = registry_for(app)
-        registry.register(JobType.PAGE_FETCH, PageFetchProcessor(lambda: app.settings.capture, FakeInternet()))
+        registry.register(JobType.PAGE_FETCH, PageFetchProcessor(app.services, FakeInternet()))
         claim = app.queue.claim_next(app.backend.require_session(), JOB_POOLS[JobType.PAGE_FETCH], {JobType.PAGE_FETCH})
         assert claim is not None
         JobExecutor(app.queue, registry, app.backend.require_session(), breakers={}).run(claim)

@@ -100,7 +100,9 @@ def test_a_model_quiz_whose_answer_is_not_in_its_card_is_dropped(app: SanApp) ->
         providers = ProviderSource(
             AISettings(provider="openai", base_url=server.url, chat_model="m", embedding_model="e", timeout_seconds=5)
         )
-        runner = JobExecutor(app.queue, build_registry(providers), app.backend.require_session(), breakers={})
+        runner = JobExecutor(
+            app.queue, build_registry(app.services, providers), app.backend.require_session(), breakers={}
+        )
         job = app.generate_quizzes(day).value
         runner.drain(JobPool.AI)
 

@@ -44,7 +44,7 @@ def provider(app: SanApp, monkeypatch: pytest.MonkeyPatch) -> ScriptedProvider:
 
 
 def _executor(app: SanApp, registry: ProcessorRegistry | None = None) -> JobExecutor:
-    registry = registry or build_registry(app.providers, lambda: app.settings.til)
+    registry = registry or build_registry(app.services, app.providers)
     return JobExecutor(app.queue, registry, app.backend.require_session(), breakers={})
 
 
@@ -120,7 +120,7 @@ def test_a_card_added_while_drafting_leaves_the_version_without_a_revision(
     worker.start()
     assert provider.drafting.wait(20)
     app.capture_text("Partial indexes keep an index small by covering only the rows a query needs.")
-    registry = build_registry(app.providers, lambda: app.settings.til)
+    registry = build_registry(app.services, app.providers)
     _executor(app, registry).drain(JobPool.AI)  # its card is made (the TIL job is claimed already)
     provider.hold_draft.set()
     worker.join(30)
