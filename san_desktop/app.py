@@ -21,7 +21,7 @@ from san_desktop import __version__
 from san_desktop.ai.factory import ProviderSource, embedding_model_of
 from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.bootstrap import Backend, start_backend
-from san_desktop.core.enums import CommitTarget, JobPool, JobStatus, JobType
+from san_desktop.core.enums import JOB_TARGETS, CommitTarget, JobPool, JobStatus, JobTarget, JobType, job_types_on
 from san_desktop.core.errors import PermanentError, SanError, TransientError
 from san_desktop.core.ids import new_id
 from san_desktop.core.settings import (
@@ -64,16 +64,9 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 # a job of these types changed: the scrap it works on (its row in the Inbox) changed too
-SCRAP_JOB_TYPES = frozenset({JobType.CARD_ANALYSIS, JobType.SCRAP_REFINE, JobType.PAGE_FETCH})
-# jobs whose target has a name a person knows (``SanApp.job_labels``)
-LABELLED_JOB_TYPES = SCRAP_JOB_TYPES | {
-    JobType.TIL_GENERATION,
-    JobType.TIL_INDEXING,
-    JobType.TIL_GITHUB_COMMIT,
-    JobType.RECALL_QUIZ_GENERATION,
-    JobType.GITHUB_STAR_SYNC,
-    JobType.GITHUB_STAR_RECOMMENDATION,
-}
+SCRAP_JOB_TYPES = job_types_on(JobTarget.SCRAP)
+# jobs whose target has a name a person knows (``SanApp.job_labels``): all of them
+LABELLED_JOB_TYPES = frozenset(JOB_TARGETS)
 
 
 class SettingsConflictError(SanError):
@@ -284,21 +277,19 @@ class SanApp:
     def job_labels(self, jobs: Iterable[JobRecord]) -> dict[str, str]:
         """A human label per job target: a scrap's card title (or the start of its text), a day's TIL, a
         commit's day and repository, a day's quizzes, the GitHub stars."""
-        targets: dict[JobType, set[str]] = {}
+        targets: dict[JobTarget, set[str]] = {}
         for job in jobs:
-            targets.setdefault(job.job_type, set()).add(job.target_id)
+            targets.setdefault(JOB_TARGETS[job.job_type], set()).add(job.target_id)
         labels: dict[str, str] = {}
-        scraps = set().union(*(targets.get(job_type, set()) for job_type in SCRAP_JOB_TYPES))
-        if scraps:
+        if scraps := targets.get(JobTarget.SCRAP):
             labels.update(self.scraps.labels(sorted(scraps)))
-        if summaries := targets.get(JobType.TIL_GENERATION, set()) | targets.get(JobType.TIL_INDEXING, set()):
+        if summaries := targets.get(JobTarget.DAY):
             labels.update(self.til.labels(sorted(summaries)))
-        if commits := targets.get(JobType.TIL_GITHUB_COMMIT):
+        if commits := targets.get(JobTarget.COMMIT):
             labels.update(self.commits.labels(sorted(commits)))
-        if generations := targets.get(JobType.RECALL_QUIZ_GENERATION):
+        if generations := targets.get(JobTarget.QUIZ_GENERATION):
             labels.update(self.quizzes.labels(sorted(generations)))
-        stars = targets.get(JobType.GITHUB_STAR_SYNC, set()) | targets.get(JobType.GITHUB_STAR_RECOMMENDATION, set())
-        labels.update((account, "Your GitHub stars") for account in stars)
+        labels.update((account, "Your GitHub stars") for account in targets.get(JobTarget.ACCOUNT, ()))
         return labels
 
     # --- writes (each returns what it changed) ------------------------------------------------

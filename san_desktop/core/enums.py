@@ -85,6 +85,35 @@ JOB_POOLS: dict[JobType, JobPool] = {
 }
 
 
+class JobTarget(StrEnum):
+    """What a job's ``target_id`` names: the row whose page shows the job's work (and its label in the monitor)."""
+
+    SCRAP = "SCRAP"  # its Inbox row, and its card
+    DAY = "DAY"  # a day's TIL (the daily summary)
+    COMMIT = "COMMIT"  # a TIL commit request
+    QUIZ_GENERATION = "QUIZ_GENERATION"  # a day's quizzes
+    ACCOUNT = "ACCOUNT"  # the GitHub account whose stars are synced and ranked
+
+
+# What each job type works on, declared with the type (as its pool is): a job's change is a change of its
+# target, so whoever announces a job's change reads it here, not from a list of its own.
+JOB_TARGETS: dict[JobType, JobTarget] = {
+    JobType.CARD_ANALYSIS: JobTarget.SCRAP,
+    JobType.SCRAP_REFINE: JobTarget.SCRAP,
+    JobType.PAGE_FETCH: JobTarget.SCRAP,
+    JobType.TIL_GENERATION: JobTarget.DAY,
+    JobType.TIL_INDEXING: JobTarget.DAY,
+    JobType.TIL_GITHUB_COMMIT: JobTarget.COMMIT,
+    JobType.RECALL_QUIZ_GENERATION: JobTarget.QUIZ_GENERATION,
+    JobType.GITHUB_STAR_SYNC: JobTarget.ACCOUNT,
+    JobType.GITHUB_STAR_RECOMMENDATION: JobTarget.ACCOUNT,
+}
+
+
+def job_types_on(target: JobTarget) -> frozenset[JobType]:
+    return frozenset(job_type for job_type, on in JOB_TARGETS.items() if on is target)
+
+
 class TilVersionKind(StrEnum):
     """A TIL text made by a generation run, or saved by the learner (never overwriting the original)."""
 
