@@ -137,6 +137,34 @@ class _SweepWorker(QRunnable):
             self.signals.done.emit(report)
 
 
+class _PollSignals(QObject):
+    """Signals:
+    done(object, object): the time looked back to, and the jobs changed since (None if the read failed).
+    """
+
+    done = Signal(object, object)
+
+
+class _PollWorker(QRunnable):
+    """Reads the job changes since a time on the maintenance thread: a read of hundreds of rows (another
+    process's bulk retry, or this one's) must not hold the window's event loop."""
+
+    def __init__(self, queue: JobStore, since: datetime) -> None:
+        super().__init__()
+        self.queue = queue
+        self.since = since
+        self.signals = _PollSignals()
+
+    def run(self) -> None:
+        changed: list[JobRecord] | None = None
+        try:
+            changed = self.queue.changed_since(self.since)
+        except Exception:
+            log.exception("Could not look for job changes made by other processes")
+        finally:
+            self.signals.done.emit(self.since, changed)
+
+
 class JobRunner(QObject):
     """Runs jobs on the AI and GitHub pools and announces every status change.
 
@@ -205,6 +233,7 @@ class JobRunner(QObject):
         self._worker_signals: set[_WorkerSignals] = set()  # kept alive until each worker reported
         self._sweeping = False
         self._sweep_signals: _SweepSignals | None = None
+        self._poll_signals: _PollSignals | None = None  # a read of other processes' changes under way
         self._seen_until: datetime = queue.clock()  # newest job change this runner has announced
         self._seen: dict[tuple[str, datetime], None] = {}  # (job, updated_at) announced lately
         # queue events from any thread wait here for the runner's thread; one wake-up per batch
@@ -424,16 +453,21 @@ class JobRunner(QObject):
     def _announce_external_changes(self) -> None:
         """Announce job changes made by another process (``san jobs retry``, ``san scrap add``...), so
         views stay live. Only while this runner's own workers are idle: their changes are announced
-        already, and a drain would make this query return them again."""
-        if any(self._in_flight.values()) or self._sweeping:
+        already, and a drain would make this query return them again. The read runs on the maintenance
+        thread; its result arrives in ``_on_poll_done``."""
+        if any(self._in_flight.values()) or self._sweeping or self._poll_signals is not None:
             return
         # Look back a little: another process stamps updated_at before it commits, so its change can
         # become visible after one of ours with a later stamp. Pairs already announced are skipped.
-        since = self._seen_until - EXTERNAL_LOOKBACK
-        try:
-            changed = self.queue.changed_since(since)
-        except Exception:
-            log.exception("Could not look for job changes made by other processes")
+        worker = _PollWorker(self.queue, self._seen_until - EXTERNAL_LOOKBACK)
+        worker.signals.done.connect(self._on_poll_done)
+        self._poll_signals = worker.signals  # alive until its result arrived
+        self._maintenance.start(worker)
+
+    @Slot(object, object)
+    def _on_poll_done(self, since: datetime, changed: list[JobRecord] | None) -> None:
+        self._poll_signals = None
+        if self._stopped or changed is None:
             return
         for job in changed:
             if (job.id, job.updated_at) in self._seen:
