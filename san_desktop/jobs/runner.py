@@ -418,6 +418,8 @@ class JobRunner(QObject):
             QTimer.singleShot(0, self._on_queue_events_arrived)
         look_for_work = False
         for event in events:
+            if event.external and (event.job.id, event.job.updated_at) in self._seen:
+                continue  # announced already, by this process's own event
             self._remember_seen(event.job)
             if event.new_status is JobStatus.CANCELLED:
                 self.executor.request_cancel(event.job_id)  # a running attempt stops cooperatively
@@ -466,16 +468,25 @@ class JobRunner(QObject):
 
     @Slot(object, object)
     def _on_poll_done(self, since: datetime, changed: list[JobRecord] | None) -> None:
+        """The changes read go the way this process's own do (``_on_queue_events_arrived``, a slice at a
+        time), unless announced already or on their way (this process's bulk retry, read before its
+        events arrived)."""
         self._poll_signals = None
         if self._stopped or changed is None:
             return
-        for job in changed:
-            if (job.id, job.updated_at) in self._seen:
-                continue
-            self._remember_seen(job)
-            self.job_changed.emit(JobEvent(job, None, external=True))
+        with self._inbox_lock:
+            waiting = {(event.job.id, event.job.updated_at) for event in self._inbox}
+            news = [
+                JobEvent(job, None, external=True)
+                for job in changed
+                if (job.id, job.updated_at) not in self._seen and (job.id, job.updated_at) not in waiting
+            ]
+            self._inbox.extend(news)
+            wake = bool(news) and len(self._inbox) == len(news)  # (otherwise a wake-up is on its way)
         horizon = since - EXTERNAL_LOOKBACK
         self._seen = {pair: None for pair in self._seen if pair[1] >= horizon}
+        if wake:
+            self._queue_events.emit()
 
     @Slot()
     def _on_sweep_timer_timeout(self) -> None:
