@@ -21,7 +21,7 @@ from san_desktop.jobs.recovery import sweep
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.jobs.runner import BreakerChange, JobRunner
 from san_desktop.queue.job_queue import JobQueue
-from san_desktop.queue.records import JobEvent
+from san_desktop.queue.records import JobEvent, JobRecord
 from san_desktop.queue.store import JobStore
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.jobs.page import JobsPage
@@ -246,6 +246,27 @@ def test_a_change_stamped_before_the_last_seen_one_is_still_announced(
         assert ours.id not in announced  # our own change came as our own event, not as news
     finally:
         other_process.dispose()
+
+
+def test_a_change_the_poll_read_before_its_own_event_arrived_is_announced_once(
+    qtbot: QtBot, runner: JobRunner, queue: JobQueue
+) -> None:
+    """A bulk retry of this process on another thread: the poll (on the maintenance thread) may read its rows
+    before their events reached the GUI thread; each is announced once, as this process's own."""
+    _start(qtbot, runner)
+    announced: list[JobEvent] = []
+    runner.job_changed.connect(announced.append)
+    made: list[JobRecord] = []
+    writer = threading.Thread(target=lambda: made.append(queue.enqueue(JobType.GITHUB_STAR_RECOMMENDATION, "a-1")))
+    writer.start()
+    writer.join()
+    (job,) = made
+    runner._on_poll_done(job.updated_at - timedelta(seconds=1), [job])  # its event still waits for this thread
+
+    qtbot.waitUntil(lambda: any(event.job_id == job.id for event in announced), timeout=5_000)
+    with qtbot.waitSignal(runner.idle, timeout=5_000):  # another poll round
+        pass
+    assert [(event.job_id, event.external) for event in announced if event.job_id == job.id] == [(job.id, False)]
 
 
 def test_a_burst_of_events_from_workers_reaches_the_gui_thread_whole_and_in_order(
