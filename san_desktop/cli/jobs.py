@@ -12,8 +12,9 @@ from san_desktop.cli.common import count, print_json, print_table, seconds, shor
 from san_desktop.core.enums import JOB_POOLS, POOL_NAMES, JobPool, JobStatus, JobType
 from san_desktop.core.errors import SanError
 from san_desktop.core.redact import first_cause, readable, readable_parts, redact, traceback_cause
-from san_desktop.queue.monitor import JobFilter
 
+# What needs SQLAlchemy (the facade, the queue's monitor) is imported by the commands that use it: building
+# the parser must not load the database layer (`san scrap add` pays for every module the parser imports).
 if TYPE_CHECKING:
     from san_desktop.app import SanApp
     from san_desktop.jobs.runner import PoolStatus
@@ -178,6 +179,8 @@ def _tell_about_waiting_jobs(queue: JobQueue, job_types: list[JobType]) -> None:
 
 def _tell_about_paused_pools(app: SanApp, pools: list[JobPool]) -> None:
     """Nor are the jobs that wait in a pool the user paused (they do not keep ``--until-idle`` going)."""
+    from san_desktop.queue.monitor import JobFilter
+
     for pool in pools:
         types = frozenset(job_type for job_type in JobType if JOB_POOLS[job_type] is pool)
         waiting = app.jobs.counts(JobFilter(job_types=types))[JobStatus.PENDING]
@@ -191,6 +194,8 @@ def _tell_about_paused_pools(app: SanApp, pools: list[JobPool]) -> None:
 
 def _tell_about_a_pool_paused_by_the_breaker(app: SanApp, status: PoolStatus) -> None:
     """``--until-idle`` stopped while failures, or a key the server rejected, paused a pool (exit code 75)."""
+    from san_desktop.queue.monitor import JobFilter
+
     name = POOL_NAMES[status.pool]
     types = frozenset(job_type for job_type in JobType if JOB_POOLS[job_type] is status.pool)
     waiting = app.jobs.counts(JobFilter(job_types=types))[JobStatus.PENDING]
@@ -206,6 +211,8 @@ def _tell_about_a_pool_paused_by_the_breaker(app: SanApp, status: PoolStatus) ->
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from san_desktop.queue.monitor import JobFilter
+
     with _queue(args) as app:
         jobs = app.jobs.list_jobs(JobFilter(frozenset(args.status), frozenset(args.types)), limit=args.limit)
     if args.json:
@@ -264,6 +271,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_retry(args: argparse.Namespace) -> int:
+    from san_desktop.queue.monitor import JobFilter
+
     if not args.failed:
         if args.types or args.error_contains:
             args.usage_error("--type and --error-contains go with --failed, not with job ids")
@@ -283,6 +292,8 @@ def _retried(job: JobRecord) -> str:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
+    from san_desktop.queue.monitor import JobFilter
+
     if not args.waiting:
         if args.types:
             args.usage_error("--type goes with --waiting, not with job ids")
