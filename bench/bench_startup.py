@@ -44,10 +44,10 @@ sys.exit(main(["san-desktop", "--data-dir", sys.argv[1]]))
 """
 
 
-def bench_window(count: int = 50_000, runs: int = 5) -> list[Row]:
-    """Wall time from starting the process to the main window's first painted frame, on a database of
-    ``count`` scraps with cards and embeddings (``san-desktop``'s own ``main()``, stopped when its event
-    loop starts)."""
+def bench_large_library(count: int = 50_000, runs: int = 5) -> list[Row]:
+    """On a database of ``count`` scraps with cards and embeddings: `san scrap add` wall time (SQLite's
+    integrity check reads the whole file), and wall time from starting the process to the main window's
+    first painted frame (``san-desktop``'s own ``main()``, stopped when its event loop starts)."""
     import numpy as np
 
     from bench.bench_cards import _bulk_cards, _bulk_scraps
@@ -60,9 +60,18 @@ def bench_window(count: int = 50_000, runs: int = 5) -> list[Row]:
         with backend.db.engine.begin() as conn:  # one bulk write, no other writer
             _bulk_cards(conn, _bulk_scraps(conn, count, "window"), "m", vectors=vectors)
         backend.close()
-        env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+        env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "SAN_DATA_DIR": str(directory)}
+        add = _wall([sys.executable, "-m", "san_desktop.cli.main", "scrap", "add"], env)
         shown = _wall([sys.executable, "-c", WINDOW, str(directory)], env, runs)
     return [
+        Row(
+            f"`san scrap add --text ...` wall time, {count:,} cards, median",
+            add,
+            "ms",
+            "the database's integrity check runs while the modules load",
+            anchor=350,
+            anchor_name="target",
+        ),
         Row(
             f"window first frame, {count:,} cards",
             shown,
@@ -70,7 +79,7 @@ def bench_window(count: int = 50_000, runs: int = 5) -> list[Row]:
             "wall time of a process that exits at its first painted frame",
             anchor=1000,
             anchor_name="target",
-        )
+        ),
     ]
 
 
@@ -83,5 +92,5 @@ def run_all() -> list[Row]:
     return [
         Row("`san --version` wall time, median", version, "ms", "target <= 150 ms", floor, "`python -c pass`"),
         Row("`san scrap add --text ...` wall time, median", add, "ms", "target <= 350 ms", floor, "`python -c pass`"),
-        *bench_window(),
+        *bench_large_library(),
     ]

@@ -4,13 +4,8 @@
 from __future__ import annotations
 
 import argparse
-from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING
 
-from san_desktop.cli.common import count, print_json, print_table
-
-if TYPE_CHECKING:
-    from san_desktop.app import SanApp
+from san_desktop.cli.common import count, open_library, print_json, print_table
 
 MAX_LIMIT = 100_000
 RUN_JOBS = "the open app does it, or `san jobs run --until-idle` when the app is not running"
@@ -76,15 +71,8 @@ def add_search_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
     search.set_defaults(handler=cmd_search)
 
 
-def _open(args: argparse.Namespace) -> AbstractContextManager[SanApp]:
-    """The data directory's facade, beside a running app if there is one (no instance lock)."""
-    from san_desktop.app import open_app
-
-    return open_app(args.data_dir, kind="cli", lock=False, log_to_stderr=False)
-
-
 def cmd_list(args: argparse.Namespace) -> int:
-    with _open(args) as app:
+    with open_library(args) as app:
         found = app.cards.list_cards(args.search, limit=args.limit)
     if args.json:
         print_json(found)
@@ -103,7 +91,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     from san_desktop.services.search import WHERE_SAID
 
     query = " ".join(args.query)
-    with _open(args) as app:
+    with open_library(args) as app:
         found = app.cards.search(query, limit=args.limit)
         tils = app.cards.search_tils(query, limit=args.limit)
     if args.json:
@@ -127,7 +115,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     from san_desktop.services.card_fields import fields_phrase
 
-    with _open(args) as app:
+    with open_library(args) as app:
         detail = app.cards.get(args.card_id)
     if args.json:
         print_json(detail)
@@ -145,7 +133,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_similar(args: argparse.Namespace) -> int:
-    with _open(args) as app:
+    with open_library(args) as app:
         found = app.cards.similar(args.card_id, limit=args.limit)
     if args.json:
         print_json(
@@ -180,7 +168,7 @@ def cmd_edit(args: argparse.Namespace) -> int:
         tags=split_tags(args.tags) if args.tags is not None else None,
         category=args.category,
     )
-    with _open(args) as app:
+    with open_library(args) as app:
         result = app.edit_card(args.card_id, edit).value
     if args.json:
         print_json({"card": result.card, "changed": result.changed, "jobs": [job.id for job in result.jobs]})
@@ -204,7 +192,7 @@ def cmd_edit(args: argparse.Namespace) -> int:
 def cmd_analyse(args: argparse.Namespace) -> int:
     from san_desktop.services.card_fields import fields_phrase
 
-    with _open(args) as app:
+    with open_library(args) as app:
         edited = app.cards.get(args.card_id).card.edited
         job = app.analyse_card_again(args.card_id, replace_edits=args.replace_edits).value
     print(f"Card {args.card_id} is analysed again (job {job.id}): {RUN_JOBS}.")
@@ -216,7 +204,7 @@ def cmd_analyse(args: argparse.Namespace) -> int:
 
 
 def cmd_rename_tag(args: argparse.Namespace) -> int:
-    with _open(args) as app:
+    with open_library(args) as app:
         result = app.rename_tag(args.old, args.new).value
     cards = len(result.before)
     if not cards:

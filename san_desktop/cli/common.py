@@ -7,14 +7,48 @@ import io
 import json
 import math
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from san_desktop.core.text import terminal_safe
+
+if TYPE_CHECKING:
+    from san_desktop.app import SanApp
+
+
+@contextmanager
+def open_library(
+    args: argparse.Namespace,
+    *,
+    kind: str = "cli",
+    lock: bool = False,
+    log_to_stderr: bool = False,
+    verbose: bool = False,
+) -> Iterator[SanApp]:
+    """The data directory's facade, closed afterwards; without ``lock``, beside a running app if there is one (no
+    instance lock, no app session). ``app.open_app``, but opened as the window opens it: SQLite checks the
+    database's integrity on a thread (reading every page, without the GIL) while the facade's modules are
+    imported, and ``start_backend`` waits for its verdict before anything writes."""
+    from san_desktop.db.integrity import start_integrity_check
+
+    integrity = start_integrity_check(args.data_dir)
+
+    from san_desktop.app import SanApp
+    from san_desktop.bootstrap import start_backend
+
+    backend = start_backend(
+        args.data_dir, kind=kind, lock=lock, log_to_stderr=log_to_stderr, verbose=verbose, integrity=integrity
+    )
+    app = SanApp(backend)
+    try:
+        yield app
+    finally:
+        app.close()
 
 
 def _plain(value: Any) -> Any:

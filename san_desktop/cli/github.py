@@ -37,9 +37,9 @@ def cmd_token_set(args: argparse.Namespace) -> int:
 
 
 def cmd_test(args: argparse.Namespace) -> int:
-    from san_desktop.app import open_app
+    from san_desktop.cli.common import open_library
 
-    with open_app(args.data_dir, kind="cli", lock=False, log_to_stderr=False) as app:
+    with open_library(args) as app:
         result = app.test_github(app.settings.github)
         source = app.github_token_source()
     print(f"OK: {result} (token from {source})")

@@ -5,15 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
-from san_desktop.cli.common import count, print_json, print_table, seconds, short_time
+from san_desktop.cli.common import count, open_library, print_json, print_table, seconds, short_time
 from san_desktop.core.enums import JOB_POOLS, POOL_NAMES, JobPool, JobStatus, JobType
 from san_desktop.core.errors import SanError
 from san_desktop.core.redact import first_cause, readable, readable_parts, redact, traceback_cause
-from san_desktop.queue.monitor import JobFilter
 
+# What needs SQLAlchemy (the facade, the queue's monitor) is imported by the commands that use it: building
+# the parser must not load the database layer (`san scrap add` pays for every module the parser imports).
 if TYPE_CHECKING:
     from san_desktop.app import SanApp
     from san_desktop.jobs.runner import PoolStatus
@@ -131,18 +131,11 @@ def _add_types(parser: argparse.ArgumentParser, help_text: str) -> None:
     )
 
 
-def _queue(args: argparse.Namespace) -> AbstractContextManager[SanApp]:
-    from san_desktop.app import open_app
-
-    return open_app(args.data_dir, kind="cli", lock=False, log_to_stderr=False)
-
-
 def cmd_run(args: argparse.Namespace) -> int:
-    from san_desktop.app import open_app
     from san_desktop.jobs.headless import POOL_PAUSED, run_headless  # Qt loads only for the commands needing it
     from san_desktop.jobs.processors import registry_for
 
-    with open_app(args.data_dir, kind="headless", verbose=args.verbose) as app:
+    with open_library(args, kind="headless", lock=True, log_to_stderr=True, verbose=args.verbose) as app:
         outcome = run_headless(
             app.backend,
             registry_for(app),
@@ -179,6 +172,8 @@ def _tell_about_waiting_jobs(queue: JobQueue, job_types: list[JobType]) -> None:
 
 def _tell_about_paused_pools(app: SanApp, pools: list[JobPool]) -> None:
     """Nor are the jobs that wait in a pool the user paused (they do not keep ``--until-idle`` going)."""
+    from san_desktop.queue.monitor import JobFilter
+
     for pool in pools:
         types = frozenset(job_type for job_type in JobType if JOB_POOLS[job_type] is pool)
         waiting = app.jobs.counts(JobFilter(job_types=types))[JobStatus.PENDING]
@@ -192,6 +187,8 @@ def _tell_about_paused_pools(app: SanApp, pools: list[JobPool]) -> None:
 
 def _tell_about_a_pool_paused_by_the_breaker(app: SanApp, status: PoolStatus) -> None:
     """``--until-idle`` stopped while failures, or a key the server rejected, paused a pool (exit code 75)."""
+    from san_desktop.queue.monitor import JobFilter
+
     name = POOL_NAMES[status.pool]
     types = frozenset(job_type for job_type in JobType if JOB_POOLS[job_type] is status.pool)
     waiting = app.jobs.counts(JobFilter(job_types=types))[JobStatus.PENDING]
@@ -207,7 +204,9 @@ def _tell_about_a_pool_paused_by_the_breaker(app: SanApp, status: PoolStatus) ->
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    with _queue(args) as app:
+    from san_desktop.queue.monitor import JobFilter
+
+    with open_library(args) as app:
         jobs = app.jobs.list_jobs(JobFilter(frozenset(args.status), frozenset(args.types)), limit=args.limit)
     if args.json:
         print_json(jobs)
@@ -234,7 +233,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    with _queue(args) as app:
+    with open_library(args) as app:
         job = app.queue.get(args.job_id)
         attempts = app.queue.attempts(args.job_id)
     if args.json:
@@ -265,6 +264,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_retry(args: argparse.Namespace) -> int:
+    from san_desktop.queue.monitor import JobFilter
+
     if not args.failed:
         if args.types or args.error_contains:
             args.usage_error("--type and --error-contains go with --failed, not with job ids")
@@ -274,7 +275,7 @@ def cmd_retry(args: argparse.Namespace) -> int:
         job_types=frozenset(args.types),
         error_contains=args.error_contains,
     )
-    with _queue(args) as app:
+    with open_library(args) as app:
         result = app.retry_matching(where).value
     return _said(result, "No failed jobs match.", "job(s) queued again", "another run of the same work is queued")
 
@@ -284,12 +285,14 @@ def _retried(job: JobRecord) -> str:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
+    from san_desktop.queue.monitor import JobFilter
+
     if not args.waiting:
         if args.types:
             args.usage_error("--type goes with --waiting, not with job ids")
         return _each_job(args, "cancelled", lambda app, job_id: app.cancel_job(job_id).value, _cancelled)
     where = JobFilter(statuses=frozenset({JobStatus.PENDING}), job_types=frozenset(args.types))
-    with _queue(args) as app:
+    with open_library(args) as app:
         result = app.cancel_matching(where).value
     return _said(result, "No waiting jobs match.", "waiting job(s) cancelled", "no longer waiting")
 
@@ -320,7 +323,7 @@ def _each_job(
     were changed; when none was and all for the same reason, that reason's (5: no such job); 1 otherwise."""
     job_ids = list(dict.fromkeys(args.job_ids))
     codes: list[int] = []
-    with _queue(args) as app:
+    with open_library(args) as app:
         for job_id in job_ids:
             try:
                 job = change(app, job_id)
@@ -338,7 +341,7 @@ def _each_job(
 
 
 def cmd_failures(args: argparse.Namespace) -> int:
-    with _queue(args) as app:
+    with open_library(args) as app:
         groups = app.jobs.failure_groups(args.types)
     if args.json:
         print_json(groups)
@@ -371,7 +374,7 @@ def cmd_pause(args: argparse.Namespace) -> int:
     already running keeps the settings it started with)."""
     pool: JobPool = args.pool
     name = POOL_NAMES[pool]
-    with _queue(args) as app:
+    with open_library(args) as app:
         already = app.settings.jobs.paused(pool) == args.paused
         if not already:
             app.set_pool_paused(pool, args.paused)
@@ -392,11 +395,10 @@ def cmd_pause(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from san_desktop.app import open_app
     from san_desktop.jobs.processors import registry_for
     from san_desktop.jobs.recovery import sweep
 
-    with open_app(args.data_dir, kind="cli", log_to_stderr=False) as app:
+    with open_library(args, lock=True) as app:
         hooks = registry_for(app).sweep_hooks
         report = sweep(app.queue, app.backend.require_session(), app.settings.jobs, hooks=hooks)
     if args.json:

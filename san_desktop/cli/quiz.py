@@ -6,11 +6,10 @@ import argparse
 import sys
 import time
 from collections import Counter
-from contextlib import AbstractContextManager
 from datetime import datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING
 
-from san_desktop.cli.common import count, print_json, print_table
+from san_desktop.cli.common import count, open_library, print_json, print_table
 
 if TYPE_CHECKING:
     from san_desktop.app import SanApp
@@ -56,12 +55,6 @@ def _rating(value: str) -> int:
     raise argparse.ArgumentTypeError(f"a rating is again, hard, good or easy (or 1-4), not {value!r}")
 
 
-def _open(args: argparse.Namespace) -> AbstractContextManager[SanApp]:
-    from san_desktop.app import open_app
-
-    return open_app(args.data_dir, kind="cli", lock=False, log_to_stderr=False)
-
-
 def _zone(app: SanApp) -> tzinfo:
     """The learner's time zone (the TIL setting; the system's when unset): all times are stored UTC."""
     from san_desktop.core.timeutil import local_zone
@@ -97,7 +90,7 @@ def _type_name(quiz: QuizView) -> str:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    with _open(args) as app:
+    with open_library(args) as app:
         day = args.date or app.til.today()
         job = app.generate_quizzes(day).value
     print(f"Quizzes of {day}: job {job.id} is {job.status.value.lower()} (the open app or `san jobs run` runs it)")
@@ -105,7 +98,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_due(args: argparse.Namespace) -> int:
-    with _open(args) as app:
+    with open_library(args) as app:
         counts = app.quizzes.due_counts()
         quizzes = app.quizzes.due(limit=args.limit)
     summary = {"new": counts.new, "learning": counts.learning, "review": counts.review, "total": counts.total}
@@ -137,7 +130,7 @@ def cmd_due(args: argparse.Namespace) -> int:
 def cmd_answer(args: argparse.Namespace) -> int:
     from san_desktop.services.quizzes import RATING_NAMES
 
-    with _open(args) as app:
+    with open_library(args) as app:
         view = app.answer_quiz(args.quiz_id, args.rating).value
         now, zone = app.clock(), _zone(app)
     print(
@@ -210,7 +203,7 @@ def _show_answer(app: SanApp, quiz: QuizView, typed: str) -> None:
 
 def cmd_review(args: argparse.Namespace) -> int:
     tally: Counter[int] = Counter()
-    with _open(args) as app:
+    with open_library(args) as app:
         counts = app.quizzes.due_counts()
         if not counts.total:
             print(_nothing_due(app))

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from san_desktop.cli.common import count, print_json, print_table, short_time
+from san_desktop.cli.common import count, open_library, print_json, print_table, short_time
 from san_desktop.core.enums import JobStatus
 from san_desktop.core.errors import SanError
 from san_desktop.core.inputs import read_stdin
@@ -16,7 +15,6 @@ from san_desktop.core.text import decode_bytes, preview
 from san_desktop.core.urls import is_web_url
 
 if TYPE_CHECKING:
-    from san_desktop.app import SanApp
     from san_desktop.services.scrap_info import ScrapInfo
 
 
@@ -53,15 +51,8 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     analyse.set_defaults(handler=cmd_analyse)
 
 
-def _open(args: argparse.Namespace) -> AbstractContextManager[SanApp]:
-    """The data directory's facade, beside a running app if there is one (no instance lock)."""
-    from san_desktop.app import open_app
-
-    return open_app(args.data_dir, kind="cli", lock=False, log_to_stderr=False)
-
-
 def cmd_add(args: argparse.Namespace) -> int:
-    with _open(args) as app:
+    with open_library(args) as app:
         if args.file is not None:
             result = app.capture_file(args.file).value
         elif args.url is not None:
@@ -89,7 +80,7 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    with _open(args) as app:
+    with open_library(args) as app:
         scraps = app.scraps.list_scraps(limit=args.limit)
     if args.json:
         print_json(scraps)
@@ -118,7 +109,7 @@ def _card_column(scrap: ScrapInfo) -> str:
 
 
 def cmd_analyse(args: argparse.Namespace) -> int:
-    with _open(args) as app:
+    with open_library(args) as app:
         app.analyse_link_now(args.scrap_id)
     print(
         f"The card of scrap {args.scrap_id} is queued: the open app makes it, or `san jobs run --until-idle` "
@@ -128,14 +119,14 @@ def cmd_analyse(args: argparse.Namespace) -> int:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
-    with _open(args) as app:
+    with open_library(args) as app:
         app.delete_scrap(args.scrap_id)
     print(f"Scrap {args.scrap_id} deleted; undo with: san scrap restore {args.scrap_id}")
     return 0
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
-    with _open(args) as app:
+    with open_library(args) as app:
         app.restore_scrap(args.scrap_id)
     print(f"Scrap {args.scrap_id} restored.")
     return 0

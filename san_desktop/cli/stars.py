@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
-from san_desktop.cli.common import count, print_json, print_table, short_time
+from san_desktop.cli.common import count, open_library, print_json, print_table, short_time
 
 if TYPE_CHECKING:
-    from san_desktop.app import SanApp
     from san_desktop.services.stars import StarsStatus
 
 REASON_WIDTH = 60  # characters of a reason in the table (--json has all of it)
@@ -40,12 +38,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     recommend.set_defaults(handler=cmd_recommend)
 
 
-def _open(args: argparse.Namespace) -> AbstractContextManager[SanApp]:
-    from san_desktop.app import open_app
-
-    return open_app(args.data_dir, kind="cli", lock=False, log_to_stderr=False)
-
-
 def _one_line(text: str, width: int) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
@@ -54,7 +46,7 @@ def _one_line(text: str, width: int) -> str:
 def cmd_sync(args: argparse.Namespace) -> int:
     from san_desktop.queue.payloads import StarSyncPayload, load_payload
 
-    with _open(args) as app:
+    with open_library(args) as app:
         job = app.refresh_stars(full=args.full).value
         api_url = app.settings.github.api_url
     # a sync already waiting or running is the one asked for (one per account): it may not be a full one
@@ -93,7 +85,7 @@ def _nothing_in(language: str | None, status: StarsStatus) -> str:
 
 
 def cmd_recommend(args: argparse.Namespace) -> int:
-    with _open(args) as app:
+    with open_library(args) as app:
         status = app.stars.status()
         language = _language(args.language, status)
         found = app.stars.latest(limit=args.limit, language=language)

@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from san_desktop.cli.common import print_json, print_table
+from san_desktop.cli.common import open_library, print_json, print_table
 from san_desktop.core.enums import CommitTarget
-
-if TYPE_CHECKING:
-    from san_desktop.app import SanApp
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -49,14 +44,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     export.set_defaults(handler=cmd_export)
 
 
-def _open(args: argparse.Namespace) -> AbstractContextManager[SanApp]:
-    from san_desktop.app import open_app
-
-    return open_app(args.data_dir, kind="cli", lock=False, log_to_stderr=False)
-
-
 def cmd_list(args: argparse.Namespace) -> int:
-    with _open(args) as app:
+    with open_library(args) as app:
         days = app.til.days()
     if args.json:
         print_json(days)
@@ -72,7 +61,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    with _open(args) as app:
+    with open_library(args) as app:
         day = args.date or app.til.today()
         job = app.generate_til(day).value
     print(f"TIL of {day}: job {job.id} is {job.status.value.lower()} (the open app or `san jobs run` runs it)")
@@ -82,7 +71,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     from san_desktop.core.markdown_html import to_safe_html
 
-    with _open(args) as app:
+    with open_library(args) as app:
         view = app.til.get(args.date)
     if args.json:
         print_json(view)
@@ -109,7 +98,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    with _open(args) as app:
+    with open_library(args) as app:
         path = app.til.export(args.date, args.out)
     print(f"Written to {path}")
     return 0
@@ -117,7 +106,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_commit(args: argparse.Namespace) -> int:
     target = CommitTarget(args.target.upper()) if args.target else None
-    with _open(args) as app:
+    with open_library(args) as app:
         if args.dry_run:  # the repository looked at as the commit job will look at it
             preview = app.commits.preview(args.date, target=target, path=args.path)
             plan = preview.plan
@@ -136,7 +125,7 @@ def cmd_commit(args: argparse.Namespace) -> int:
 
 
 def cmd_commits(args: argparse.Namespace) -> int:
-    with _open(args) as app:
+    with open_library(args) as app:
         found = app.commits.list(args.date)
     if args.json:
         print_json(found)

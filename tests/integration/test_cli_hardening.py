@@ -317,6 +317,22 @@ def test_doctor_says_what_the_app_would_do(data_dir: Path, tmp_path: Path) -> No
     assert "no SAN Desktop schema revision" in foreign
 
 
+def test_scrap_add_refuses_a_newer_database_and_writes_nothing(data_dir: Path) -> None:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    path = database_path(data_dir)
+    migrate_to(path, "head")
+    with raw_connection(path) as conn:
+        conn.execute("UPDATE alembic_version SET version_num = 'abc_newer'")
+    result = run_san("scrap", "add", "--text", "never stored")
+    assert result.returncode == 4
+    assert "abc_newer" in result.stderr
+    _no_traceback(result)
+    with raw_connection(path) as conn:
+        assert conn.execute("SELECT count(*) FROM scraps").fetchone()[0] == 0
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchone()[0] == "abc_newer"
+    assert list(data_dir.glob("san.backup-*.db")) == []
+
+
 def test_until_idle_says_what_still_waits_and_can_wait_for_it(data_dir: Path) -> None:
     with fake_openai_server() as server:
         data_dir.mkdir(parents=True, exist_ok=True)
