@@ -52,6 +52,7 @@ from san_desktop.services.secrets import (
 from san_desktop.services.til_state import TilFollowsItsJob
 
 if TYPE_CHECKING:  # cards, TIL and commits (numpy and more) load when first used, not for `san scrap add`
+    from san_desktop.db.integrity import IntegrityCheck
     from san_desktop.services.card_edits import CardEdit, CardEditResult, CardEditService
     from san_desktop.services.cards import CardService
     from san_desktop.services.commits import CommitInfo, CommitService
@@ -569,11 +570,21 @@ def _cards_edited(result: CardEditResult) -> Changed[CardEditResult]:
 
 @contextmanager
 def open_app(
-    data_dir: str | Path | None, *, kind: str, lock: bool = True, log_to_stderr: bool = True, verbose: bool = False
+    data_dir: str | Path | None,
+    *,
+    kind: str,
+    lock: bool = True,
+    log_to_stderr: bool = True,
+    verbose: bool = False,
+    integrity: IntegrityCheck | None = None,
 ) -> Iterator[SanApp]:
     """Open the data directory (migrated, checked) as a facade and close it afterwards. Without
-    ``lock`` (command line reads and writes beside an open window) no app session is recorded."""
-    app = SanApp(start_backend(data_dir, kind=kind, lock=lock, log_to_stderr=log_to_stderr, verbose=verbose))
+    ``lock`` (command line reads and writes beside an open window) no app session is recorded.
+    ``integrity``: the database's check, started before this module was imported (``start_backend``)."""
+    backend = start_backend(
+        data_dir, kind=kind, lock=lock, log_to_stderr=log_to_stderr, verbose=verbose, integrity=integrity
+    )
+    app = SanApp(backend)
     try:
         yield app
     finally:

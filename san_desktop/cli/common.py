@@ -38,17 +38,12 @@ def open_library(
 
     integrity = start_integrity_check(args.data_dir)
 
-    from san_desktop.app import SanApp
-    from san_desktop.bootstrap import start_backend
+    from san_desktop.app import open_app
 
-    backend = start_backend(
+    with open_app(
         args.data_dir, kind=kind, lock=lock, log_to_stderr=log_to_stderr, verbose=verbose, integrity=integrity
-    )
-    app = SanApp(backend)
-    try:
+    ) as app:
         yield app
-    finally:
-        app.close()
 
 
 def _plain(value: Any) -> Any:
