@@ -36,8 +36,7 @@ from san_desktop.core.settings import (
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.changes import CARD_NOTICE, ChangeLog
 from san_desktop.queue.job_queue import JobQueue
-from san_desktop.queue.monitor import JobFilter, JobMonitor
-from san_desktop.queue.records import BulkResult, JobRecord
+from san_desktop.queue.records import BulkResult, JobEvent, JobRecord
 from san_desktop.services.root import Services
 from san_desktop.services.scraps import SCRAP_NOTICE, CaptureResult
 from san_desktop.services.secrets import (
@@ -49,10 +48,10 @@ from san_desktop.services.secrets import (
     set_secret,
     ways_to_set,
 )
-from san_desktop.services.til_state import TilFollowsItsJob
 
 if TYPE_CHECKING:  # cards, TIL and commits (numpy and more) load when first used, not for `san scrap add`
     from san_desktop.db.integrity import IntegrityCheck
+    from san_desktop.queue.monitor import JobFilter, JobMonitor
     from san_desktop.services.card_edits import CardEdit, CardEditResult, CardEditService
     from san_desktop.services.cards import CardService
     from san_desktop.services.commits import CommitInfo, CommitService
@@ -182,8 +181,7 @@ class SanApp:
         self._writing: Settings | None = None  # being saved by this app: a poll meanwhile is not news
         self.providers = ProviderSource(settings.ai, api_key=ai_api_key)
         self.queue = JobQueue(self.db, settings.jobs, clock=clock)
-        self.queue.add_listener(TilFollowsItsJob(self.db))  # a TIL whose job was cancelled or failed follows it
-        self.jobs = JobMonitor(self.queue)
+        self.queue.add_listener(self._on_queue_job)
         self.artifacts = ArtifactStore(self.data_dir)
         # each service built once, shared with the jobs' processors (``jobs.processors.registry_for``)
         self.services = Services(
@@ -196,8 +194,27 @@ class SanApp:
             github_token=self.github_token,
         )
         self.scraps = self.services.scraps
-        with self.db.sessions() as session:
-            self._notice_cursor = self.changelog.newest_id(session)
+        with self.db.engine.connect() as connection:
+            self._notice_cursor = self.changelog.newest_id(connection)
+
+    # the job monitor and the TIL's listener need the ORM, which a command line capture never loads
+
+    @cached_property
+    def jobs(self) -> JobMonitor:
+        from san_desktop.queue.monitor import JobMonitor
+
+        return JobMonitor(self.queue)
+
+    @cached_property
+    def _til_follows_its_job(self) -> Callable[[JobEvent], None]:
+        from san_desktop.services.til_state import TilFollowsItsJob
+
+        return TilFollowsItsJob(self.db)
+
+    def _on_queue_job(self, event: JobEvent) -> None:
+        """A TIL whose job was cancelled or failed follows it (``TilFollowsItsJob``)."""
+        if event.job.job_type is JobType.TIL_GENERATION:
+            self._til_follows_its_job(event)
 
     @cached_property
     def cards(self) -> CardService:

@@ -13,7 +13,6 @@ from san_desktop.core.logging_setup import setup_logging
 from san_desktop.core.paths import database_path, ensure_data_dir, resolve_data_dir
 from san_desktop.db.database import Database, open_database
 from san_desktop.db.integrity import IntegrityCheck
-from san_desktop.services.app_sessions import end_session, start_session
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +33,8 @@ class Backend:
         self._closed = True
         try:
             if self.session_id is not None:
+                from san_desktop.services.app_sessions import end_session
+
                 end_session(self.db, self.session_id)
         except Exception:
             log.exception("Could not record the end of app session %s", self.session_id)
@@ -47,6 +48,13 @@ class Backend:
         """The app session of a backend that holds the instance lock (the runner needs one)."""
         assert self.session_id is not None, "opened without the instance lock"
         return self.session_id
+
+
+def _start_session(db: Database, kind: str) -> str:
+    # loaded here, not with the module: a command without the instance lock records no session
+    from san_desktop.services.app_sessions import start_session
+
+    return start_session(db, kind)
 
 
 def start_backend(
@@ -73,7 +81,7 @@ def start_backend(
             instance.release()
         raise
     try:
-        session_id = start_session(db, kind) if lock else None
+        session_id = _start_session(db, kind) if lock else None
     except BaseException:
         db.dispose()
         if instance is not None:

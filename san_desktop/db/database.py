@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import sqlalchemy as sa
-from sqlalchemy.orm import Session, sessionmaker
 
 from san_desktop.core.errors import DatabaseDamagedError, DatabaseLockedError, StorageFullError, is_storage_full
 from san_desktop.core.sqlite_codes import is_damaged, is_locked
@@ -18,13 +18,21 @@ from san_desktop.db.engine import BUSY_TIMEOUT_MS, SqliteDriver, choose_driver, 
 from san_desktop.db.integrity import IntegrityCheck
 from san_desktop.db.migrate import MigrationResult, latest_backup, migrate
 
+if TYPE_CHECKING:  # the ORM loads when a session is first used: a command line capture writes without it
+    from sqlalchemy.orm import Session, sessionmaker
+
+# a transaction to write in: an ORM session (``Database.write``) or a Core connection (``write_connection``)
+SessionOrConnection: TypeAlias = "Session | sa.Connection"
+
+# key in a ``write_connection`` connection's ``info``: what runs once its transaction committed
+_AFTER_COMMIT = "san_after_commit"
+
 
 @dataclass
 class Database:
     path: Path
     driver: SqliteDriver
     engine: sa.Engine
-    sessions: sessionmaker[Session]
     migration: MigrationResult
     # Writers of this process take turns here rather than in SQLite's busy handler, which sleeps longer and
     # longer between tries (up to a tenth of a second): two card workers slept past each other's commits that
@@ -42,12 +50,21 @@ class Database:
         finally:
             self._write_turn.release()
 
+    @cached_property
+    def sessions(self) -> sessionmaker[Session]:
+        """The session factory, made on first use."""
+        from sqlalchemy.orm import sessionmaker
+
+        return sessionmaker(self.engine, expire_on_commit=False)
+
     @contextmanager
     def write(self) -> Iterator[Session]:
         """One unit of work that writes: takes SQLite's write lock up front (BEGIN IMMEDIATE), so a
         read-then-write transaction never fails half-way on a lock, and commits once on success.
         A lock held elsewhere past the busy timeout raises ``DatabaseLockedError``, a full disk
         ``StorageFullError``."""
+        from sqlalchemy.orm import Session
+
         with (
             self._turn(),
             self._explain_locks(),
@@ -56,6 +73,34 @@ class Database:
             session.begin(),
         ):
             yield session
+
+    @contextmanager
+    def write_connection(self) -> Iterator[sa.Connection]:
+        """``write`` on SQLAlchemy Core, for writes that need no ORM (capturing a scrap): the same
+        ``BEGIN IMMEDIATE``, one commit, errors explained. What ``after_commit`` was given runs once the
+        transaction committed, and not at all when it rolled back."""
+        committed: list[Callable[[], None]] = []
+        with (
+            self._turn(),
+            self._explain_locks(),
+            self.engine.connect().execution_options(sqlite_begin="IMMEDIATE") as connection,
+        ):
+            connection.info[_AFTER_COMMIT] = committed
+            try:
+                with connection.begin():
+                    yield connection
+            finally:
+                del connection.info[_AFTER_COMMIT]  # the info stays with the pooled connection
+        for callback in committed:
+            callback()
+
+    @staticmethod
+    def after_commit(connection: sa.Connection, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once the transaction of ``write_connection`` that ``connection`` is in committed."""
+        pending = connection.info.get(_AFTER_COMMIT)
+        if pending is None:
+            raise RuntimeError("after_commit needs a connection from Database.write_connection")
+        pending.append(callback)
 
     @contextmanager
     def write_cursor(self) -> Iterator[Any]:
@@ -110,6 +155,5 @@ def open_database(path: Path, driver: SqliteDriver | None = None, *, checked: In
         path=path,
         driver=chosen,
         engine=engine,
-        sessions=sessionmaker(engine, expire_on_commit=False),
         migration=result,
     )

@@ -1,5 +1,8 @@
 """Typed SQLAlchemy models. The schema itself is created by the Alembic migrations in migrations/;
-a drift guard test checks that migrating to head yields exactly what these models describe."""
+a drift guard test checks that migrating to head yields exactly what these models describe.
+
+The tables that capturing a scrap writes are declared as Core tables in ``db.tables`` (a command line
+capture does not load the ORM); their models here are mapped onto them, so each table is declared once."""
 
 from __future__ import annotations
 
@@ -10,7 +13,6 @@ import sqlalchemy as sa
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from san_desktop.core.enums import (
-    ACTIVE_JOB_STATUSES,
     AttemptOutcome,
     CommitStatus,
     CommitTarget,
@@ -26,21 +28,14 @@ from san_desktop.core.enums import (
 from san_desktop.core.ids import new_id
 from san_desktop.core.timeutil import utcnow
 from san_desktop.core.workflow import TilStatus
+from san_desktop.db import tables
 from san_desktop.db.types import UTCDateTime, enum_column_type
 
-NAMING_CONVENTION = {
-    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
-    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
-    "ck": "ck_%(table_name)s_%(constraint_name)s",
-    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-    "pk": "pk_%(table_name)s",
-}
-
-ID = sa.String(36)
+ID = tables.ID
 
 
 class Base(DeclarativeBase):
-    metadata = sa.MetaData(naming_convention=NAMING_CONVENTION)
+    metadata = tables.metadata
     type_annotation_map: ClassVar[dict[Any, Any]] = {datetime: UTCDateTime()}
 
 
@@ -67,37 +62,21 @@ class AppSession(Base):
 
 
 class Scrap(Base):
-    __tablename__ = "scraps"
-    __table_args__ = (
-        # One live scrap per content and source type; a deleted scrap frees its content again.
-        sa.Index(
-            "uq_scraps_source_type_content_hash",
-            "source_type",
-            "content_hash",
-            unique=True,
-            sqlite_where=sa.text("deleted_at IS NULL"),
-        ),
-        sa.Index("ix_scraps_created_at", "created_at"),
-    )
+    __table__ = tables.scraps
 
-    id: Mapped[str] = _id_column()
-    source_type: Mapped[SourceType] = mapped_column(enum_column_type(SourceType, "source_type"))
-    source_ref: Mapped[str | None] = mapped_column(sa.Text)
-    # a link's scrap: its normalised URL until the page is fetched, then the page's readable text
-    content: Mapped[str] = mapped_column(sa.Text)
-    raw_content: Mapped[str | None] = mapped_column(sa.Text)  # e.g. the HTML a text was taken from
-    # sha256 of the content as captured (of a link's scrap: of its normalised URL, kept after the fetch)
-    content_hash: Mapped[str] = mapped_column(sa.String(64))
-    title: Mapped[str | None] = mapped_column(sa.Text)  # a fetched page's title
-    # NULL: not refined yet; "": refined, and refining changed nothing (read ``refined_content or content``)
-    refined_content: Mapped[str | None] = mapped_column(sa.Text)
-    created_at: Mapped[datetime] = _created_column()
+    id: Mapped[str]
+    source_type: Mapped[SourceType]
+    source_ref: Mapped[str | None]
+    content: Mapped[str]
+    raw_content: Mapped[str | None]
+    content_hash: Mapped[str]
+    title: Mapped[str | None]
+    refined_content: Mapped[str | None]
+    created_at: Mapped[datetime]
     deleted_at: Mapped[datetime | None]
-    # its page fetch, analysis or refinement failed for good or was cancelled: left for the person to retry
-    # (the sweep never re-runs it by itself), whether or not that job's row is still kept (revision 0016)
-    fetch_stopped: Mapped[bool] = mapped_column(default=False, server_default=sa.false())
-    analysis_stopped: Mapped[bool] = mapped_column(default=False, server_default=sa.false())
-    refine_stopped: Mapped[bool] = mapped_column(default=False, server_default=sa.false())
+    fetch_stopped: Mapped[bool]
+    analysis_stopped: Mapped[bool]
+    refine_stopped: Mapped[bool]
 
     card: Mapped[KnowledgeCard | None] = relationship(back_populates="scrap")
 
@@ -132,23 +111,20 @@ class Tag(Base):
 
 
 class KnowledgeCard(Base):
-    __tablename__ = "knowledge_cards"
+    __table__ = tables.knowledge_cards
 
-    id: Mapped[str] = _id_column()
-    scrap_id: Mapped[str] = mapped_column(ID, sa.ForeignKey("scraps.id", ondelete="CASCADE"), unique=True)
-    title: Mapped[str] = mapped_column(sa.String(200))
-    summary: Mapped[str] = mapped_column(sa.Text)
-    category_id: Mapped[str | None] = mapped_column(ID, sa.ForeignKey("categories.id", ondelete="SET NULL"), index=True)
-    embedding_model: Mapped[str | None] = mapped_column(sa.String(200))
-    # fields the person corrected (``services.card_edits``): analysing the card again keeps them unless asked
-    title_edited: Mapped[bool] = mapped_column(default=False, server_default=sa.false())
-    summary_edited: Mapped[bool] = mapped_column(default=False, server_default=sa.false())
-    tags_edited: Mapped[bool] = mapped_column(default=False, server_default=sa.false())
-    category_edited: Mapped[bool] = mapped_column(default=False, server_default=sa.false())
-    created_at: Mapped[datetime] = _created_column()
-    # the last change of what the card says (title, summary, tags, category): a day's TIL inputs; a new
-    # vector alone leaves it
-    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+    id: Mapped[str]
+    scrap_id: Mapped[str]
+    title: Mapped[str]
+    summary: Mapped[str]
+    category_id: Mapped[str | None]
+    embedding_model: Mapped[str | None]
+    title_edited: Mapped[bool]
+    summary_edited: Mapped[bool]
+    tags_edited: Mapped[bool]
+    category_edited: Mapped[bool]
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
 
     scrap: Mapped[Scrap] = relationship(back_populates="card")
     category: Mapped[Category | None] = relationship()
@@ -173,44 +149,26 @@ class CardEmbedding(Base):
 
 
 class AsyncJob(Base):
-    """The job queue and its record. ``target_id`` has no foreign key: its meaning depends on the type."""
+    """The job queue and its record (``tables.async_jobs``)."""
 
-    __tablename__ = "async_jobs"
-    __table_args__ = (
-        # At most one job that will still run per (target, type); finished jobs may pile up freely.
-        sa.Index(
-            "uq_async_jobs_active_target_job_type",
-            "target_id",
-            "job_type",
-            unique=True,
-            sqlite_where=sa.text(
-                "status IN (" + ", ".join(f"'{status.value}'" for status in ACTIVE_JOB_STATUSES) + ")"
-            ),
-        ),
-        # claim order: the oldest runnable job first (ids are time-ordered UUIDv7)
-        sa.Index("ix_async_jobs_status_id", "status", "id"),
-        sa.Index("ix_async_jobs_target_id", "target_id"),
-        sa.Index("ix_async_jobs_updated_at", "updated_at"),
-        sa.CheckConstraint("attempts >= 0", name="attempts_non_negative"),
-        sa.CheckConstraint("max_attempts >= 1", name="max_attempts_positive"),
-    )
+    __table__ = tables.async_jobs
 
-    id: Mapped[str] = _id_column()
-    job_type: Mapped[JobType] = mapped_column(enum_column_type(JobType, "job_type"))
-    target_id: Mapped[str] = mapped_column(ID)
-    status: Mapped[JobStatus] = mapped_column(enum_column_type(JobStatus, "status"), default=JobStatus.PENDING)
-    payload: Mapped[str | None] = mapped_column(sa.Text)  # small JSON parameters, if a type needs any
-    error_message: Mapped[str | None] = mapped_column(sa.String(1000))
-    error_kind: Mapped[ErrorKind | None] = mapped_column(enum_column_type(ErrorKind, "error_kind"))
-    attempts: Mapped[int] = mapped_column(default=0)
-    max_attempts: Mapped[int] = mapped_column(default=3)
+    id: Mapped[str]
+    job_type: Mapped[JobType]
+    target_id: Mapped[str]
+    status: Mapped[JobStatus]
+    payload: Mapped[str | None]
+    error_message: Mapped[str | None]
+    error_kind: Mapped[ErrorKind | None]
+    attempts: Mapped[int]
+    max_attempts: Mapped[int]
     run_after: Mapped[datetime | None]
-    owner_session: Mapped[str | None] = mapped_column(ID, sa.ForeignKey("app_sessions.id", ondelete="SET NULL"))
+    owner_session: Mapped[str | None]
     lease_until: Mapped[datetime | None]
-    run_id: Mapped[str | None] = mapped_column(ID)  # the current (or last) attempt's run: its files carry it
-    created_at: Mapped[datetime] = _created_column()
-    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
-    started_at: Mapped[datetime | None]  # when the current attempt started: thresholds count from here
+    run_id: Mapped[str | None]
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+    started_at: Mapped[datetime | None]
     finished_at: Mapped[datetime | None]
 
     attempt_rows: Mapped[list[JobAttempt]] = relationship(back_populates="job", order_by="JobAttempt.started_at")
@@ -236,18 +194,15 @@ class JobAttempt(Base):
 
 
 class ChangeNotice(Base):
-    """What a process changed (a scrap captured, deleted or restored...), so that another open window
-    can show it within a poll: ids grow in commit order, readers ask for those above the last they saw.
-    Rows older than a day are pruned by the recovery sweep."""
+    """A change another open window should show (``tables.change_notices``)."""
 
-    __tablename__ = "change_notices"
-    __table_args__ = (sa.Index("ix_change_notices_created_at", "created_at"),)
+    __table__ = tables.change_notices
 
-    id: Mapped[int] = mapped_column(sa.Integer, primary_key=True, autoincrement=True)
-    origin: Mapped[str] = mapped_column(sa.String(36))  # the writing process's facade, to skip its own
-    kind: Mapped[str] = mapped_column(sa.String(20))  # "scrap", "card", ...
-    item_id: Mapped[str] = mapped_column(ID)
-    created_at: Mapped[datetime] = _created_column()
+    id: Mapped[int]
+    origin: Mapped[str]
+    kind: Mapped[str]
+    item_id: Mapped[str]
+    created_at: Mapped[datetime]
 
 
 class DailySummary(Base):

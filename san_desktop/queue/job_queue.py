@@ -12,12 +12,11 @@ import threading
 from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, SessionTransaction
 
 from san_desktop.core.enums import (
     ACTIVE_JOB_STATUSES,
@@ -33,9 +32,9 @@ from san_desktop.core.redact import error_details, error_message
 from san_desktop.core.settings import JobSettings
 from san_desktop.core.sqlite_codes import is_constraint
 from san_desktop.core.timeutil import utcnow
-from san_desktop.db.database import Database
-from san_desktop.db.models import AsyncJob, JobAttempt
-from san_desktop.queue import claims, upkeep
+from san_desktop.db.database import Database, SessionOrConnection
+from san_desktop.db.tables import async_jobs
+from san_desktop.queue import claims
 from san_desktop.queue.errors import (
     DuplicateJobError,
     JobCancelledError,
@@ -54,6 +53,9 @@ from san_desktop.queue.records import (
 )
 from san_desktop.queue.store import Listener, Recovered
 from san_desktop.queue.transitions import RETRYABLE_STATUSES, sources_of
+
+if TYPE_CHECKING:  # the ORM (and ``queue.upkeep``, which needs it) loads when first used: a capture needs neither
+    from sqlalchemy.orm import Session, SessionTransaction
 
 log = logging.getLogger(__name__)
 
@@ -111,11 +113,11 @@ class JobQueue:
                     log.exception("A job listener failed on %s", item)
 
     @contextmanager
-    def _unit(self) -> Iterator[tuple[Session, list[JobEvent]]]:
+    def _unit(self) -> Iterator[tuple[sa.Connection, list[JobEvent]]]:
         """A write transaction whose collected events are announced once it committed."""
         events: list[JobEvent] = []
-        with self.db.write() as session:
-            yield session, events
+        with self.db.write_connection() as connection:
+            yield connection, events
         self.announce(events)
 
     # --- enqueue ------------------------------------------------------------------------------
@@ -125,12 +127,13 @@ class JobQueue:
         job_type: JobType,
         target_id: str,
         *,
-        session: Session | None = None,
+        session: SessionOrConnection | None = None,
         payload: str | None = None,
         max_attempts: int | None = None,
     ) -> JobRecord:
-        """Add a PENDING job. With ``session``, inside the caller's open transaction: the job is
-        announced (and so can run) only if and when that transaction commits.
+        """Add a PENDING job. With ``session`` (an ORM session or a ``Database.write_connection``), inside the
+        caller's open transaction: the job is announced (and so can run) only if and when that transaction
+        commits.
 
         Raises ``DuplicateJobError`` naming the active job when one of this type and target exists;
         the database's partial unique index decides, so there is no check-then-insert race.
@@ -146,40 +149,62 @@ class JobQueue:
 
     def _insert(
         self,
-        session: Session,
+        session: SessionOrConnection,
         job_type: JobType,
         target_id: str,
         payload: str | None,
         max_attempts: int | None,
     ) -> JobRecord:
+        # a Core insert, so that a capture enqueues its jobs without the ORM
         now = self.clock()
-        row = AsyncJob(
+        record = JobRecord(
             id=new_id(),
             job_type=job_type,
             target_id=target_id,
             status=JobStatus.PENDING,
-            payload=payload,
             attempts=0,
             max_attempts=max_attempts or self.settings.max_attempts,
+            error_message=None,
+            error_kind=None,
+            payload=payload,
+            run_after=None,
+            owner_session=None,
+            lease_until=None,
             created_at=now,
             updated_at=now,
+            started_at=None,
+            finished_at=None,
         )
+        values = {
+            "id": record.id,
+            "job_type": job_type,
+            "target_id": target_id,
+            "status": record.status,
+            "payload": payload,
+            "attempts": record.attempts,
+            "max_attempts": record.max_attempts,
+            "created_at": now,
+            "updated_at": now,
+        }
         try:
             with session.begin_nested():  # a duplicate must not spoil the caller's transaction
-                session.add(row)
+                session.execute(sa.insert(async_jobs).values(values))
         except IntegrityError as exc:
             # the partial unique index on active jobs refused it: by its code, and the job that holds it
             existing = self.active_job_id(session, job_type, target_id) if is_constraint(exc) else None
             if existing is None:
                 raise
             raise DuplicateJobError(job_type, target_id, existing) from None
-        return JobRecord.from_row(row)
+        return record
 
     def _announce_after_commit(
-        self, session: Session, item: JobEvent, *, claimed: tuple[NextClaim, Claim] | None = None
+        self, session: SessionOrConnection, item: JobEvent, *, claimed: tuple[NextClaim, Claim] | None = None
     ) -> None:
         """Announce ``item`` when the caller's outermost transaction commits (and hand a claim made in
         it to whoever asked for it); forget both on rollback."""
+        if isinstance(session, sa.Connection):  # a Core transaction: ``write_connection`` keeps the callbacks
+            self.db.after_commit(session, lambda: self._on_connection_commit(item, claimed))
+            return
         session.info.setdefault(_PENDING_EVENTS, []).append(item)
         if claimed is not None:
             session.info.setdefault(_PENDING_CLAIMS, []).append(claimed)
@@ -187,6 +212,12 @@ class JobQueue:
             session.info[_HOOKED] = True
             event.listen(session, "after_commit", self._on_session_commit)
             event.listen(session, "after_soft_rollback", self._on_session_soft_rollback)
+
+    def _on_connection_commit(self, item: JobEvent, claimed: tuple[NextClaim, Claim] | None) -> None:
+        if claimed is not None:
+            then, claim = claimed
+            then.claim = claim
+        self.announce([item])
 
     def _on_session_commit(self, session: Session) -> None:
         for then, claim in session.info.pop(_PENDING_CLAIMS, []):
@@ -200,7 +231,7 @@ class JobQueue:
             session.info.pop(_PENDING_CLAIMS, None)
 
     def active_or_enqueue(
-        self, session: Session, job_type: JobType, target_id: str, *, payload: str | None = None
+        self, session: SessionOrConnection, job_type: JobType, target_id: str, *, payload: str | None = None
     ) -> JobRecord:
         """The job of ``job_type`` that will still run for ``target_id``, or a new one enqueued in the
         caller's transaction (a second request while one waits or runs gets the first)."""
@@ -210,12 +241,13 @@ class JobQueue:
         return self.enqueue(job_type, target_id, session=session, payload=payload)
 
     @staticmethod
-    def active_job_id(session: Session, job_type: JobType, target_id: str) -> str | None:
+    def active_job_id(session: SessionOrConnection, job_type: JobType, target_id: str) -> str | None:
+        jobs = async_jobs.c
         return session.scalar(
-            sa.select(AsyncJob.id).where(
-                AsyncJob.job_type == job_type,
-                AsyncJob.target_id == target_id,
-                AsyncJob.status.in_(ACTIVE_JOB_STATUSES),
+            sa.select(jobs.id).where(
+                jobs.job_type == job_type,
+                jobs.target_id == target_id,
+                jobs.status.in_(ACTIVE_JOB_STATUSES),
             )
         )
 
@@ -231,10 +263,10 @@ class JobQueue:
         now = self.clock()
         with self.db.sessions() as session:
             count, first = session.execute(
-                sa.select(sa.func.count(), sa.func.min(AsyncJob.run_after)).where(
-                    AsyncJob.status == JobStatus.PENDING,
-                    AsyncJob.job_type.in_(list(job_types)),
-                    AsyncJob.run_after > now,
+                sa.select(sa.func.count(), sa.func.min(async_jobs.c.run_after)).where(
+                    async_jobs.c.status == JobStatus.PENDING,
+                    async_jobs.c.job_type.in_(list(job_types)),
+                    async_jobs.c.run_after > now,
                 )
             ).one()
         if not count or first is None:
@@ -245,16 +277,15 @@ class JobQueue:
         """Let waiting retries of ``job_types`` run now (what made them fail was fixed)."""
         with self._unit() as (session, events):
             now = self.clock()
-            rows = session.scalars(
-                sa.update(AsyncJob)
+            rows = session.execute(
+                sa.update(async_jobs)
                 .where(
-                    AsyncJob.status == JobStatus.PENDING,
-                    AsyncJob.job_type.in_(list(job_types)),
-                    AsyncJob.run_after > now,
+                    async_jobs.c.status == JobStatus.PENDING,
+                    async_jobs.c.job_type.in_(list(job_types)),
+                    async_jobs.c.run_after > now,
                 )
                 .values(run_after=None, updated_at=now)
-                .returning(AsyncJob)
-                .execution_options(synchronize_session=False, populate_existing=True)
+                .returning(*async_jobs.c)
             ).all()
             records = [JobRecord.from_row(row) for row in rows]
             events.extend(JobEvent(record, JobStatus.PENDING) for record in records)
@@ -262,13 +293,13 @@ class JobQueue:
 
     def _runnable_ids(self, job_types: Collection[JobType], now: datetime) -> sa.Select[str]:
         return (
-            sa.select(AsyncJob.id)
+            sa.select(async_jobs.c.id)
             .where(
-                AsyncJob.status == JobStatus.PENDING,
-                AsyncJob.job_type.in_(list(job_types)),
-                sa.or_(AsyncJob.run_after.is_(None), AsyncJob.run_after <= now),
+                async_jobs.c.status == JobStatus.PENDING,
+                async_jobs.c.job_type.in_(list(job_types)),
+                sa.or_(async_jobs.c.run_after.is_(None), async_jobs.c.run_after <= now),
             )
-            .order_by(AsyncJob.id)
+            .order_by(async_jobs.c.id)
         )
 
     def claim_next(self, session_id: str, pool: JobPool, job_types: Collection[JobType]) -> Claim | None:
@@ -487,15 +518,21 @@ class JobQueue:
     def recover_interrupted(self, session: Session, live_session: str, now: datetime) -> Recovered:
         """Attempts a dead session left running: INTERRUPTED in their history, their jobs queued again (or
         failed, once interrupted too often). The events are the caller's to announce once it committed."""
+        from san_desktop.queue import upkeep
+
         return upkeep.recover_interrupted(session, live_session, self.settings, now)
 
     def retry_transient_failures(self, session: Session, now: datetime) -> list[JobEvent]:
+        from san_desktop.queue import upkeep
+
         return upkeep.retry_transient_failures(session, now)
 
     def prune(self, session: Session, limit: int) -> int:
         """Delete up to ``limit`` finished jobs older than the settings keep them (``upkeep.prune``), failed
         and cancelled ones only while no failure group is on screen. What a domain row must remember of its
         jobs it keeps itself (a scrap's stopped work), so pruning changes no behaviour."""
+        from san_desktop.queue import upkeep
+
         completed_only = self._failures_on_screen
         return upkeep.prune(session, self.settings, self.clock(), limit, completed_only=completed_only)
 
@@ -507,8 +544,8 @@ class JobQueue:
     # --- reading ------------------------------------------------------------------------------
 
     @staticmethod
-    def _require(session: Session, job_id: str) -> AsyncJob:
-        row = session.get(AsyncJob, job_id)
+    def _require(session: SessionOrConnection, job_id: str) -> sa.Row[Any]:
+        row = session.execute(sa.select(async_jobs).where(async_jobs.c.id == job_id)).one_or_none()
         if row is None:
             raise JobNotFoundError(job_id)
         return row
@@ -520,6 +557,8 @@ class JobQueue:
     def attempts(self, job_id: str) -> list[AttemptRecord]:
         """Every attempt of the job, oldest first: those that did not succeed (their rows), then the job's
         own current attempt when it runs or succeeded (as River keeps them: the row is its attempt)."""
+        from san_desktop.db.models import JobAttempt
+
         with self.db.sessions() as session:
             job = self._require(session, job_id)
             rows = session.scalars(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from san_desktop.core.enums import (
     JOB_POOLS,
@@ -14,7 +15,11 @@ from san_desktop.core.enums import (
     JobStatus,
     JobType,
 )
-from san_desktop.db.models import AsyncJob, JobAttempt
+
+if TYPE_CHECKING:  # only for the types: these records cross threads without the ORM (or its import)
+    import sqlalchemy as sa
+
+    from san_desktop.db.models import AsyncJob, JobAttempt
 
 
 @dataclass(frozen=True)
@@ -54,7 +59,8 @@ class JobRecord:
         return JOB_POOLS[self.job_type]
 
     @classmethod
-    def from_row(cls, row: AsyncJob) -> JobRecord:
+    def from_row(cls, row: AsyncJob | sa.Row[Any]) -> JobRecord:
+        """Of a model or of a row of ``tables.async_jobs``."""
         return cls(
             id=row.id,
             job_type=JobType(row.job_type),

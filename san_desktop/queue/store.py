@@ -16,14 +16,15 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
-
-from sqlalchemy.orm import Session
+from typing import TYPE_CHECKING, Protocol
 
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, AttemptOutcome, JobPool, JobStatus, JobType
 from san_desktop.core.settings import JobSettings
-from san_desktop.db.database import Database
+from san_desktop.db.database import Database, SessionOrConnection
 from san_desktop.queue.records import AttemptRecord, BulkResult, Claim, Classification, JobEvent, JobRecord, NextClaim
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 Listener = Callable[[JobEvent], None]
 
@@ -55,14 +56,14 @@ class JobStore(Protocol):
         job_type: JobType,
         target_id: str,
         *,
-        session: Session | None = None,
+        session: SessionOrConnection | None = None,
         payload: str | None = None,
         max_attempts: int | None = None,
     ) -> JobRecord: ...
     def active_or_enqueue(
-        self, session: Session, job_type: JobType, target_id: str, *, payload: str | None = None
+        self, session: SessionOrConnection, job_type: JobType, target_id: str, *, payload: str | None = None
     ) -> JobRecord: ...
-    def active_job_id(self, session: Session, job_type: JobType, target_id: str) -> str | None: ...
+    def active_job_id(self, session: SessionOrConnection, job_type: JobType, target_id: str) -> str | None: ...
 
     # --- a worker's claim, lease and finish ---------------------------------------------------------
     def has_runnable(self, job_types: Collection[JobType]) -> bool: ...

@@ -44,10 +44,6 @@ class ScrapInfo:
         return self.source_type is SourceType.URL and self.content == self.source_ref
 
 
-# A link scrap whose page was not fetched yet: analysing or refining it waits for the page.
-AWAITING_PAGE = sa.and_(Scrap.source_type == SourceType.URL, Scrap.content == Scrap.source_ref)
-
-
 def scrap_infos(session: Session, ids: list[str]) -> list[ScrapInfo]:
     """What the Inbox shows of the scraps ``ids`` (those that exist, in that order), with the state of
     their newest analysis, refinement and page fetch."""

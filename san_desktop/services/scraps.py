@@ -5,13 +5,14 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
 
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus, JobType, SourceType
 from san_desktop.core.errors import SanError, TargetNotFoundError
+from san_desktop.core.ids import new_id
 from san_desktop.core.inputs import read_file
 from san_desktop.core.text import (
     DEFAULT_MAX_CAPTURE_BYTES,
@@ -26,17 +27,24 @@ from san_desktop.core.text import (
 from san_desktop.core.timeutil import utcnow
 from san_desktop.core.urls import normalize_url
 from san_desktop.db.changes import ChangeLog
-from san_desktop.db.database import Database
-from san_desktop.db.models import AsyncJob, KnowledgeCard, Scrap
+from san_desktop.db.database import Database, SessionOrConnection
+from san_desktop.db.tables import async_jobs, knowledge_cards, scraps
 from san_desktop.queue.errors import DuplicateJobError
 from san_desktop.queue.job_queue import SWEEP_HOOK_BATCH
 from san_desktop.queue.store import JobStore
-from san_desktop.services.scrap_info import AWAITING_PAGE, ScrapInfo, scrap_infos
+
+if TYPE_CHECKING:  # capturing runs on SQLAlchemy Core; the rest loads the ORM when first used
+    from sqlalchemy.orm import Session
+
+    from san_desktop.services.scrap_info import ScrapInfo
 
 log = logging.getLogger(__name__)
 
 SCRAP_NOTICE = "scrap"  # the kind of change notice for a scrap
 TEXT_FILE_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm")
+
+# A link scrap whose page was not fetched yet: analysing or refining it waits for the page.
+AWAITING_PAGE = sa.and_(scraps.c.source_type == SourceType.URL, scraps.c.content == scraps.c.source_ref)
 
 
 class ScrapNotFoundError(SanError):
@@ -72,7 +80,7 @@ class ScrapService:
         self.max_bytes = max_bytes
         self.changelog = changelog  # notices for other open windows, written with each change
 
-    def _notice(self, session: Session, scrap_id: str) -> None:
+    def _notice(self, session: SessionOrConnection, scrap_id: str) -> None:
         if self.changelog is not None:
             self.changelog.record(session, SCRAP_NOTICE, [scrap_id])
 
@@ -95,25 +103,25 @@ class ScrapService:
             log.info("Not keeping the %d-character source of a scrap: over the size limit", len(raw_content))
             raw_content = None
         digest = content_hash(normalized)
-        with self.db.write() as session:
-            existing = self._live_scrap_id(session, source_type, digest)
+        with self.db.write_connection() as connection:
+            existing = self._live_scrap_id(connection, source_type, digest)
             if existing is not None:
-                return self._on_duplicate(session, existing)
-            scrap = Scrap(
-                source_type=source_type,
-                source_ref=source_ref,
-                content=normalized,
-                raw_content=raw_content,
-                content_hash=digest,
-            )
-            existing = self._insert(session, scrap)
+                return self._on_duplicate(connection, existing)
+            scrap = {
+                "source_type": source_type,
+                "source_ref": source_ref,
+                "content": normalized,
+                "raw_content": raw_content,
+                "content_hash": digest,
+            }
+            scrap_id, existing = self._insert(connection, scrap)
             if existing is not None:
-                return self._on_duplicate(session, existing)
-            analysis = self.queue.enqueue(JobType.CARD_ANALYSIS, scrap.id, session=session)
-            refine = self.queue.enqueue(JobType.SCRAP_REFINE, scrap.id, session=session)
-            self._notice(session, scrap.id)
-        log.info("Scrapped %s (%s, %d characters)", scrap.id, source_type.value, len(normalized))
-        return CaptureResult(scrap.id, True, analysis.id, refine.id)
+                return self._on_duplicate(connection, existing)
+            analysis = self.queue.enqueue(JobType.CARD_ANALYSIS, scrap_id, session=connection)
+            refine = self.queue.enqueue(JobType.SCRAP_REFINE, scrap_id, session=connection)
+            self._notice(connection, scrap_id)
+        log.info("Scrapped %s (%s, %d characters)", scrap_id, source_type.value, len(normalized))
+        return CaptureResult(scrap_id, True, analysis.id, refine.id)
 
     def capture_html(self, markup: str, source_ref: str | None = None) -> CaptureResult:
         """HTML is stored as readable text, with the HTML source kept beside it."""
@@ -131,27 +139,29 @@ class ScrapService:
             return self.capture(text, SourceType.URL, url.strip())
         check_capturable(address, self.max_bytes)
         digest = content_hash(address)
-        with self.db.write() as session:
-            existing = self._live_scrap_id(session, SourceType.URL, digest)
+        with self.db.write_connection() as connection:
+            existing = self._live_scrap_id(connection, SourceType.URL, digest)
             if existing is None:
-                scrap = Scrap(
-                    source_type=SourceType.URL,
-                    source_ref=address,
-                    content=address,
-                    content_hash=digest,
-                    title=title if title != address else None,
-                )
-                existing = self._insert(session, scrap)
+                scrap = {
+                    "source_type": SourceType.URL,
+                    "source_ref": address,
+                    "content": address,
+                    "content_hash": digest,
+                    "title": title if title != address else None,
+                }
+                scrap_id, existing = self._insert(connection, scrap)
             if existing is not None:
-                return self._on_duplicate(session, existing)
-            fetch = self.queue.enqueue(JobType.PAGE_FETCH, scrap.id, session=session)
-            self._notice(session, scrap.id)
-        log.info("Scrapped a link %s; its page will be fetched", scrap.id)
-        return CaptureResult(scrap.id, True, None, None, fetch.id)
+                return self._on_duplicate(connection, existing)
+            fetch = self.queue.enqueue(JobType.PAGE_FETCH, scrap_id, session=connection)
+            self._notice(connection, scrap_id)
+        log.info("Scrapped a link %s; its page will be fetched", scrap_id)
+        return CaptureResult(scrap_id, True, None, None, fetch.id)
 
     def analyse_link_now(self, scrap_id: str) -> str:
         """Make the card of a link from its address and title alone (its page could not be fetched, or the
         user will not wait); the id of the CARD_ANALYSIS job."""
+        from san_desktop.db.models import Scrap
+
         with self.db.write() as session:
             scrap = session.get(Scrap, scrap_id)
             if scrap is None or scrap.deleted_at is not None:
@@ -165,6 +175,8 @@ class ScrapService:
     def save_page(self, session: Session, scrap_id: str, title: str, text: str) -> None:
         """Store a link's fetched page as the scrap's text (in the fetch job's completing transaction) and
         ask for its card and refinement in the same transaction."""
+        from san_desktop.db.models import Scrap
+
         scrap = session.get(Scrap, scrap_id)
         if scrap is None or scrap.deleted_at is not None:
             raise TargetNotFoundError(f"scrap {scrap_id} was deleted")
@@ -180,17 +192,19 @@ class ScrapService:
         self._notice(session, scrap_id)
 
     @staticmethod
-    def _insert(session: Session, scrap: Scrap) -> str | None:
-        """Add ``scrap``; or, when another process stored the same content first, the id of theirs."""
+    def _insert(connection: sa.Connection, scrap: dict[str, Any]) -> tuple[str, str | None]:
+        """Add a row of ``scraps`` with the values ``scrap`` (its id and its time are made here): its id, and
+        None; or, when another process stored the same content first, the id of theirs."""
+        values = {**scrap, "id": new_id(), "created_at": utcnow()}
         try:
-            with session.begin_nested():
-                session.add(scrap)
+            with connection.begin_nested():
+                connection.execute(sa.insert(scraps).values(values))
         except IntegrityError:
-            existing = ScrapService._live_scrap_id(session, scrap.source_type, scrap.content_hash)
+            existing = ScrapService._live_scrap_id(connection, scrap["source_type"], scrap["content_hash"])
             if existing is None:
                 raise
-            return existing
-        return None
+            return values["id"], existing
+        return values["id"], None
 
     def capture_file(self, path: Path) -> CaptureResult:
         if path.is_dir():
@@ -207,18 +221,18 @@ class ScrapService:
         return self.capture(text, SourceType.FILE, path.name)
 
     @staticmethod
-    def _live_scrap_id(session: Session, source_type: SourceType, digest: str) -> str | None:
+    def _live_scrap_id(session: SessionOrConnection, source_type: SourceType, digest: str) -> str | None:
         return session.scalar(
-            sa.select(Scrap.id).where(
-                Scrap.source_type == source_type, Scrap.content_hash == digest, Scrap.deleted_at.is_(None)
+            sa.select(scraps.c.id).where(
+                scraps.c.source_type == source_type, scraps.c.content_hash == digest, scraps.c.deleted_at.is_(None)
             )
         )
 
-    def _on_duplicate(self, session: Session, scrap_id: str) -> CaptureResult:
+    def _on_duplicate(self, session: SessionOrConnection, scrap_id: str) -> CaptureResult:
         """Already scrapped: analyse it again only if it has no card and no analysis waiting (a link still
         without its page: fetch it again)."""
-        has_card = session.scalar(sa.select(KnowledgeCard.id).where(KnowledgeCard.scrap_id == scrap_id))
-        awaiting = session.scalar(sa.select(Scrap.id).where(Scrap.id == scrap_id, AWAITING_PAGE))
+        has_card = session.scalar(sa.select(knowledge_cards.c.id).where(knowledge_cards.c.scrap_id == scrap_id))
+        awaiting = session.scalar(sa.select(scraps.c.id).where(scraps.c.id == scrap_id, AWAITING_PAGE))
         if has_card is None and awaiting is not None:
             fetch = self.queue.active_or_enqueue(session, JobType.PAGE_FETCH, scrap_id)
             return CaptureResult(scrap_id, False, None, None, fetch.id)
@@ -235,6 +249,8 @@ class ScrapService:
     def delete(self, scrap_id: str) -> None:
         """Move a scrap to the bin (its card disappears from lists; its waiting jobs will fail as
         "Target data not found"). ``restore`` undoes it."""
+        from san_desktop.db.models import Scrap
+
         with self.db.write() as session:
             scrap = session.get(Scrap, scrap_id)
             if scrap is None or scrap.deleted_at is not None:
@@ -243,6 +259,8 @@ class ScrapService:
             self._notice(session, scrap_id)
 
     def restore(self, scrap_id: str) -> None:
+        from san_desktop.db.models import Scrap
+
         with self.db.write() as session:
             scrap = session.get(Scrap, scrap_id)
             if scrap is None or scrap.deleted_at is None:
@@ -256,9 +274,11 @@ class ScrapService:
 
     def list_scraps(self, *, limit: int = 200, before_id: str | None = None) -> list[ScrapInfo]:
         """Live scraps, newest first."""
-        query = sa.select(Scrap.id).where(Scrap.deleted_at.is_(None)).order_by(Scrap.id.desc()).limit(limit)
+        from san_desktop.services.scrap_info import scrap_infos
+
+        query = sa.select(scraps.c.id).where(scraps.c.deleted_at.is_(None)).order_by(scraps.c.id.desc()).limit(limit)
         if before_id:
-            query = query.where(Scrap.id < before_id)
+            query = query.where(scraps.c.id < before_id)
         with self.db.sessions() as session:
             ids = list(session.scalars(query))
             return scrap_infos(session, ids)
@@ -271,6 +291,8 @@ class ScrapService:
 
     def get_many(self, scrap_ids: list[str]) -> list[ScrapInfo]:
         """The scraps among ``scrap_ids`` that exist (deleted ones included, marked so)."""
+        from san_desktop.services.scrap_info import scrap_infos
+
         with self.db.sessions() as session:
             return scrap_infos(session, scrap_ids)
 
@@ -280,18 +302,18 @@ class ScrapService:
             return {}
         with self.db.sessions() as session:
             rows = session.execute(
-                sa.select(Scrap.id, Scrap.content, KnowledgeCard.title)
-                .outerjoin(KnowledgeCard, KnowledgeCard.scrap_id == Scrap.id)
-                .where(Scrap.id.in_(scrap_ids))
+                sa.select(scraps.c.id, scraps.c.content, knowledge_cards.c.title)
+                .outerjoin(knowledge_cards, knowledge_cards.c.scrap_id == scraps.c.id)
+                .where(scraps.c.id.in_(scrap_ids))
             ).all()
         return {row.id: row.title or preview(row.content, 60) for row in rows}
 
 
 # which of a scrap's columns says that its work of each type stopped (failed for good, or cancelled)
 STOPPED_WORK = {
-    JobType.PAGE_FETCH: Scrap.fetch_stopped,
-    JobType.CARD_ANALYSIS: Scrap.analysis_stopped,
-    JobType.SCRAP_REFINE: Scrap.refine_stopped,
+    JobType.PAGE_FETCH: scraps.c.fetch_stopped,
+    JobType.CARD_ANALYSIS: scraps.c.analysis_stopped,
+    JobType.SCRAP_REFINE: scraps.c.refine_stopped,
 }
 
 
@@ -301,15 +323,10 @@ def remember_stopped_work(session: Session) -> None:
     set stays: the work is asked for again only by a person (a retry, Analyse again), whose job makes it or
     fails it again; with a card or a refined text made, the flag no longer matters."""
     for job_type, column in STOPPED_WORK.items():
-        ended = sa.select(AsyncJob.target_id).where(
-            AsyncJob.job_type == job_type, AsyncJob.status.in_((JobStatus.FAILED, JobStatus.CANCELLED))
+        ended = sa.select(async_jobs.c.target_id).where(
+            async_jobs.c.job_type == job_type, async_jobs.c.status.in_((JobStatus.FAILED, JobStatus.CANCELLED))
         )
-        session.execute(
-            sa.update(Scrap)
-            .where(column.is_(False), Scrap.id.in_(ended))
-            .values({column: True})
-            .execution_options(synchronize_session=False)
-        )
+        session.execute(sa.update(scraps).where(column.is_(False), scraps.c.id.in_(ended)).values({column: True}))
 
 
 def orphan_hook(session: Session, queue: JobStore) -> int:
@@ -317,29 +334,29 @@ def orphan_hook(session: Session, queue: JobStore) -> int:
     scraps without refined content and without an active SCRAP_REFINE job get one. A link still without
     its page gets a PAGE_FETCH job instead (its analysis follows the page)."""
     enqueued = 0  # at most SWEEP_HOOK_BATCH in all (the sweep calls again while any were enqueued)
-    no_card = ~sa.exists().where(KnowledgeCard.scrap_id == Scrap.id)
+    no_card = ~sa.exists().where(knowledge_cards.c.scrap_id == scraps.c.id)
     for job_type, missing in (
         (JobType.PAGE_FETCH, sa.and_(AWAITING_PAGE, no_card)),
         (JobType.CARD_ANALYSIS, sa.and_(no_card, ~AWAITING_PAGE)),
-        (JobType.SCRAP_REFINE, sa.and_(Scrap.refined_content.is_(None), ~AWAITING_PAGE)),
+        (JobType.SCRAP_REFINE, sa.and_(scraps.c.refined_content.is_(None), ~AWAITING_PAGE)),
     ):
         active = sa.exists().where(
-            AsyncJob.target_id == Scrap.id,
-            AsyncJob.job_type == job_type,
-            AsyncJob.status.in_(ACTIVE_JOB_STATUSES),
+            async_jobs.c.target_id == scraps.c.id,
+            async_jobs.c.job_type == job_type,
+            async_jobs.c.status.in_(ACTIVE_JOB_STATUSES),
         )
         # a scrap whose job failed for good, or was cancelled by the user, is left for the user to retry
         # (the job monitor), not re-run forever or against their will: its job says so, or, once that row
         # is pruned, the scrap itself (``remember_stopped_work`` runs before every prune)
         ended_by_user_or_failure = sa.exists().where(
-            AsyncJob.target_id == Scrap.id,
-            AsyncJob.job_type == job_type,
-            AsyncJob.status.in_((JobStatus.FAILED, JobStatus.CANCELLED)),
+            async_jobs.c.target_id == scraps.c.id,
+            async_jobs.c.job_type == job_type,
+            async_jobs.c.status.in_((JobStatus.FAILED, JobStatus.CANCELLED)),
         )
         stopped = STOPPED_WORK[job_type]
         orphans = session.scalars(
-            sa.select(Scrap.id)
-            .where(Scrap.deleted_at.is_(None), missing, ~active, ~ended_by_user_or_failure, stopped.is_(False))
+            sa.select(scraps.c.id)
+            .where(scraps.c.deleted_at.is_(None), missing, ~active, ~ended_by_user_or_failure, stopped.is_(False))
             .limit(SWEEP_HOOK_BATCH - enqueued)
         ).all()
         for scrap_id in orphans:

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from sqlalchemy.orm import sessionmaker
 
 from san_desktop.core.enums import ErrorKind
 from san_desktop.core.errors import DatabaseLockedError, SqliteDriverError
@@ -112,7 +111,7 @@ def test_a_database_locked_elsewhere_is_explained(tmp_path: Path) -> None:
     opened = open_database(tmp_path / "san.db")
     opened.dispose()
     impatient = make_engine(opened.path, opened.driver, busy_timeout_ms=50)  # not 30 s in a test
-    db = replace(opened, engine=impatient, sessions=sessionmaker(impatient))
+    db = replace(opened, engine=impatient)
     other = db.driver.module.connect(str(db.path), timeout=0)
     other.isolation_level = None
     other.execute("BEGIN IMMEDIATE")  # another program holds the write lock
