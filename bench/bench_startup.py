@@ -18,6 +18,12 @@ def _wall(args: list[str], env: dict[str, str], runs: int = 7) -> float:
 def _walls(commands: list[list[str]], env: dict[str, str], runs: int = 7) -> list[float]:
     """Median wall time of each command, run in turn ``runs`` times (alternately, so a busy moment of
     the machine falls on all of them alike)."""
+    # as on a person's machine: Python keeps the modules' bytecode after the first run (this machine's
+    # environment sets PYTHONDONTWRITEBYTECODE, which would compile every module from source at every start)
+    env = {key: value for key, value in env.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    for args in commands:  # (the first run writes the bytecode; not counted)
+        extra = [f"--text=startup bench warm-up {time.time()}"] if args[-1] == "add" else []
+        subprocess.run([*args, *extra], env=env, capture_output=True, check=True)
     times: list[list[float]] = [[] for _ in commands]
     for n in range(runs):
         for index, args in enumerate(commands):
