@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import uuid
 
-from uuid_utils.compat import uuid7
+# uuid_utils' own UUID rather than its ``compat`` one (a stdlib uuid.UUID): the same generator, but its text
+# is made in Rust rather than by the stdlib's much slower __str__ (every job claim makes two ids)
+from uuid_utils import uuid7
 
 
 def new_id() -> str:

@@ -57,7 +57,10 @@ class CircuitBreaker:
         self.max_cooldown = max_cooldown
         self.clock = clock
         self.on_change = on_change
-        self._lock = threading.Lock()
+        # Changes are told while it is held, so that they are told in the order they were made (told after it,
+        # a probe's HALF_OPEN could be told after the CLOSED of a success on another thread, and the pool
+        # shown as testing while it runs). Re-entrant: a listener on the same thread may read the state.
+        self._lock = threading.RLock()
         self._state = BreakerState.CLOSED
         self._failures = 0
         self._cooldown = cooldown
@@ -102,8 +105,8 @@ class CircuitBreaker:
                     return False
             allowed = not self._probe_out
             self._probe_out = True
-        if changed is not None:
-            self._notify(changed)
+            if changed is not None:
+                self._notify(changed)
         return allowed
 
     def release_unused(self) -> None:
@@ -122,9 +125,8 @@ class CircuitBreaker:
             self._probe_out = False
             self._held = None
             self._last_error = None
-            changed = self._status() if was is not BreakerState.CLOSED else None
-        if changed is not None:
-            self._notify(changed)
+            if was is not BreakerState.CLOSED:
+                self._notify(self._status())
 
     def reset(self) -> None:
         """Close at once (the settings that made calls fail changed, or the user said "try now")."""
@@ -147,8 +149,8 @@ class CircuitBreaker:
             elif self._state is BreakerState.CLOSED and self._failures >= self.failure_threshold:
                 self._open()
                 changed = self._status()
-        if changed is not None:
-            self._notify(changed)
+            if changed is not None:
+                self._notify(changed)
 
     def hold(self, reason: str) -> None:
         """Pause until ``reset``, with no probe: ``reason`` (a sentence) says what the user must change."""
@@ -158,9 +160,8 @@ class CircuitBreaker:
             self._retry_at = None
             self._probe_out = False
             self._held = reason
-            status = self._status()
-        if changed:
-            self._notify(status)
+            if changed:
+                self._notify(self._status())
 
     def record_neutral(self) -> None:
         """An outcome that says nothing about the server (permanent error, cancel): free the probe."""

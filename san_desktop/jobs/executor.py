@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
+from collections import deque
 from collections.abc import Callable
 
 from san_desktop.artifacts.store import ArtifactStore
@@ -18,6 +20,18 @@ from san_desktop.queue.records import Claim, Classification, NextClaim
 from san_desktop.queue.store import JobStore
 
 log = logging.getLogger(__name__)
+
+# A worker claims several jobs at once only while its pool's jobs are quick, where a claim's transaction is a
+# large share of what a job costs. The jobs it holds wait, claimed, behind the one that runs, where no other
+# worker can take them; and a worker that seldom waits for the database seldom lets the GUI thread have the
+# GIL (the window lagged behind one running millisecond jobs in batches). So it holds about BATCH_SECONDS of
+# work by the pool's pace (the work of its recent jobs, smoothed), MAX_BATCH at most: jobs of a millisecond
+# or more (an embedded model's analysis, an AI server's, a GitHub commit) are claimed one at a time, as is a
+# pool's first job, whose pace is not known yet. A slow job among quick ones holds the others of its batch
+# back once; the pace it sets makes the next claims single.
+MAX_BATCH = 16
+BATCH_SECONDS = 0.001
+PACE_WEIGHT = 0.25  # the newest job's weight in the pace
 
 # a rejected key: the job waits for the user (the breaker holds its pool), spending no attempt
 WAITS_FOR_THE_USER = Classification(ErrorKind.TRANSIENT, 0.0)
@@ -35,7 +49,9 @@ class JobExecutor:
         *,
         artifacts: ArtifactStore | None = None,
         on_progress: ProgressListener | None = None,
+        timer: Callable[[], float] = time.perf_counter,
     ) -> None:
+        """``timer``: seconds, for how long jobs' work takes (the pace that sizes a batch of claims)."""
         self.queue = queue
         self.registry = registry
         self.session_id = session_id
@@ -47,6 +63,8 @@ class JobExecutor:
         # failures that could not be written (a full disk): written before the next job is claimed
         self._unrecorded: list[tuple[Claim, Exception, Classification]] = []
         self._storage_full = False  # said once when the disk fills, once when there is room again
+        self.timer = timer
+        self._pace: dict[JobPool, float] = {}  # seconds the work of a job of the pool took lately (smoothed)
         self._lock = threading.Lock()
 
     def running_job_ids(self) -> set[str]:
@@ -67,9 +85,11 @@ class JobExecutor:
         return True
 
     def drain(self, pool: JobPool, should_continue: Callable[[], bool] = lambda: True) -> int:
-        """Run jobs of ``pool`` one after another until none is runnable, the breaker opens, or the
-        app shuts down. Returns how many jobs ran. A job that completes without publishing claims the
-        next one in its completion's transaction."""
+        """Run jobs of ``pool`` one after another until none is runnable, the breaker opens, the pool is
+        paused or the app shuts down. Returns how many jobs ran. A job's completion, published or not,
+        readies the next one in its transaction: claims the next jobs (several when the pool's jobs are
+        quick), or looks whether the next one held is still ours. Jobs held when the drain stops are given
+        back to the queue."""
         breaker = self.breakers.get(pool)
         count = 0
         try:
@@ -91,32 +111,78 @@ class JobExecutor:
         if not job_types or not self.queue.has_runnable(job_types):
             return 0
 
+        def stopping() -> bool:
+            return self.shutdown_event.is_set() or not should_continue()
+
         def may_go_on() -> bool:
-            if self.shutdown_event.is_set() or not should_continue():
+            if stopping():
                 return False
             return breaker is None or breaker.try_acquire()
 
         count = 0
-        claim: Claim | None = None
-        while True:
-            if claim is not None and (self.shutdown_event.is_set() or not should_continue()):
-                self.queue.release(claim, "the app is closing")  # claimed with the previous job's completion
-                break
-            if claim is None:
-                if not may_go_on():
-                    break
-                claim = self.queue.claim_next(self.session_id, pool, job_types)
-                if claim is None:
-                    if breaker is not None:
-                        breaker.release_unused()
-                    break
-            then = NextClaim(self.session_id, pool, frozenset(job_types), ready=may_go_on)
-            self.run(claim, breaker, then=then)
-            count += 1
-            if then.asked and then.claim is None:
-                break  # nothing was runnable when it completed (the runner looks again after new work)
-            claim = then.claim
+        # Claimed and not started yet, the next to run first. ``ready``: whether the first may start was asked
+        # already (when it was claimed); ``owned``: the first is known to be still ours (it was just claimed,
+        # or the completion before it looked).
+        hand: deque[Claim] = deque()
+        ready = owned = False
+        try:
+            while True:
+                if not hand:
+                    if not may_go_on():
+                        break
+                    hand.extend(self.queue.claim_batch(self.session_id, pool, job_types, self._batch_size(pool)))
+                    if not hand:
+                        if breaker is not None:
+                            breaker.release_unused()
+                        break
+                elif not owned and not self.queue.holds(hand[0]):
+                    self.queue.discard(hand.popleft())  # cancelled (or recovered) while held: it does not run
+                    continue
+                elif stopping() or not (ready or may_go_on()):
+                    break  # the app is closing, the pool was paused or its breaker opened: the hand goes back
+                claim = hand.popleft()
+                then = NextClaim(
+                    self.session_id,
+                    pool,
+                    frozenset(job_types),
+                    ready=may_go_on,
+                    limit=1 if hand else self._batch_size(pool),  # (a held job is looked at, not claimed)
+                    held=hand[0] if hand else None,
+                )
+                self.run(claim, breaker, then=then)
+                count += 1
+                if hand:
+                    ready, owned = False, then.held_owned is True
+                    continue
+                if then.asked and then.claim is None:
+                    break  # nothing was runnable when it completed (the runner looks again after new work)
+                hand.extend(then.claimed())
+                ready = owned = True
+        finally:
+            self._give_back(hand)
         return count
+
+    def _give_back(self, hand: deque[Claim]) -> None:
+        """Jobs claimed and not started go back to the queue: INTERRUPTED, no attempt spent."""
+        reason = "the app is closing" if self.shutdown_event.is_set() else "its pool was paused"
+        for claim in hand:
+            try:
+                self.queue.release(claim, reason)
+            except Exception:  # the disk is full, say: the next start's recovery gives it back
+                log.warning("Could not give job %s back to the queue", claim.job.id, exc_info=True)
+
+    def _note_pace(self, pool: JobPool, took: float) -> None:
+        with self._lock:
+            pace = self._pace.get(pool)
+            self._pace[pool] = took if pace is None else pace + PACE_WEIGHT * (took - pace)
+
+    def _batch_size(self, pool: JobPool) -> int:
+        """How many jobs of ``pool`` a worker claims at once, by the pace of its recent jobs (MAX_BATCH)."""
+        with self._lock:
+            pace = self._pace.get(pool)
+        if pace is None:
+            return 1
+        return max(1, min(MAX_BATCH, int(BATCH_SECONDS / max(pace, 1e-6))))
 
     def run(
         self,
@@ -126,8 +192,9 @@ class JobExecutor:
         then: NextClaim | None = None,
     ) -> None:
         """Run one claimed job and record its outcome. With ``then``, the job's completion (published
-        or not) claims the next one in the same transaction if ``then.ready()``; ``then.claim`` holds
-        it. A breaker slot that readiness took is given back when nothing was claimed."""
+        or not) readies the next one in the same transaction (``NextClaim``). A breaker slot that
+        readiness took is given back when nothing was claimed."""
+        began = self.timer()
         processor = self.registry.get(claim.job.job_type)
         context = JobContext(
             claim, self.queue.db, self.queue, self.artifacts, shutdown_event=self.shutdown_event, then=then
@@ -140,8 +207,13 @@ class JobExecutor:
             try:
                 if processor is None:
                     raise PermanentError(f"No processor for {claim.job.job_type.value} jobs in this version")
-                processor(context)
+                try:
+                    processor(context)
+                finally:
+                    self._note_pace(claim.pool, self.timer() - began)
                 if not context.published:
+                    if then is not None and then.held is None:
+                        then.limit = self._batch_size(claim.pool)  # knowing this job's pace too
                     self.queue.complete(claim, then=then.wanted() if then is not None else None)
             except JobSupersededError:
                 log.info("Job %s was taken from attempt %s; its result is dropped", claim.job.id, claim.attempt)

@@ -37,6 +37,10 @@ EXTERNAL_LOOKBACK = timedelta(seconds=10)
 GIL_SWITCH_INTERVAL = 0.0005
 # queue events announced in one pass of the GUI thread's event loop; the rest in the next
 EVENTS_PER_SLICE = 100
+# Once it took events, the GUI thread looks for more after this long instead of being woken by each: a
+# drain announces thousands a second, and every cross-thread wake-up and pass of the loop took the GIL from
+# the workers. A first event after a quiet spell still wakes it at once.
+INBOX_LOOK_AGAIN_MS = 5
 
 
 @dataclass(frozen=True)
@@ -236,9 +240,11 @@ class JobRunner(QObject):
         self._poll_signals: _PollSignals | None = None  # a read of other processes' changes under way
         self._seen_until: datetime = queue.clock()  # newest job change this runner has announced
         self._seen: dict[tuple[str, datetime], None] = {}  # (job, updated_at) announced lately
-        # queue events from any thread wait here for the runner's thread; one wake-up per batch
+        # queue events from any thread wait here for the runner's thread; one wake-up per batch, none while
+        # it will look again by itself (``_looking``)
         self._inbox: list[JobEvent] = []
         self._inbox_lock = threading.Lock()
+        self._looking = False
         self._started = False
         self._stopped = False
 
@@ -248,6 +254,9 @@ class JobRunner(QObject):
         self._sweep_timer = QTimer(self)
         self._sweep_timer.setInterval(int(settings.sweep_interval_seconds * 1000))
         self._sweep_timer.timeout.connect(self._on_sweep_timer_timeout)
+        self._look_timer = QTimer(self)
+        self._look_timer.setSingleShot(True)
+        self._look_timer.timeout.connect(self._on_queue_events_arrived)
         self._queue_events.connect(self._on_queue_events_arrived)
         self._breaker_event.connect(self._on_breaker_event_arrived)
         self._progress_event.connect(self._on_progress_event_arrived)
@@ -299,6 +308,7 @@ class JobRunner(QObject):
         self._stopped = True
         self._poll_timer.stop()
         self._sweep_timer.stop()
+        self._look_timer.stop()
         self.queue.remove_listener(self._on_queue_event)
         self.executor.shutdown_event.set()
         deadline = time.monotonic() + wait_ms / 1000  # for all the pools together
@@ -399,12 +409,13 @@ class JobRunner(QObject):
     # --- slots --------------------------------------------------------------------------------
 
     def _on_queue_event(self, event: JobEvent) -> None:
-        # any thread: hand the event to the runner's own thread; a wake-up is only sent when none is
-        # on its way already (two workers made 2 cross-thread calls per job, a third of a drain's time)
+        # any thread: hand the event to the runner's own thread; a wake-up is only sent when the runner's
+        # thread is not going to look by itself (two workers made 2 cross-thread calls per job)
         with self._inbox_lock:
             self._inbox.append(event)
-            if len(self._inbox) > 1:
+            if self._looking:
                 return
+            self._looking = True
         self._queue_events.emit()
 
     @Slot()
@@ -412,10 +423,13 @@ class JobRunner(QObject):
         with self._inbox_lock:
             events, self._inbox = self._inbox[:EVENTS_PER_SLICE], self._inbox[EVENTS_PER_SLICE:]
             more = bool(self._inbox)
+            if not events:
+                self._looking = False  # quiet again: the next event wakes this thread
+                return
         if self._stopped:
             return
-        if more:  # the rest after whatever else waits (painting, input): no wake-up comes for them
-            QTimer.singleShot(0, self._on_queue_events_arrived)
+        # the rest after whatever else waits (painting, input); and a look for more a little later
+        self._look_timer.start(0 if more else INBOX_LOOK_AGAIN_MS)
         look_for_work = False
         for event in events:
             if event.external and (event.job.id, event.job.updated_at) in self._seen:
@@ -482,7 +496,8 @@ class JobRunner(QObject):
                 if (job.id, job.updated_at) not in self._seen and (job.id, job.updated_at) not in waiting
             ]
             self._inbox.extend(news)
-            wake = bool(news) and len(self._inbox) == len(news)  # (otherwise a wake-up is on its way)
+            wake = bool(news) and not self._looking  # (otherwise this thread looks by itself)
+            self._looking = self._looking or wake
         horizon = since - EXTERNAL_LOOKBACK
         self._seen = {pair: None for pair in self._seen if pair[1] >= horizon}
         if wake:

@@ -1,13 +1,15 @@
-"""The queue's hot path in plain SQL: claiming a job and finishing an attempt.
+"""The queue's hot path in plain SQL: claiming jobs and finishing an attempt.
 
 These run for every job, so they skip SQLAlchemy (whose statement and result bookkeeping cost several
 times the SQL itself) and run on a DB-API cursor: ``Database.write_cursor`` for a transaction of their
-own, ``cursor_of`` inside a caller's session. Timestamps are written in the same text form SQLAlchemy's
-SQLite DateTime uses, so ORM reads and these writes agree and compare correctly.
+own (``Database.write_statement`` for one of a single statement), ``cursor_of`` inside a caller's
+session. Timestamps are written in the same text form SQLAlchemy's SQLite DateTime uses, so ORM reads
+and these writes agree and compare correctly.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
 from datetime import UTC, datetime
@@ -26,6 +28,7 @@ JOB_COLUMNS = (
     "finished_at", "run_id",
 )  # fmt: skip
 RETURNING = "RETURNING " + ", ".join(JOB_COLUMNS)
+Row = tuple[Any, ...]  # a job row of JOB_COLUMNS, as the driver returns it
 
 
 @contextmanager
@@ -37,64 +40,86 @@ def cursor_of(conn: sa.Connection) -> Iterator[Any]:
 
 def db_time(value: datetime) -> str:
     """A UTC datetime as SQLAlchemy stores it in SQLite: ``YYYY-MM-DD HH:MM:SS.ffffff``."""
-    return value.astimezone(UTC).replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
+    # the offset cut from the text rather than from the datetime (``replace`` costs more than the slice)
+    return value.astimezone(UTC).isoformat(" ", "microseconds")[:26]
 
 
 def _parse_time(value: str | None) -> datetime | None:
-    return datetime.fromisoformat(value).replace(tzinfo=UTC) if value else None
+    # parsed with its offset rather than given one afterwards (``replace`` costs more than the parse)
+    return datetime.fromisoformat(value + "+00:00") if value else None
 
 
-def record_from_row(row: Sequence[Any]) -> JobRecord:
-    values = dict(zip(JOB_COLUMNS, row, strict=True))
-    created = _parse_time(values["created_at"])
-    updated = _parse_time(values["updated_at"])
-    assert created is not None
-    assert updated is not None
+_JOB_TYPES = {job_type.value: job_type for job_type in JobType}
+_STATUSES = {status.value: status for status in JobStatus}
+_ERROR_KINDS = {kind.value: kind for kind in ErrorKind}
+
+
+def record_from_row(row: Row) -> JobRecord:
+    """A job row of ``JOB_COLUMNS`` (every claim and finish reads one: enums are looked up, not called)."""
+    (
+        job_id, job_type, target_id, status, attempts, max_attempts, error_message, error_kind, payload,
+        run_after, owner_session, lease_until, created_at, updated_at, started_at, finished_at, run_id,
+    ) = row  # fmt: skip
     return JobRecord(
-        id=values["id"],
-        job_type=JobType(values["job_type"]),
-        target_id=values["target_id"],
-        status=JobStatus(values["status"]),
-        attempts=values["attempts"],
-        max_attempts=values["max_attempts"],
-        error_message=values["error_message"],
-        error_kind=ErrorKind(values["error_kind"]) if values["error_kind"] else None,
-        payload=values["payload"],
-        run_after=_parse_time(values["run_after"]),
-        owner_session=values["owner_session"],
-        lease_until=_parse_time(values["lease_until"]),
-        created_at=created,
-        updated_at=updated,
-        started_at=_parse_time(values["started_at"]),
-        finished_at=_parse_time(values["finished_at"]),
-        run_id=values["run_id"],
+        id=job_id,
+        job_type=_JOB_TYPES[job_type],
+        target_id=target_id,
+        status=_STATUSES[status],
+        attempts=attempts,
+        max_attempts=max_attempts,
+        error_message=error_message,
+        error_kind=_ERROR_KINDS[error_kind] if error_kind else None,
+        payload=payload,
+        run_after=_parse_time(run_after),
+        owner_session=owner_session,
+        lease_until=_parse_time(lease_until),
+        created_at=datetime.fromisoformat(created_at + "+00:00"),
+        updated_at=datetime.fromisoformat(updated_at + "+00:00"),
+        started_at=_parse_time(started_at),
+        finished_at=_parse_time(finished_at),
+        run_id=run_id,
     )
 
 
-def claim_next(
-    cursor: Any,
-    session_id: str,
-    pool: JobPool,
-    job_types: Collection[JobType],
-    now: datetime,
-    lease_until: datetime,
-) -> Claim | None:
-    """One conditional UPDATE takes the oldest runnable job and starts its attempt on the row itself (its
-    number, start, session, lease and run); an attempt gets a row of its own only if it does not succeed."""
+def claim_rows(
+    cursor: Any, session_id: str, job_types: Collection[JobType], now: datetime, lease_until: datetime, limit: int
+) -> list[Row]:
+    """Claim up to ``limit`` of the oldest runnable jobs and start each one's attempt on its row (its
+    number, start, session, lease and run); an attempt gets a row of its own only if it does not succeed.
+    Returns the claimed rows, for ``claims_of`` once the transaction is over (the write turn is not held
+    for reading them).
+
+    A SELECT picks the jobs and one conditional UPDATE takes them, in the caller's IMMEDIATE transaction (no
+    other writer comes between the two). They are two statements because each job gets a run id of its
+    own, made here: run ids are time-ordered UUIDv7 (the newest run of a kind is the greatest), which
+    SQL cannot make."""
     types = sorted(job_type.value for job_type in job_types)
-    placeholders = ", ".join("?" for _ in types)
-    run_id = new_id()
-    row = cursor.execute(
+    stamp = db_time(now)
+    picked = [
+        row[0]
+        for row in cursor.execute(
+            f"SELECT id FROM async_jobs WHERE status = 'PENDING' AND job_type IN ({', '.join('?' for _ in types)}) "
+            "AND (run_after IS NULL OR run_after <= ?) ORDER BY id LIMIT ?",
+            (*types, stamp, limit),
+        )
+    ]
+    if not picked:
+        return []
+    runs = [part for job_id in picked for part in (job_id, new_id())]
+    rows: list[Row] = cursor.execute(
         "UPDATE async_jobs SET status = 'PROCESSING', owner_session = ?, attempts = attempts + 1, "
-        "lease_until = ?, started_at = ?, updated_at = ?, run_after = NULL, run_id = ? "
-        "WHERE id = (SELECT id FROM async_jobs WHERE status = 'PENDING' "
-        f"AND job_type IN ({placeholders}) AND (run_after IS NULL OR run_after <= ?) ORDER BY id LIMIT 1) "
-        f"AND status = 'PENDING' {RETURNING}",
-        (session_id, db_time(lease_until), db_time(now), db_time(now), run_id, *types, db_time(now)),
-    ).fetchone()
-    if row is None:
-        return None
-    return Claim(record_from_row(row), new_id(), run_id, session_id, pool)
+        "lease_until = ?, started_at = ?, updated_at = ?, run_after = NULL, "
+        f"run_id = CASE id {' '.join('WHEN ? THEN ?' for _ in picked)} END "
+        f"WHERE id IN ({', '.join('?' for _ in picked)}) AND status = 'PENDING' {RETURNING}",
+        (session_id, db_time(lease_until), stamp, stamp, *runs, *picked),
+    ).fetchall()
+    return rows
+
+
+def claims_of(rows: list[Row], session_id: str, pool: JobPool) -> list[Claim]:
+    """The claims of rows ``claim_rows`` took, oldest job first (RETURNING keeps no order)."""
+    records = sorted(map(record_from_row, rows), key=lambda record: record.id)
+    return [Claim(record, new_id(), record.run_id or "", session_id, pool) for record in records]
 
 
 _OWNED = "id = ? AND status = 'PROCESSING' AND owner_session = ? AND attempts = ?"
@@ -116,6 +141,13 @@ def extend_lease(cursor: Any, claim: Claim, lease_until: datetime) -> bool:
     return bool(done.rowcount)
 
 
+# whether a job held in a worker's hand is still its claim's, read by the statement that finishes the job before
+_HELD = (
+    "(SELECT 1 FROM async_jobs AS held WHERE held.id = ? AND held.status = 'PROCESSING' "
+    "AND held.owner_session = ? AND held.attempts = ?)"
+)
+
+
 def finish(
     cursor: Any,
     claim: Claim,
@@ -125,27 +157,50 @@ def finish(
     now: datetime,
     *,
     spend_attempt: bool = True,
-) -> JobRecord | None:
-    """Write the attempt's result only if the job is still this claim's; otherwise the attempt is
-    recorded as DISCARDED and None is returned (a late worker never overwrites a newer state). An attempt
-    that succeeded is the job row's own; any other is recorded in ``job_attempts``."""
+    held: Claim | None = None,
+) -> tuple[bool, bool | None]:
+    """Write the attempt's result only if the job is still this claim's, and say whether it was written
+    (``finished_record`` is the row then); otherwise the attempt is recorded as DISCARDED (a late worker
+    never overwrites a newer state). An attempt that succeeded is the job row's own; any other is recorded
+    in ``job_attempts``, in the same transaction. With ``held``, the same statement looks whether that
+    claim's job is still its own (the second answer; None when nothing was written).
+
+    A success is one statement: it may run alone, as its own transaction (``Database.write_statement``);
+    so may a result that finds the job no longer this claim's, since its UPDATE then changes nothing."""
     if "status" in values:
-        check_job_transition(JobStatus.PROCESSING, JobStatus(str(values["status"])))
-    columns = ["updated_at = ?"]
-    params: list[object] = [db_time(now)]
-    for column, value in values.items():
-        assert column in JOB_COLUMNS, column
-        columns.append(f"{column} = ?")
-        params.append(_bind(value))
+        check_job_transition(JobStatus.PROCESSING, _STATUSES[str(values["status"])])
+    found = cursor.execute(
+        _finish_sql(tuple(values), spend_attempt, held is not None),
+        (
+            db_time(now),
+            *map(_bind, values.values()),
+            *_owned_params(claim),
+            *(_owned_params(held) if held is not None else ()),
+        ),
+    ).fetchall()
+    if not found or outcome is not AttemptOutcome.SUCCEEDED:
+        record_attempt(cursor, claim, outcome if found else AttemptOutcome.DISCARDED, error_text, now)
+    if not found:
+        return False, None
+    return True, (found[0][0] is not None) if held is not None else None
+
+
+@functools.cache
+def _finish_sql(columns: tuple[str, ...], spend_attempt: bool, look: bool) -> str:
+    """``finish``'s statement for the columns it sets (a handful of kinds of finish: each made once)."""
+    assert set(columns) <= set(JOB_COLUMNS), columns
+    sets = ["updated_at = ?", *(f"{column} = ?" for column in columns)]
     if not spend_attempt:
-        columns.append("attempts = attempts - 1")
-    row = cursor.execute(
-        f"UPDATE async_jobs SET {', '.join(columns)} WHERE {_OWNED} {RETURNING}",
-        (*params, *_owned_params(claim)),
-    ).fetchone()
-    if row is None or outcome is not AttemptOutcome.SUCCEEDED:
-        record_attempt(cursor, claim, outcome if row else AttemptOutcome.DISCARDED, error_text, now)
-    return record_from_row(row) if row else None
+        sets.append("attempts = attempts - 1")
+    return f"UPDATE async_jobs SET {', '.join(sets)} WHERE {_OWNED} RETURNING {_HELD if look else 'NULL'}"
+
+
+def finished_record(claim: Claim, values: Mapping[str, Any], now: datetime, *, spend_attempt: bool = True) -> JobRecord:
+    """The row ``finish`` wrote, made from the claim rather than read back: while the job was the claim's
+    nothing else changed its row (every change of a job goes through this store, and each is conditional
+    on its status), so it is the claimed row with what the finish set."""
+    attempts = claim.job.attempts if spend_attempt else claim.job.attempts - 1
+    return JobRecord(**{**vars(claim.job), **values, "updated_at": now, "attempts": attempts})
 
 
 def record_attempt(cursor: Any, claim: Claim, outcome: AttemptOutcome, error_text: str | None, now: datetime) -> None:
@@ -204,7 +259,7 @@ def transition_rows(
     """One UPDATE for the batch: the jobs in one of ``sources`` (every status the table allows to go to
     ``new`` when None; each given one must be allowed, or ``IllegalJobTransitionError``) move to ``new``.
     Back to PENDING, only the newest job per (type, target) of the batch moves, and none whose work is
-    queued already (at most one job per work will still run). PROCESSING is a claim's (``claim_next``)."""
+    queued already (at most one job per work will still run). PROCESSING is a claim's (``claim_rows``)."""
     if new is JobStatus.PROCESSING:
         raise ValueError("only a claim starts a job: it starts the attempt and takes the lease")
     allowed = sources_of(new, sources)

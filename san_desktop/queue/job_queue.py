@@ -303,18 +303,29 @@ class JobQueue:
         )
 
     def claim_next(self, session_id: str, pool: JobPool, job_types: Collection[JobType]) -> Claim | None:
-        """Claim the oldest runnable job of ``job_types`` (all of ``pool``) with one conditional
-        UPDATE, and open its attempt."""
-        with self.db.write_cursor() as cursor:
-            claim = self._claim(cursor, session_id, pool, job_types)
-        if claim is not None:
-            self.announce([JobEvent(claim.job, JobStatus.PENDING)])
-        return claim
+        """Claim the oldest runnable job of ``job_types`` (all of ``pool``) and start its attempt."""
+        claimed = self.claim_batch(session_id, pool, job_types, 1)
+        return claimed[0] if claimed else None
 
-    def _claim(self, cursor: Any, session_id: str, pool: JobPool, job_types: Collection[JobType]) -> Claim | None:
+    def claim_batch(self, session_id: str, pool: JobPool, job_types: Collection[JobType], limit: int) -> list[Claim]:
+        """Claim up to ``limit`` of the oldest runnable jobs of ``job_types`` (all of ``pool``) in one
+        transaction, each with its own lease and attempt, oldest first."""
+        with self.db.write_cursor() as cursor:
+            rows = self._claim(cursor, session_id, job_types, limit)
+        claimed = claims.claims_of(rows, session_id, pool)
+        self.announce([JobEvent(claim.job, JobStatus.PENDING) for claim in claimed])
+        return claimed
+
+    def _claim(self, cursor: Any, session_id: str, job_types: Collection[JobType], limit: int) -> list[claims.Row]:
         now = self.clock()
         lease = now + timedelta(seconds=self.settings.lease_seconds)
-        return claims.claim_next(cursor, session_id, pool, job_types, now, lease)
+        return claims.claim_rows(cursor, session_id, job_types, now, lease, limit)
+
+    def _follow(self, cursor: Any, then: NextClaim | None) -> list[claims.Row]:
+        """In a completion's transaction: claim the worker's next jobs (their rows), unless it holds one."""
+        if then is None or then.held is not None:
+            return []
+        return self._claim(cursor, then.session_id, then.job_types, then.limit)
 
     def still_owned(self, session: Session, claim: Claim) -> bool:
         with claims.cursor_of(session.connection()) as cursor:
@@ -327,6 +338,11 @@ class JobQueue:
         with self.db.write_cursor() as cursor:
             return lease if claims.extend_lease(cursor, claim, lease) else None
 
+    def holds(self, claim: Claim) -> bool:
+        """Whether the claim's job is still its own (not cancelled or recovered), read outside any write."""
+        with self.db.engine.connect() as conn, claims.cursor_of(conn) as cursor:
+            return claims.still_owned(cursor, claim)
+
     def _finish_in_own_transaction(
         self,
         claim: Claim,
@@ -337,23 +353,32 @@ class JobQueue:
         spend_attempt: bool = True,
         then: NextClaim | None = None,
     ) -> JobRecord | None:
-        """Write the attempt's result; with ``then``, claim the next job in the same transaction."""
-        with self.db.write_cursor() as cursor:
+        """Write the attempt's result; with ``then``, ready the next job in the same transaction. A success
+        that claims nothing is one statement, committed as it completes (the commonest write of a drain)."""
+        held = then.held if then is not None else None
+        alone = outcome is AttemptOutcome.SUCCEEDED and (then is None or held is not None)
+        with self.db.write_statement() if alone else self.db.write_cursor() as cursor:
             now = self.clock()
-            record = claims.finish(cursor, claim, values, outcome, error_text, now, spend_attempt=spend_attempt)
-            following = self._claim(cursor, then.session_id, then.pool, then.job_types) if then else None
+            written, owned = claims.finish(
+                cursor, claim, values, outcome, error_text, now, spend_attempt=spend_attempt, held=held
+            )
+            rows = self._follow(cursor, then)
+        record = claims.finished_record(claim, values, now, spend_attempt=spend_attempt) if written else None
         events = [JobEvent(record, JobStatus.PROCESSING)] if record is not None else []
-        if then is not None and following is not None:
-            then.claim = following
-            events.append(JobEvent(following.job, JobStatus.PENDING))
+        if then is not None:
+            then.held_owned = owned  # what the look saw stays true whatever became of the write
+            if rows:
+                following = claims.claims_of(rows, then.session_id, then.pool)
+                then.claim, then.more = following[0], following[1:]
+                events.extend(JobEvent(next_claim.job, JobStatus.PENDING) for next_claim in following)
         self.announce(events)
         return record
 
     def complete(self, claim: Claim, session: Session | None = None, *, then: NextClaim | None = None) -> JobRecord:
         """Mark the claim's job COMPLETED; inside ``session`` when the processor publishes its result
-        in the same transaction. With ``then``, the pool's next job is claimed in the same transaction
-        (``then.claim`` is set once it committed). Raises ``JobSupersededError`` if the job is no longer this claim's
-        (a claim asked for by ``then`` is made all the same)."""
+        in the same transaction. With ``then``, the worker's next job is readied in the same transaction
+        (``NextClaim``: claims are handed over once it committed). Raises ``JobSupersededError`` if the job is
+        no longer this claim's (what ``then`` asked for is done all the same)."""
         values: dict[str, object] = {
             "status": JobStatus.COMPLETED,
             "finished_at": self.clock(),
@@ -365,13 +390,21 @@ class JobQueue:
             record = self._finish_in_own_transaction(claim, values, AttemptOutcome.SUCCEEDED, None, then=then)
         else:
             with claims.cursor_of(session.connection()) as cursor:
-                record = claims.finish(cursor, claim, values, AttemptOutcome.SUCCEEDED, None, self.clock())
-                following = self._claim(cursor, then.session_id, then.pool, then.job_types) if then else None
+                held = then.held if then is not None else None
+                now = self.clock()
+                written, owned = claims.finish(cursor, claim, values, AttemptOutcome.SUCCEEDED, None, now, held=held)
+                rows = self._follow(cursor, then)
+            if then is not None:
+                then.held_owned = owned
+            record = claims.finished_record(claim, values, now) if written else None
             if record is not None:
                 self._announce_after_commit(session, JobEvent(record, JobStatus.PROCESSING))
-            if then is not None and following is not None:
-                claimed = JobEvent(following.job, JobStatus.PENDING)
-                self._announce_after_commit(session, claimed, claimed=(then, following))
+            if then is not None and rows:
+                following = claims.claims_of(rows, then.session_id, then.pool)
+                then.more = following[1:]
+                for index, next_claim in enumerate(following):
+                    claimed = JobEvent(next_claim.job, JobStatus.PENDING)
+                    self._announce_after_commit(session, claimed, claimed=(then, next_claim) if index == 0 else None)
         if record is None:
             raise JobSupersededError(claim.job.id)
         return record

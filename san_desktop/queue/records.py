@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -148,23 +148,38 @@ class Claim:
 
 @dataclass
 class NextClaim:
-    """Lets a job's completion claim the pool's next job in the same transaction (one commit per job
-    instead of two). ``ready`` is asked once, when the job completes (it may take the breaker's probe
-    slot: ``asked`` then says so); ``claim`` is set once that transaction committed, and stays None
-    when nothing was runnable."""
+    """Lets a job's completion make the worker's next job ready in the same transaction (one commit per job
+    instead of two).
+
+    With ``held`` (the next job in the worker's hand, claimed in an earlier batch) the completion looks
+    whether that job is still this session's: a person may have cancelled it meanwhile (``held_owned``;
+    whether it may start is asked just before it does). Without, the completion claims up to ``limit``
+    runnable jobs, each with its own lease: ``ready`` is asked once, when the job completes (it may take the
+    breaker's probe slot: ``asked`` then says so); ``claim``, the first of them, is set once that transaction
+    committed, and stays None when nothing was runnable; ``more`` holds the others (``claimed``)."""
 
     session_id: str
     pool: JobPool
     job_types: frozenset[JobType]
     ready: Callable[[], bool] = lambda: True
+    limit: int = 1
+    held: Claim | None = None
     asked: bool = False
     claim: Claim | None = None
+    more: list[Claim] = field(default_factory=list)  # read only once ``claim`` is set (committed)
+    held_owned: bool | None = None  # None: not looked at (the job did not complete)
 
     def wanted(self) -> NextClaim | None:
+        if self.held is not None:
+            return self
         if self.asked or not self.ready():
             return None
         self.asked = True
         return self
+
+    def claimed(self) -> list[Claim]:
+        """The jobs the completion claimed, once its transaction committed; the first runs next."""
+        return [self.claim, *self.more] if self.claim is not None else []
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Collection
+from datetime import timedelta
 
 import httpx
 import pytest
@@ -14,8 +15,9 @@ from san_desktop.core.enums import AttemptOutcome, ErrorKind, JobPool, JobStatus
 from san_desktop.core.errors import TargetNotFoundError, TransientError
 from san_desktop.core.settings import JobSettings
 from san_desktop.db.models import AsyncJob
+from san_desktop.jobs.breaker import BreakerState, CircuitBreaker
 from san_desktop.jobs.classify import TRANSIENT
-from san_desktop.jobs.executor import JobExecutor
+from san_desktop.jobs.executor import MAX_BATCH, JobExecutor
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.queue.errors import DuplicateJobError, JobNotFoundError, JobStateError
 from san_desktop.queue.job_queue import JobQueue
@@ -222,14 +224,14 @@ def test_a_published_completion_hands_over_its_next_claim_only_when_it_commits(
 def test_a_drain_claims_each_next_job_with_the_previous_completion(queue: JobQueue, backend: Backend) -> None:
     jobs = [queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}") for n in range(5)]
     claims_made = 0
-    real_claim_next = queue.claim_next
+    real_claim_batch = queue.claim_batch
 
-    def counting_claim_next(session_id: str, pool: JobPool, job_types: Collection[JobType]) -> Claim | None:
+    def counting_claim_batch(session_id: str, pool: JobPool, job_types: Collection[JobType], limit: int) -> list[Claim]:
         nonlocal claims_made
         claims_made += 1
-        return real_claim_next(session_id, pool, job_types)
+        return real_claim_batch(session_id, pool, job_types, limit)
 
-    queue.claim_next = counting_claim_next  # type: ignore[method-assign]
+    queue.claim_batch = counting_claim_batch  # type: ignore[method-assign]
     executor = _executor(queue, backend, lambda _context: None)
     assert executor.drain(JobPool.AI) == 5
     assert claims_made == 1  # the other four were claimed by the completions; the last found none
@@ -253,6 +255,199 @@ def test_a_drain_stopped_between_jobs_gives_the_next_claim_back(queue: JobQueue,
     assert second.attempts == 0  # given back: no attempt spent
     assert [a.outcome for a in queue.attempts(jobs[1].id)] == [AttemptOutcome.INTERRUPTED]
     assert queue.get(jobs[2].id).status is JobStatus.PENDING
+
+
+# --- batches of claims ------------------------------------------------------------------------
+
+
+def _counting(backend: Backend, monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
+    """Counts the write transactions that ``Database.<name>`` opens (one entry each)."""
+    real = getattr(backend.db, name)
+    opened: list[int] = []
+
+    def counting() -> object:
+        opened.append(1)
+        return real()
+
+    monkeypatch.setattr(backend.db, name, counting)
+    return opened
+
+
+def _quick_executor(queue: JobQueue, backend: Backend, processor: Callable[[JobContext], None]) -> JobExecutor:
+    """An executor whose jobs take no time by its timer: after a pool's first job it claims full batches."""
+    registry = ProcessorRegistry()
+    registry.register(JobType.CARD_ANALYSIS, processor)
+    return JobExecutor(queue, registry, backend.require_session(), breakers={}, timer=lambda: 0.0)
+
+
+def _most_processing_at_once(queue: JobQueue) -> Callable[[], int]:
+    """Follows the queue's events: the most jobs that were PROCESSING at the same time."""
+    processing: set[str] = set()
+    most = 0
+
+    def on_event(event: JobEvent) -> None:
+        nonlocal most
+        if event.new_status is JobStatus.PROCESSING:
+            processing.add(event.job_id)
+        else:
+            processing.discard(event.job_id)
+        most = max(most, len(processing))
+
+    queue.add_listener(on_event)
+    return lambda: most
+
+
+def test_a_batch_claim_takes_the_oldest_jobs_in_one_transaction_each_with_its_own_attempt(
+    queue: JobQueue, backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    jobs = [queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}") for n in range(5)]
+    events: list[JobEvent] = []
+    queue.add_listener(events.append)
+    transactions = _counting(backend, monkeypatch, "write_cursor")
+    session_id = backend.require_session()
+
+    claimed = queue.claim_batch(session_id, JobPool.AI, AI_TYPES, 3)
+
+    assert len(transactions) == 1
+    assert [claim.job.id for claim in claimed] == [job.id for job in jobs[:3]]
+    assert [(e.job_id, e.old_status, e.new_status) for e in events] == [
+        (job.id, JobStatus.PENDING, JobStatus.PROCESSING) for job in jobs[:3]
+    ]
+    run_ids = [claim.run_id for claim in claimed]
+    assert run_ids == sorted(set(run_ids))  # each its own run, in claim order
+    assert len({claim.attempt_id for claim in claimed}) == 3
+    for claim in claimed:
+        stored = queue.get(claim.job.id)
+        assert stored.status is JobStatus.PROCESSING
+        assert stored.owner_session == session_id
+        assert stored.attempts == claim.attempt == 1
+        assert stored.run_id == claim.run_id
+        assert stored.lease_until is not None
+        assert stored.started_at is not None
+        assert stored.lease_until - stored.started_at == timedelta(seconds=queue.settings.lease_seconds)
+    assert {queue.get(job.id).status for job in jobs[3:]} == {JobStatus.PENDING}
+    # the rest, and then nothing
+    assert [c.job.id for c in queue.claim_batch(session_id, JobPool.AI, AI_TYPES, 3)] == [j.id for j in jobs[3:]]
+    assert queue.claim_batch(session_id, JobPool.AI, AI_TYPES, 3) == []
+
+
+def test_a_drain_of_quick_jobs_claims_them_in_batches(
+    queue: JobQueue, backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    jobs = [queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}") for n in range(40)]
+    most_processing = _most_processing_at_once(queue)
+    claiming = _counting(backend, monkeypatch, "write_cursor")  # a claim, alone or with a completion
+    processor = RecordingProcessor()
+
+    assert _quick_executor(queue, backend, processor).drain(JobPool.AI) == 40
+
+    assert [job_id for job_id, _attempt, _thread in processor.calls] == [job.id for job in jobs]  # oldest first
+    assert 1 < most_processing() <= MAX_BATCH  # jobs waited, claimed, in the worker's hand
+    # the first job alone (how long jobs take is known once it ran), then batches claimed by completions, the
+    # last of which finds nothing: nowhere near a claim for every job
+    assert len(claiming) == 1 + -(-39 // MAX_BATCH) + 1
+    for job in jobs:
+        assert queue.get(job.id).status is JobStatus.COMPLETED
+        assert [(a.attempt, a.outcome) for a in queue.attempts(job.id)] == [(1, AttemptOutcome.SUCCEEDED)]
+
+
+def test_jobs_that_take_long_are_claimed_one_at_a_time(queue: JobQueue, backend: Backend) -> None:
+    jobs = [queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}") for n in range(6)]
+    most_processing = _most_processing_at_once(queue)
+    seconds = iter(range(1_000_000))  # by the executor's timer every job takes a second
+    registry = ProcessorRegistry()
+    registry.register(JobType.CARD_ANALYSIS, lambda _context: None)
+    executor = JobExecutor(queue, registry, backend.require_session(), breakers={}, timer=lambda: float(next(seconds)))
+
+    assert executor.drain(JobPool.AI) == 6
+    assert most_processing() == 1  # none waited behind another, claimed
+    assert {queue.get(job.id).status for job in jobs} == {JobStatus.COMPLETED}
+
+
+def test_jobs_held_when_the_app_closes_go_back_without_spending_an_attempt(queue: JobQueue, backend: Backend) -> None:
+    jobs = [queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}") for n in range(5)]
+    executor: JobExecutor
+
+    def close_the_app_during_the_second(context: JobContext) -> None:
+        if context.job.id == jobs[1].id:  # claimed with jobs 2-4 by the first one's completion
+            assert {queue.get(job.id).status for job in jobs[2:]} == {JobStatus.PROCESSING}
+            executor.shutdown_event.set()
+
+    executor = _quick_executor(queue, backend, close_the_app_during_the_second)
+    assert executor.drain(JobPool.AI) == 2
+
+    assert [queue.get(job.id).status for job in jobs[:2]] == [JobStatus.COMPLETED] * 2
+    for job in jobs[2:]:
+        given_back = queue.get(job.id)
+        assert given_back.status is JobStatus.PENDING
+        assert given_back.attempts == 0  # no attempt spent
+        assert given_back.owner_session is None
+        assert given_back.lease_until is None
+        assert [(a.outcome, a.error_text) for a in queue.attempts(job.id)] == [
+            (AttemptOutcome.INTERRUPTED, "the app is closing")
+        ]
+
+
+def test_a_held_job_cancelled_meanwhile_does_not_run(queue: JobQueue, backend: Backend) -> None:
+    jobs = [queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}") for n in range(4)]
+
+    def cancel_the_third_during_the_second(context: JobContext) -> None:
+        if context.job.id == jobs[1].id:  # the third waits, claimed, in the worker's hand
+            assert queue.get(jobs[2].id).status is JobStatus.PROCESSING
+            queue.cancel(jobs[2].id)
+
+    processor = RecordingProcessor(cancel_the_third_during_the_second)
+    assert _quick_executor(queue, backend, processor).drain(JobPool.AI) == 3
+
+    assert [job_id for job_id, _attempt, _thread in processor.calls] == [jobs[0].id, jobs[1].id, jobs[3].id]
+    cancelled = queue.get(jobs[2].id)
+    assert cancelled.status is JobStatus.CANCELLED
+    assert [a.outcome for a in queue.attempts(cancelled.id)] == [AttemptOutcome.DISCARDED]
+    assert queue.get(jobs[3].id).status is JobStatus.COMPLETED
+
+
+def test_a_held_job_cancelled_after_a_failure_does_not_run(clocked_queue: JobQueue, backend: Backend) -> None:
+    queue = clocked_queue
+    jobs = [queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}") for n in range(4)]
+
+    def fail_the_second_and_cancel_the_third(context: JobContext) -> None:
+        if context.job.id == jobs[1].id:  # no completion looks at the third: the worker does, before it runs
+            queue.cancel(jobs[2].id)
+            raise TransientError("server busy")
+
+    processor = RecordingProcessor(fail_the_second_and_cancel_the_third)
+    _quick_executor(queue, backend, processor).drain(JobPool.AI)
+
+    assert [job_id for job_id, _attempt, _thread in processor.calls] == [jobs[0].id, jobs[1].id, jobs[3].id]
+    assert queue.get(jobs[2].id).status is JobStatus.CANCELLED
+    assert [a.outcome for a in queue.attempts(jobs[2].id)] == [AttemptOutcome.DISCARDED]
+
+
+def test_held_jobs_go_back_when_the_breaker_opens(clocked_queue: JobQueue, backend: Backend) -> None:
+    queue = clocked_queue
+    jobs = [queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}") for n in range(5)]
+
+    def fail_the_second(context: JobContext) -> None:
+        if context.job.id == jobs[1].id:
+            raise TransientError("AI server answered 500")
+
+    registry = ProcessorRegistry()
+    registry.register(JobType.CARD_ANALYSIS, fail_the_second)
+    breaker = CircuitBreaker(failure_threshold=1, cooldown=60, max_cooldown=60)
+    executor = JobExecutor(
+        queue, registry, backend.require_session(), breakers={JobPool.AI: breaker}, timer=lambda: 0.0
+    )
+    assert executor.drain(JobPool.AI) == 2
+
+    assert breaker.status().state is BreakerState.OPEN
+    assert queue.get(jobs[0].id).status is JobStatus.COMPLETED
+    assert [a.outcome for a in queue.attempts(jobs[1].id)] == [AttemptOutcome.RETRY_SCHEDULED]
+    for job in jobs[2:]:
+        given_back = queue.get(job.id)
+        assert (given_back.status, given_back.attempts) == (JobStatus.PENDING, 0)
+        assert [(a.outcome, a.error_text) for a in queue.attempts(job.id)] == [
+            (AttemptOutcome.INTERRUPTED, "its pool was paused")
+        ]
 
 
 # --- retry policy -----------------------------------------------------------------------------
