@@ -197,8 +197,9 @@ def _finish_sql(columns: tuple[str, ...], spend_attempt: bool, look: bool) -> st
 
 def finished_record(claim: Claim, values: Mapping[str, Any], now: datetime, *, spend_attempt: bool = True) -> JobRecord:
     """The row ``finish`` wrote, made from the claim rather than read back: while the job was the claim's
-    nothing else changed its row (every change of a job goes through this store, and each is conditional
-    on its status), so it is the claimed row with what the finish set."""
+    nothing else changed its row but its lease (every change of a job goes through this store, and each is
+    conditional on its status; ``extend_lease`` is the claim's own), and every finish sets the lease, so it
+    is the claimed row with what the finish set."""
     attempts = claim.job.attempts if spend_attempt else claim.job.attempts - 1
     return JobRecord(**{**vars(claim.job), **values, "updated_at": now, "attempts": attempts})
 
