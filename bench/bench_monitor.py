@@ -107,7 +107,7 @@ def bench_bulk_retry(directory: Path) -> list[Row]:
         window.show_page("jobs")
         window.show()
         page = window.jobs
-        page.bulk._confirm = lambda _text: True  # (no question box in a benchmark)
+        page.bulk.confirm = lambda _text: True  # (no question box in a benchmark)
         loop = QEventLoop()
         with_sweep = QEventLoop()
         context.runner.sweep_finished.connect(lambda _report: with_sweep.quit())

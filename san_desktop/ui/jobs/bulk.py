@@ -44,7 +44,7 @@ class BulkActions(QObject):
         super().__init__(parent)
         self._context = context
         self._app = context.app
-        self._confirm = confirm
+        self.confirm = confirm
         self.running = False
 
     def retry(self, jobs: list[JobRecord]) -> None:
@@ -52,7 +52,7 @@ class BulkActions(QObject):
         ids = [job.id for job in jobs if job.status in RETRYABLE_STATUSES]
         if not ids or self.running:
             return
-        if len(ids) > 1 and not self._confirm(f"Run {len(ids):,} failed or cancelled jobs again?"):
+        if len(ids) > 1 and not self.confirm(f"Run {len(ids):,} failed or cancelled jobs again?"):
             return
         self._retry(ids)
 
@@ -61,7 +61,7 @@ class BulkActions(QObject):
         ids = [job.id for job in jobs if job.status in ACTIVE_JOB_STATUSES]
         if not ids or self.running:
             return
-        if len(ids) > 1 and not self._confirm(f"Cancel {len(ids):,} waiting or running jobs?"):
+        if len(ids) > 1 and not self.confirm(f"Cancel {len(ids):,} waiting or running jobs?"):
             return
         self._cancel(ids)
 
@@ -69,7 +69,7 @@ class BulkActions(QObject):
         def found(ids: list[str]) -> None:
             if not ids:
                 self.said.emit("No failed or cancelled job matches the filter.")
-            elif self._confirm(f"Run {len(ids):,} failed or cancelled jobs that match the filter again?"):
+            elif self.confirm(f"Run {len(ids):,} failed or cancelled jobs that match the filter again?"):
                 self._retry(ids)
 
         self._matching(where, RETRYABLE_STATUSES, found)
@@ -78,13 +78,13 @@ class BulkActions(QObject):
         def found(ids: list[str]) -> None:
             if not ids:
                 self.said.emit("No waiting or running job matches the filter.")
-            elif self._confirm(f"Cancel {len(ids):,} waiting or running jobs that match the filter?"):
+            elif self.confirm(f"Cancel {len(ids):,} waiting or running jobs that match the filter?"):
                 self._cancel(ids)
 
         self._matching(where, ACTIVE_JOB_STATUSES, found)
 
     def retry_group(self, group: FailureGroup) -> None:
-        if self.running or not self._confirm(f"Run the {group.count:,} jobs that failed like this again?"):
+        if self.running or not self.confirm(f"Run the {group.count:,} jobs that failed like this again?"):
             return
         signature = group.signature
         self._run("Retrying", lambda progress: self._app.retry_failure_group(signature, progress), group.count)
