@@ -175,17 +175,7 @@ class JobQueue:
             started_at=None,
             finished_at=None,
         )
-        values = {
-            "id": record.id,
-            "job_type": job_type,
-            "target_id": target_id,
-            "status": record.status,
-            "payload": payload,
-            "attempts": record.attempts,
-            "max_attempts": record.max_attempts,
-            "created_at": now,
-            "updated_at": now,
-        }
+        values = {column: value for column, value in vars(record).items() if value is not None}  # (NULL by default)
         try:
             with session.begin_nested():  # a duplicate must not spoil the caller's transaction
                 session.execute(sa.insert(async_jobs).values(values))

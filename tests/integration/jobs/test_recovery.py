@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
@@ -15,6 +15,7 @@ from san_desktop.jobs.recovery import sweep
 from san_desktop.jobs.registry import JobContext
 from san_desktop.queue.errors import DuplicateJobError
 from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.records import Claim
 from san_desktop.queue.store import JobStore
 from san_desktop.services.app_sessions import start_session
 from tests.support.jobs import jobs_of
@@ -152,12 +153,18 @@ def test_of_two_transient_failures_of_one_work_only_the_newest_is_retried(
     assert queue.get(older).status is JobStatus.FAILED
 
 
-def test_a_long_job_extends_its_lease_while_it_is_the_claims(queue: JobQueue, backend: Backend) -> None:
+def _claimed_long_job(queue: JobQueue, backend: Backend) -> tuple[Claim, datetime]:
+    """A claimed job and the end of its first lease."""
     queue.enqueue(JobType.CARD_ANALYSIS, "long")
     claim = queue.claim_next(backend.require_session(), JobPool.AI, AI_TYPES)
     assert claim is not None
     first = queue.get(claim.job.id).lease_until
     assert first is not None
+    return claim, first
+
+
+def test_a_long_job_extends_its_lease_while_it_is_the_claims(queue: JobQueue, backend: Backend) -> None:
+    claim, first = _claimed_long_job(queue, backend)
     queue.clock = lambda: first + timedelta(hours=1)
 
     renewed = queue.extend_lease(claim)
@@ -171,11 +178,7 @@ def test_a_long_job_extends_its_lease_while_it_is_the_claims(queue: JobQueue, ba
 
 def test_a_job_saying_how_far_it_is_past_half_its_lease_renews_it(queue: JobQueue, backend: Backend) -> None:
     """So the sweep does not report a long job that still works as stalled."""
-    queue.enqueue(JobType.CARD_ANALYSIS, "long")
-    claim = queue.claim_next(backend.require_session(), JobPool.AI, AI_TYPES)
-    assert claim is not None
-    first = queue.get(claim.job.id).lease_until
-    assert first is not None
+    claim, first = _claimed_long_job(queue, backend)
     context = JobContext(claim, backend.db, queue)
     lease = timedelta(seconds=queue.settings.lease_seconds)
 
