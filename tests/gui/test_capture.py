@@ -126,6 +126,26 @@ def test_binary_files_and_empty_text_are_refused_with_a_message(
     assert live_context.app.scraps.list_scraps() == []
 
 
+def test_a_clipboard_holding_nothing_at_all_is_refused_and_can_still_be_watched(
+    qtbot: QtBot, window: MainWindow, live_context: AppContext
+) -> None:
+    """CI: Qt has no data (None) for a clipboard cleared or never copied to; watching it crashed."""
+    clipboard = QGuiApplication.clipboard()
+    clipboard.clear()
+    with qtbot.waitSignal(window.capture.rejected, timeout=5_000) as refused:
+        assert window.capture.scrap_clipboard() == 0
+    assert "clipboard is empty" in refused.args[0]
+    with qtbot.waitSignal(live_context.hub.changed, timeout=5_000):
+        window.watch_action.setChecked(True)
+    with qtbot.waitSignal(window.capture.captured, timeout=5_000):
+        clipboard.setText("Paxos needs a majority of acceptors to choose a value.")
+    with qtbot.waitSignal(live_context.hub.changed, timeout=5_000):
+        window.watch_action.setChecked(False)
+    assert [s.content for s in live_context.app.scraps.list_scraps()] == [
+        "Paxos needs a majority of acceptors to choose a value."
+    ]
+
+
 def test_clipboard_watcher_is_opt_in_and_skips_repeats(
     qtbot: QtBot, window: MainWindow, live_context: AppContext
 ) -> None:

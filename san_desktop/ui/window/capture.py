@@ -57,7 +57,7 @@ class CaptureController(QObject):
 
     def scrap_clipboard(self) -> int:
         """Start capturing what the clipboard holds; returns how many captures were started."""
-        mime = self._clipboard.mimeData()
+        mime = self._clipboard_contents()
         started = self.scrap_mime(
             mime, empty_message="The clipboard is empty or holds no text (an image?): nothing was scrapped."
         )
@@ -75,13 +75,18 @@ class CaptureController(QObject):
             return
         self._watching = enabled
         if enabled:
-            self._last_seen = self._digest(self._clipboard.mimeData())
+            self._last_seen = self._digest(self._clipboard_contents())
             self._clipboard.dataChanged.connect(self._on_clipboard_data_changed)
         else:
             self._clipboard.dataChanged.disconnect(self._on_clipboard_data_changed)
 
+    def _clipboard_contents(self) -> QMimeData:
+        # Qt gives no data at all (None) for a clipboard nothing was ever copied to in this session or
+        # one that was cleared; that is an empty clipboard.
+        return self._clipboard.mimeData() or QMimeData()
+
     def _on_clipboard_data_changed(self) -> None:
-        mime = self._clipboard.mimeData()
+        mime = self._clipboard_contents()
         if not self.can_scrap(mime) or self._too_short(mime):
             return
         digest = self._digest(mime)
