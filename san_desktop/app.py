@@ -59,6 +59,8 @@ if TYPE_CHECKING:  # cards, TIL and commits (numpy and more) load when first use
     from san_desktop.services.search import QueryVector
     from san_desktop.services.stars import StarService
     from san_desktop.services.til import TilService
+    from san_desktop.transfer.importer import Importer, ImportSummary
+    from san_desktop.transfer.items import ImportPlan
 
 log = logging.getLogger(__name__)
 
@@ -339,6 +341,31 @@ class SanApp:
     def restore_scrap(self, scrap_id: str) -> Changes:
         self.scraps.restore(scrap_id)
         return Changes(scraps=frozenset({scrap_id}))
+
+    # --- imports (transfer.readers, transfer.importer) -----------------------------------------
+
+    @cached_property
+    def importer(self) -> Importer:
+        from san_desktop.transfer.importer import Importer
+
+        return Importer(self.db, self.queue, self.changelog, self._settings.capture.max_bytes)
+
+    def store_import(
+        self,
+        plan: ImportPlan,
+        *,
+        dry_run: bool = False,
+        cancelled: Callable[[], bool] = lambda: False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> Changed[ImportSummary]:
+        """Store a preview's items as one batch (each new scrap's card follows in the background)."""
+        summary = self.importer.store(plan, dry_run=dry_run, cancelled=cancelled, progress=progress)
+        return Changed(summary, Changes(scraps=frozenset(summary.scrap_ids)))
+
+    def undo_import(self, batch_id: str) -> Changed[list[str]]:
+        """Remove exactly what an import brought in (the ids of the scraps removed)."""
+        removed = self.importer.undo(batch_id)
+        return Changed(removed, Changes(scraps=frozenset(removed), cards_of_scraps=frozenset(removed)))
 
     # --- correcting cards (services.card_edits) --------------------------------------------------
 

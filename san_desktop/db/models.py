@@ -77,6 +77,8 @@ class Scrap(Base):
     fetch_stopped: Mapped[bool]
     analysis_stopped: Mapped[bool]
     refine_stopped: Mapped[bool]
+    import_batch_id: Mapped[str | None]
+    given_tags: Mapped[str | None]
 
     card: Mapped[KnowledgeCard | None] = relationship(back_populates="scrap")
 

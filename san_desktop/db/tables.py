@@ -63,6 +63,10 @@ scraps = sa.Table(
     _flag("fetch_stopped"),
     _flag("analysis_stopped"),
     _flag("refine_stopped"),
+    # the import that brought it in (``import_batches``; Undo import removes exactly those), NULL if captured
+    sa.Column("import_batch_id", ID),
+    # tags the source gave it (a note's front matter, a bookmark's folders), a JSON list: its card's tags
+    sa.Column("given_tags", sa.Text),
     # One live scrap per content and source type; a deleted scrap frees its content again.
     sa.Index(
         "uq_scraps_source_type_content_hash",
@@ -72,6 +76,22 @@ scraps = sa.Table(
         sqlite_where=sa.text("deleted_at IS NULL"),
     ),
     sa.Index("ix_scraps_created_at", "created_at"),
+    sa.Index("ix_scraps_import_batch_id", "import_batch_id"),
+)
+
+# One import of a folder or file (revision 0018): what came in, for its summary and for Undo import.
+import_batches = sa.Table(
+    "import_batches",
+    metadata,
+    id_column(),
+    sa.Column("kind", sa.String(20), nullable=False),  # ``transfer.items.ImportKind``
+    sa.Column("source", sa.Text, nullable=False),  # the file or folder named
+    sa.Column("imported", sa.Integer, nullable=False, default=0),
+    sa.Column("duplicates", sa.Integer, nullable=False, default=0),
+    sa.Column("refused", sa.Integer, nullable=False, default=0),
+    created_column(),
+    sa.Column("finished_at", UTCDateTime()),  # NULL: stopped part way (cancelled, or the app was killed)
+    sa.Column("undone_at", UTCDateTime()),
 )
 
 knowledge_cards = sa.Table(

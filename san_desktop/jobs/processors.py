@@ -120,7 +120,11 @@ class CardAnalysisProcessor:
             kept = kept_edits(conn, scrap_id)  # as they are now: an edit may have come meanwhile
             replace = kept.replaced_by(payload)
             saved = draft if replace else kept.over(draft)
-            card_id = save_card(session, scrap_id, draft, provider.embedding_model, vector, replace_edits=replace)
+            # the edited fields are the card's own (save_card keeps them); a new card's given tags are its source's
+            given = kept.updated_at is None and kept.tags is not None and not replace
+            card_id = save_card(
+                session, scrap_id, saved, provider.embedding_model, vector, replace_edits=replace, tags_given=given
+            )
             stale = _words(saved) != _words(embedded)
             if stale:
                 mark_embedding_stale(conn, card_id)

@@ -11,6 +11,7 @@ are as they were says nothing changed.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
@@ -187,10 +188,12 @@ def _live_state(conn: sa.Connection, card_id: str) -> CardState:
 
 
 def kept_edits(conn: sa.Connection, scrap_id: str) -> KeptEdits:
-    """What a person edited on the scrap's card (nothing when it has no card yet)."""
+    """What a person edited on the scrap's card; when it has no card yet, the tags its source gave it (an
+    imported note's front matter) count as theirs: the first card takes them and keeps them as edited."""
     card_id = conn.scalar(sa.select(KnowledgeCard.id).where(KnowledgeCard.scrap_id == scrap_id))
     if card_id is None:
-        return KeptEdits()
+        given = conn.scalar(sa.select(Scrap.given_tags).where(Scrap.id == scrap_id))
+        return KeptEdits(tags=tuple(json.loads(given)) if given else None)
     state = _states(conn, [card_id])[card_id]
     edited = set(state.edited)
     return KeptEdits(

@@ -1,0 +1,328 @@
+"""Storing what a reader found as one batch of scraps, and Undo import.
+
+A batch is stored in chunks, each one short transaction with its scraps, their jobs and their change notices:
+the window's reads and the job runner's claims never wait long for the write lock, a cancel takes effect
+between chunks, and what was stored before a cancel (or a kill) is a batch like any other, with Undo import.
+Duplicates are found as capture finds them: by content hash, and for links by their normalised address."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
+
+from san_desktop.ai.base import MAX_TAG_LENGTH, MAX_TAGS
+from san_desktop.core.enums import JobType, SourceType
+from san_desktop.core.errors import SanError
+from san_desktop.core.ids import new_id
+from san_desktop.core.text import DEFAULT_MAX_CAPTURE_BYTES, RejectedContentError, check_capturable, content_hash
+from san_desktop.core.timeutil import utcnow
+from san_desktop.core.urls import normalize_url
+from san_desktop.db.changes import ChangeLog
+from san_desktop.db.database import Database
+from san_desktop.db.models import CardEmbedding, Category, KnowledgeCard, Tag, card_tags
+from san_desktop.db.tables import async_jobs, import_batches, scraps
+from san_desktop.db.vectors import unindex_card
+from san_desktop.queue.store import JobStore
+from san_desktop.services.scraps import SCRAP_NOTICE
+from san_desktop.transfer.items import ImportItem, ImportKind, ImportPlan, Refusal
+
+log = logging.getLogger(__name__)
+
+CHUNK = 200  # scraps a transaction: a few milliseconds of the write lock each
+UNDO_CHUNK = 500
+
+Progress = Callable[[int, int], None]  # (items handled, items in all)
+
+
+class ImportCancelledError(SanError):
+    """The person stopped an import before it read its source (nothing was stored)."""
+
+
+@dataclass(frozen=True)
+class ImportSummary:
+    """What an import stored (or, for a dry run, would store)."""
+
+    kind: ImportKind
+    source: str
+    batch_id: str | None  # None: a dry run, or nothing new to store
+    imported: int
+    duplicates: int  # already in the library, or twice in the source
+    refused: tuple[Refusal, ...]
+    scrap_ids: tuple[str, ...]
+    dry_run: bool = False
+    cancelled: bool = False  # stopped part way: ``imported`` were stored (Undo import removes them)
+
+    def sentence(self) -> str:
+        verb = "would import" if self.dry_run else "imported"
+        words = [f"{self.imported} new scrap{'s' if self.imported != 1 else ''}"]
+        if self.duplicates:
+            words.append(f"{self.duplicates} already in the library")
+        if self.refused:
+            words.append(f"{len(self.refused)} refused")
+        said = f"{verb} {', '.join(words)} from {self.source}."
+        return f"Stopped part way: {said}" if self.cancelled else said[0].upper() + said[1:]
+
+
+@dataclass(frozen=True)
+class ImportBatchInfo:
+    id: str
+    kind: ImportKind
+    source: str
+    imported: int
+    created_at: datetime
+    finished: bool
+
+
+@dataclass(frozen=True)
+class _Row:
+    """A scrap's values, checked, with its key for duplicates."""
+
+    values: dict[str, object]
+
+    @property
+    def key(self) -> tuple[object, object]:
+        return (self.values["source_type"], self.values["content_hash"])
+
+
+class Importer:
+    def __init__(
+        self,
+        db: Database,
+        queue: JobStore,
+        changelog: ChangeLog | None = None,
+        max_bytes: int = DEFAULT_MAX_CAPTURE_BYTES,
+    ) -> None:
+        self.db = db
+        self.queue = queue
+        self.changelog = changelog
+        self.max_bytes = max_bytes
+
+    # --- storing ------------------------------------------------------------------------------
+
+    def store(
+        self,
+        plan: ImportPlan,
+        *,
+        dry_run: bool = False,
+        cancelled: Callable[[], bool] = lambda: False,
+        progress: Progress | None = None,
+    ) -> ImportSummary:
+        refused = list(plan.refused)
+        rows: list[_Row] = []
+        seen: set[tuple[object, object]] = set()
+        duplicates = 0
+        for item in plan.items:
+            try:
+                row = self._row(item)
+            except RejectedContentError as exc:
+                refused.append(Refusal(item.source_ref, str(exc)))
+                continue
+            if row.key in seen:
+                duplicates += 1
+                continue
+            seen.add(row.key)
+            rows.append(row)
+        in_source = duplicates
+        batch_id = None if dry_run else new_id()
+        stored: list[str] = []
+        stopped = False
+        total = len(rows)
+        for start in range(0, total, CHUNK):
+            if cancelled():
+                stopped = True
+                break
+            chunk = rows[start : start + CHUNK]
+            if dry_run:
+                with self.db.engine.connect() as conn:
+                    duplicates += len(self._existing(conn, chunk))
+            else:
+                assert batch_id is not None
+                added, found = self._store_chunk(plan, batch_id, chunk, start == 0)
+                stored.extend(added)
+                duplicates += found
+                self._count(batch_id, len(stored), duplicates, len(refused), finished=False)
+            if progress is not None:
+                progress(min(start + CHUNK, total), total)
+        # a dry run stores nothing: what it would import is what is neither refused nor a duplicate
+        imported = total - (duplicates - in_source) if dry_run else len(stored)
+        if batch_id is not None:
+            if stored:
+                self._count(batch_id, len(stored), duplicates, len(refused), finished=not stopped)
+            else:
+                batch_id = None  # nothing came in: no batch to undo (a row may exist: Undo finds nothing)
+        summary = ImportSummary(
+            kind=plan.kind,
+            source=plan.source,
+            batch_id=batch_id,
+            imported=imported,
+            duplicates=duplicates,
+            refused=tuple(refused),
+            scrap_ids=tuple(stored),
+            dry_run=dry_run,
+            cancelled=stopped,
+        )
+        log.info("Import of %s (%s): %s", plan.source, plan.kind.value, summary.sentence())
+        return summary
+
+    def _row(self, item: ImportItem) -> _Row:
+        values: dict[str, object] = {
+            "source_type": item.source_type,
+            "title": " ".join((item.title or "").split())[:500] or None,
+            "given_tags": _given_tags(item.tags),
+            "created_at": item.captured_at or utcnow(),
+        }
+        if item.source_type is SourceType.URL:
+            try:
+                address = normalize_url(item.content)
+            except ValueError as exc:
+                raise RejectedContentError(f"Not a web address: {item.content[:200]}") from exc
+            check_capturable(address, self.max_bytes)
+            values.update(content=address, source_ref=address, content_hash=content_hash(address))
+            if values["title"] == address:
+                values["title"] = None
+        else:
+            text = check_capturable(item.content, self.max_bytes)
+            values.update(content=text, source_ref=item.source_ref, content_hash=content_hash(text))
+        return _Row(values)
+
+    @staticmethod
+    def _existing(conn: sa.Connection, chunk: Sequence[_Row]) -> set[tuple[object, object]]:
+        """The keys of ``chunk`` a live scrap has already."""
+        found: set[tuple[object, object]] = set()
+        for source_type in {row.values["source_type"] for row in chunk}:
+            hashes = [row.values["content_hash"] for row in chunk if row.values["source_type"] == source_type]
+            query = sa.select(scraps.c.content_hash).where(
+                scraps.c.source_type == source_type,
+                scraps.c.content_hash.in_(hashes),
+                scraps.c.deleted_at.is_(None),
+            )
+            found.update((source_type, digest) for digest in conn.scalars(query))
+        return found
+
+    def _store_chunk(
+        self, plan: ImportPlan, batch_id: str, chunk: Sequence[_Row], first: bool
+    ) -> tuple[list[str], int]:
+        """Insert the chunk's new scraps with their jobs in one transaction: (their ids, how many were there)."""
+        with self.db.write_connection() as conn:
+            if first:
+                conn.execute(
+                    sa.insert(import_batches).values(
+                        id=batch_id, kind=plan.kind.value, source=plan.source, imported=0, duplicates=0, refused=0
+                    )
+                )
+            existing = self._existing(conn, chunk)
+            fresh = [
+                {**row.values, "id": new_id(), "import_batch_id": batch_id} for row in chunk if row.key not in existing
+            ]
+            if fresh:
+                try:
+                    with conn.begin_nested():
+                        conn.execute(sa.insert(scraps), fresh)
+                except IntegrityError:  # another process stored some of them meanwhile: one by one
+                    fresh = [values for values in fresh if self._insert_one(conn, values)]
+            for values in fresh:
+                types = (
+                    (JobType.PAGE_FETCH,)
+                    if values["source_type"] is SourceType.URL
+                    else (JobType.CARD_ANALYSIS, JobType.SCRAP_REFINE)
+                )
+                for job_type in types:
+                    self.queue.enqueue(job_type, str(values["id"]), session=conn)
+            ids = [str(values["id"]) for values in fresh]
+            if self.changelog is not None and ids:
+                self.changelog.record(conn, SCRAP_NOTICE, ids)
+        return ids, len(chunk) - len(ids)
+
+    @staticmethod
+    def _insert_one(conn: sa.Connection, values: dict[str, object]) -> bool:
+        try:
+            with conn.begin_nested():
+                conn.execute(sa.insert(scraps).values(values))
+        except IntegrityError:
+            return False
+        return True
+
+    def _count(self, batch_id: str, imported: int, duplicates: int, refused: int, *, finished: bool) -> None:
+        values: dict[str, object] = {"imported": imported, "duplicates": duplicates, "refused": refused}
+        if finished:
+            values["finished_at"] = utcnow()
+        with self.db.write_connection() as conn:
+            conn.execute(sa.update(import_batches).where(import_batches.c.id == batch_id).values(values))
+
+    # --- undo ---------------------------------------------------------------------------------
+
+    def batches(self, limit: int = 20) -> list[ImportBatchInfo]:
+        """The imports that can be undone, newest first."""
+        batch = import_batches.c
+        query = (
+            sa.select(batch.id, batch.kind, batch.source, batch.imported, batch.created_at, batch.finished_at)
+            .where(batch.undone_at.is_(None), batch.imported > 0)
+            .order_by(batch.created_at.desc(), batch.id.desc())
+            .limit(limit)
+        )
+        with self.db.engine.connect() as conn:
+            return [
+                ImportBatchInfo(
+                    row.id, ImportKind(row.kind), row.source, row.imported, row.created_at, bool(row.finished_at)
+                )
+                for row in conn.execute(query)
+            ]
+
+    def undo(self, batch_id: str) -> list[str]:
+        """Remove exactly the scraps the batch brought in, with everything made from them (cards, vectors,
+        tags no other card has that came after the batch started, quizzes and their reviews, jobs); the ids
+        of the scraps removed. In chunks, each one transaction."""
+        batch = import_batches.c
+        with self.db.engine.connect() as conn:
+            row = conn.execute(sa.select(batch.created_at, batch.undone_at).where(batch.id == batch_id)).first()
+        if row is None:
+            raise SanError(f"There is no import {batch_id}.")
+        if row.undone_at is not None:
+            raise SanError("That import was undone already.")
+        removed: list[str] = []
+        while True:
+            with self.db.write_connection() as conn:
+                ids = list(
+                    conn.scalars(sa.select(scraps.c.id).where(scraps.c.import_batch_id == batch_id).limit(UNDO_CHUNK))
+                )
+                if not ids:
+                    break
+                cards = conn.execute(
+                    sa.select(KnowledgeCard.id, CardEmbedding.model_id, CardEmbedding.dim)
+                    .outerjoin(CardEmbedding, CardEmbedding.card_id == KnowledgeCard.id)
+                    .where(KnowledgeCard.scrap_id.in_(ids))
+                ).all()
+                for card_id, model_id, dim in cards:
+                    if model_id is not None:
+                        unindex_card(conn, card_id, model_id, dim)
+                targets = ids + [card.id for card in cards]
+                conn.execute(sa.delete(async_jobs).where(async_jobs.c.target_id.in_(targets)))
+                conn.execute(sa.delete(scraps).where(scraps.c.id.in_(ids)))  # cards, tags links, quizzes cascade
+                if self.changelog is not None:
+                    self.changelog.record(conn, SCRAP_NOTICE, ids)
+                removed.extend(ids)
+        with self.db.write_connection() as conn:
+            # names the batch's cards brought that nothing uses now
+            unused_tags = ~sa.exists().where(card_tags.c.tag_id == Tag.id)
+            conn.execute(sa.delete(Tag).where(Tag.created_at >= row.created_at, unused_tags))
+            unused_categories = ~sa.exists().where(KnowledgeCard.category_id == Category.id)
+            conn.execute(sa.delete(Category).where(Category.created_at >= row.created_at, unused_categories))
+            conn.execute(sa.update(import_batches).where(batch.id == batch_id).values(undone_at=utcnow()))
+        log.info("Undid import %s: %d scrap(s) removed", batch_id, len(removed))
+        return removed
+
+
+def _given_tags(tags: Sequence[str]) -> str | None:
+    """The source's tags a card can hold (as a person could type them), as JSON; None without any."""
+    kept: list[str] = []
+    for tag in tags:
+        name = " ".join(tag.strip().lstrip("#").split())
+        if name and len(name) <= MAX_TAG_LENGTH and name.casefold() not in {k.casefold() for k in kept}:
+            kept.append(name)
+    return json.dumps(kept[:MAX_TAGS], ensure_ascii=False) if kept else None

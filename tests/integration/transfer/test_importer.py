@@ -1,0 +1,146 @@
+"""Storing an import as one batch: dedupe against the library and within the source, refusals, the source's
+tags on the cards, a dry run, a cancel part way, and Undo import leaving the library as it was."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+import sqlalchemy as sa
+
+from san_desktop.app import SanApp
+from san_desktop.core.enums import JobStatus, JobType, SourceType
+from san_desktop.core.errors import SanError
+from san_desktop.db.tables import import_batches, knowledge_cards, scraps
+from san_desktop.transfer import importer as importer_module
+from san_desktop.transfer.items import ImportItem, ImportKind, ImportPlan, Refusal
+from tests.support.cards import all_cards
+from tests.support.jobs import jobs_of
+from tests.support.library import snapshot
+from tests.support.local_jobs import run_all_jobs
+
+WAL = "SQLite WAL mode lets readers continue while a writer commits."
+RAFT = "Raft elects a leader, which replicates its log to the followers."
+VACUUM = "PostgreSQL VACUUM reclaims the space of dead tuples left by updates."
+KOREAN = "쿠버네티스 파드는 하나 이상의 컨테이너를 묶어 같은 네트워크를 공유한다."
+
+
+def _note(path: str, text: str, *, tags: tuple[str, ...] = (), when: datetime | None = None) -> ImportItem:
+    return ImportItem(SourceType.FILE, text, path, title=None, tags=tags, captured_at=when)
+
+
+def _plan(*items: ImportItem, refused: tuple[Refusal, ...] = ()) -> ImportPlan:
+    return ImportPlan(ImportKind.MARKDOWN, "/notes", list(items), list(refused))
+
+
+def test_an_import_stores_new_notes_once_with_their_jobs_and_says_what_it_left_out(app: SanApp) -> None:
+    app.store_import(_plan(_note("old/wal.md", WAL)))  # in the library already
+    day = datetime(2024, 3, 4, 9, 30, tzinfo=UTC)
+    plan = _plan(
+        _note("db/raft.md", RAFT, tags=("distributed", "#consensus"), when=day),
+        _note("db/raft copy.md", RAFT),  # the same note twice in the vault
+        _note("db/vacuum.md", VACUUM),
+        _note("db/wal.md", WAL),  # already in the library
+        _note("empty.md", "   \n"),
+        ImportItem(SourceType.URL, "https://Example.com/a?utm_source=x", "https://Example.com/a?utm_source=x", "A"),
+        ImportItem(SourceType.URL, "javascript:alert(1)", "javascript:alert(1)"),
+        refused=(Refusal("pic.png", "an attachment, not a note"),),
+    )
+    summary = app.store_import(plan).value
+    assert (summary.imported, summary.duplicates) == (3, 2)
+    assert sorted(r.source_ref for r in summary.refused) == ["empty.md", "javascript:alert(1)", "pic.png"]
+    assert "empty" in next(r.reason for r in summary.refused if r.source_ref == "empty.md")
+    assert summary.sentence() == "Imported 3 new scraps, 2 already in the library, 3 refused from /notes."
+    with app.db.engine.connect() as conn:
+        rows = {
+            row.source_ref: row
+            for row in conn.execute(sa.select(scraps).where(scraps.c.import_batch_id == summary.batch_id))
+        }
+        batch = conn.execute(sa.select(import_batches).where(import_batches.c.id == summary.batch_id)).one()
+    assert set(rows) == {"db/raft.md", "db/vacuum.md", "https://example.com/a"}
+    assert json.loads(rows["db/raft.md"].given_tags) == ["distributed", "consensus"]
+    assert rows["db/raft.md"].created_at == day  # the note's date is its capture time
+    assert rows["https://example.com/a"].title == "A"
+    assert (batch.imported, batch.duplicates, batch.refused, batch.id) == (3, 2, 3, summary.batch_id)
+    assert batch.finished_at is not None
+    jobs = {(job.job_type, job.target_id) for job in jobs_of(app.queue) if job.target_id in summary.scrap_ids}
+    raft = rows["db/raft.md"].id
+    assert (JobType.CARD_ANALYSIS, raft) in jobs
+    assert (JobType.SCRAP_REFINE, raft) in jobs
+    assert (JobType.PAGE_FETCH, rows["https://example.com/a"].id) in jobs  # the page comes by the fetch job
+
+    again = app.store_import(plan).value  # the same source again: nothing new
+    assert (again.imported, again.duplicates, again.batch_id) == (0, 5, None)
+
+
+def test_a_dry_run_counts_without_storing(app: SanApp) -> None:
+    app.store_import(_plan(_note("a.md", RAFT)))
+    before = snapshot(app.db)
+    summary = app.store_import(_plan(_note("a.md", RAFT), _note("b.md", VACUUM), _note("c.md", "")), dry_run=True).value
+    assert (summary.imported, summary.duplicates, len(summary.refused), summary.batch_id) == (1, 1, 1, None)
+    assert summary.sentence().startswith("Would import 1 new scrap,")
+    assert snapshot(app.db) == before
+
+
+def test_the_source_tags_are_the_cards_tags_and_analysing_again_keeps_them(app: SanApp) -> None:
+    summary = app.store_import(_plan(_note("k8s.md", KOREAN, tags=("쿠버네티스", "infra")), _note("w.md", WAL))).value
+    run_all_jobs(app.queue, app.backend.require_session())
+    cards = {card.scrap_id: card for card in all_cards(app.db)}
+    tagged, plain = (cards[scrap_id] for scrap_id in summary.scrap_ids)
+    assert sorted(tagged.tags) == ["infra", "쿠버네티스"]
+    assert plain.tags  # the analysis's own tags where the source gave none
+    with app.db.engine.connect() as conn:
+        edited = conn.scalar(sa.select(knowledge_cards.c.tags_edited).where(knowledge_cards.c.id == tagged.id))
+    assert edited  # kept as a person's tags are
+    app.analyse_card_again(tagged.id, replace_edits=False)
+    run_all_jobs(app.queue, app.backend.require_session())
+    assert sorted(next(c for c in all_cards(app.db) if c.id == tagged.id).tags) == ["infra", "쿠버네티스"]
+
+
+def test_undo_import_leaves_the_library_as_it_was(app: SanApp) -> None:
+    app.capture_text(WAL)
+    app.store_import(_plan(_note("first.md", VACUUM)))  # an earlier import stays
+    run_all_jobs(app.queue, app.backend.require_session())
+    before = snapshot(app.db, leave_out=frozenset({"import_batches"}))
+    summary = app.store_import(
+        _plan(_note("raft.md", RAFT, tags=("brand-new-tag",)), _note("k8s.md", KOREAN), _note("wal.md", WAL))
+    ).value
+    run_all_jobs(app.queue, app.backend.require_session())
+    assert len(all_cards(app.db)) == 5
+    assert summary.batch_id is not None
+    removed = app.undo_import(summary.batch_id).value
+    assert sorted(removed) == sorted(summary.scrap_ids)
+    assert snapshot(app.db, leave_out=frozenset({"import_batches"})) == before
+    assert [batch.id for batch in app.importer.batches()] != [summary.batch_id]  # not offered again
+    with pytest.raises(SanError, match="undone already"):
+        app.undo_import(summary.batch_id)
+
+
+def test_a_cancelled_import_keeps_what_it_stored_as_a_batch_to_undo(
+    app: SanApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(importer_module, "CHUNK", 2)
+    seen: list[tuple[int, int]] = []
+    notes = [_note(f"n{i}.md", f"Note number {i}: {RAFT}") for i in range(5)]
+    summary = app.store_import(
+        _plan(*notes), cancelled=lambda: len(seen) >= 1, progress=lambda *p: seen.append(p)
+    ).value
+    assert seen == [(2, 5)]
+    assert summary.batch_id is not None
+    assert (summary.imported, summary.cancelled) == (2, True)
+    assert summary.sentence().startswith("Stopped part way: imported 2 new scraps")
+    with app.db.engine.connect() as conn:
+        batch = conn.execute(sa.select(import_batches)).one()
+    assert (batch.imported, batch.finished_at) == (2, None)
+    assert [info.id for info in app.importer.batches()] == [summary.batch_id]
+    assert sorted(app.undo_import(summary.batch_id).value) == sorted(summary.scrap_ids)
+    assert app.scraps.list_scraps() == []
+
+
+def test_undo_while_an_analysis_of_the_batch_waits_removes_its_jobs(app: SanApp) -> None:
+    summary = app.store_import(_plan(_note("raft.md", RAFT))).value
+    assert summary.batch_id is not None
+    app.undo_import(summary.batch_id)
+    assert [job for job in jobs_of(app.queue) if job.status is JobStatus.PENDING] == []
+    assert run_all_jobs(app.queue, app.backend.require_session()) == 0
