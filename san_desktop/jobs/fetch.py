@@ -4,12 +4,18 @@ article and title, and save them on the scrap; the same transaction asks for the
 A page that cannot be had (404, not HTML by its label or its bytes, too large even packed, a redirect loop or
 one to a local address) fails at once with its reason; a timeout or a server error is tried again later.
 Either way the scrap keeps its address. No download outlasts three read timeouts, so one slow site holds the
-network pool no longer than that."""
+network pool no longer than that. Pages of one site are asked for at most one a second (an imported bookmarks
+file holds hundreds of one site's pages); the network pool's size bounds how many download at once."""
 
 from __future__ import annotations
 
+import ipaddress
 import logging
+import threading
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 import sqlalchemy as sa
 
@@ -23,11 +29,48 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+PER_HOST_SECONDS = 1.0  # between two pages of one site
+
+
+class HostPacer:
+    """When a download from a host may start: one every ``interval`` seconds a host, whichever thread asks.
+    Addresses on this machine or its network (an IP literal that is not public, localhost) are not paced."""
+
+    def __init__(self, interval: float = PER_HOST_SECONDS, clock: Callable[[], float] = time.monotonic) -> None:
+        self.interval = interval
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._next: dict[str, float] = {}  # host -> when its next download may start
+
+    def reserve(self, address: str) -> float:
+        """Take the next turn of ``address``'s host: how many seconds from now it starts."""
+        host = (urlsplit(address).hostname or "").lower()
+        if not host or _on_this_network(host):
+            return 0.0
+        with self._lock:
+            now = self.clock()
+            if len(self._next) > 1000:  # forget hosts whose turn is past
+                self._next = {name: due for name, due in self._next.items() if due > now}
+            start = max(now, self._next.get(host, now))
+            self._next[host] = start + self.interval
+            return start - now
+
+
+def _on_this_network(host: str) -> bool:
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return not address.is_global
+
 
 class PageFetchProcessor:
-    def __init__(self, services: Services, network: Network | None = None) -> None:
+    def __init__(self, services: Services, network: Network | None = None, pacer: HostPacer | None = None) -> None:
         self.services = services
         self.network = network  # None: the system's (a test brings a made-up public internet)
+        self.pacer = pacer or HostPacer()
 
     def __call__(self, context: JobContext) -> None:
         from san_desktop.web.extract import readable_page  # (httpx, trafilatura: loaded by this job only)
@@ -39,6 +82,7 @@ class PageFetchProcessor:
         if row is None or row.deleted_at is not None or not row.source_ref:
             raise TargetNotFoundError(f"scrap {scrap_id}")
         settings = self.services.settings().capture
+        self._wait_for_turn(context, row.source_ref)
         context.progress("download", 1, 2)
         page = download(
             row.source_ref,
@@ -52,3 +96,15 @@ class PageFetchProcessor:
         with context.publish() as session:
             self.services.scraps.save_page(session, scrap_id, title, text)
         log.info("Fetched the page of scrap %s: %d characters", scrap_id, len(text))
+
+    def _wait_for_turn(self, context: JobContext, address: str) -> None:
+        """Politeness to the site: wait for its turn (a cancel is seen within a tenth of a second)."""
+        wait = self.pacer.reserve(address)
+        if wait <= 0:
+            return
+        context.progress("wait for the site", 0, 2)
+        deadline = self.pacer.clock() + wait
+        pause = threading.Event()
+        while (left := deadline - self.pacer.clock()) > 0:
+            context.raise_if_cancelled()
+            pause.wait(min(left, 0.1))
