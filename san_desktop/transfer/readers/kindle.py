@@ -21,6 +21,8 @@ SEPARATOR = "=========="
 _KIND = r"^-\s*(?:Your\s+)?(?P<kind>Highlight|Note|Bookmark)\b"
 ENGLISH_MARKER = re.compile(_KIND, re.IGNORECASE | re.MULTILINE)
 _LOCATION = re.compile(r"\b(?:location|loc\.)\s+(?P<start>\d+)(?:\s*-\s*(?P<end>\d+))?", re.IGNORECASE)
+# What Kindle writes instead of a passage once the publisher's share of the book has been clipped.
+CLIPPING_LIMIT = "You have reached the clipping limit for this item"
 _ADDED = re.compile(r"\bAdded on\s+(?P<when>.+)$", re.IGNORECASE)
 
 
@@ -98,6 +100,9 @@ def read_kindle(text: str, source: str, ticker: Ticker, max_bytes: int) -> Impor
         else:
             owner.notes.append(note.text)
     for clipping in sorted(highlights, key=lambda one: one.order):
+        if CLIPPING_LIMIT.lower() in clipping.text.lower() and len(clipping.text) < 2 * len(CLIPPING_LIMIT):
+            plan.refused.append(Refusal(clipping.book, "Kindle kept no text: the book's clipping limit was reached"))
+            continue
         parts = [clipping.text, *(f"Note: {note}" for note in clipping.notes), f"— {clipping.book}"]
         try:
             content = check_capturable("\n\n".join(parts), max_bytes)

@@ -87,3 +87,15 @@ def test_the_first_kindles_short_location_ranges_are_read(tmp_path: Path) -> Non
     (item,) = read_plan(path).items
     assert item.content == "first, extended\n\n— Book (A)"
     assert item.captured_at == datetime(2010, 2, 9, 22, 46).astimezone()
+
+
+def test_a_passage_past_the_clipping_limit_is_refused_with_why(tmp_path: Path) -> None:
+    path = clippings(
+        tmp_path,
+        "Book (A)\n- Your Highlight on Location 10-20\n\n <You have reached the clipping limit for this item>",
+    )
+    plan = read_plan(path)
+    assert plan.items == []
+    assert [(refusal.source_ref, refusal.reason) for refusal in plan.refused] == [
+        ("Book (A)", "Kindle kept no text: the book's clipping limit was reached")
+    ]
