@@ -1,0 +1,190 @@
+"""A folder of notes or an Obsidian vault read into items: front matter, titles, tags, dates, and what is refused."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from san_desktop.core.enums import SourceType
+from san_desktop.core.errors import SanError
+from san_desktop.transfer.items import ImportItem, ImportKind, ImportPlan, Refusal
+from san_desktop.transfer.readers import read_plan
+
+
+def write(root: Path, relative: str, content: str | bytes) -> None:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    root = tmp_path / "vault"
+    write(root, ".obsidian/app.json", '{"legacyEditor": false}')
+    write(root, ".obsidian/snippets/theme.md", "# not a note of the person")
+    write(root, ".trash/old.md", "deleted long ago")
+    write(root, ".hidden/secret.md", "a hidden folder's note")
+    write(root, ".hidden-note.md", "a hidden note")
+    write(root, "Inbox.md", "# Inbox heading\n\nSee [[Databases/wal|the WAL]] and ![[diagram.png]].\n")
+    write(
+        root,
+        "Databases/wal.md",
+        "---\ntitle: WAL notes\ntags: [db, '#sqlite', db]\ndate: 2024-03-04\n---\n\nReaders do not block writers.\r\n",
+    )
+    write(
+        root,
+        "Databases/Indexes/btree.markdown",
+        "---\ntags: '#db #btree'\ncreated: 2024-03-04T10:11:12+09:00\n---\n# B-trees\n\nPages split in two.\n",
+    )
+    write(root, "Databases/Indexes/hash.md", "---\ntag: db, hashing\ncreated_at: '2024-03-04 10:11'\n...\nBuckets.\n")
+    write(root, "diagram.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    write(root, "broken.md", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00")
+    write(root, "copy-a.md", "The same thought, twice.\n")
+    write(root, "copy-b.md", "The same thought, twice.\n")
+    write(root, "empty.md", "---\ntitle: Only a title\n---\n\n")
+    write(root, "bad-front.md", "---\ntitle: [unclosed\n---\nThe body survives.\n")
+    write(root, "notes.txt", "plain text notes\n")
+    return root
+
+
+@pytest.fixture
+def plan(vault: Path) -> ImportPlan:
+    return read_plan(vault)
+
+
+def by_ref(plan: ImportPlan) -> dict[str, ImportItem]:
+    return {item.source_ref: item for item in plan.items}
+
+
+def test_every_note_comes_in_once_in_a_stable_order_and_hidden_ones_not_at_all(plan: ImportPlan) -> None:
+    assert plan.kind is ImportKind.MARKDOWN
+    assert [item.source_ref for item in plan.items] == [
+        "Inbox.md",
+        "bad-front.md",
+        "copy-a.md",
+        "copy-b.md",
+        "notes.txt",
+        "Databases/wal.md",
+        "Databases/Indexes/btree.markdown",
+        "Databases/Indexes/hash.md",
+    ]
+    assert all(item.source_type is SourceType.FILE for item in plan.items)
+
+
+def test_attachments_binary_and_empty_notes_are_refused_with_their_reasons(plan: ImportPlan) -> None:
+    assert plan.refused == [
+        Refusal("broken.md", "broken.md is a binary file, not text; nothing was scrapped."),
+        Refusal("diagram.png", "an attachment, not a note"),
+        Refusal("empty.md", "Nothing to scrap: the content is empty or only whitespace."),
+    ]
+
+
+def test_front_matter_gives_title_tags_and_date_and_leaves_the_content(plan: ImportPlan) -> None:
+    wal = by_ref(plan)["Databases/wal.md"]
+    assert wal.title == "WAL notes"
+    assert wal.tags == ("db", "sqlite")
+    assert wal.content == "Readers do not block writers."
+    assert wal.captured_at == datetime(2024, 3, 4).astimezone()
+    assert wal.captured_at is not None
+    assert wal.captured_at.tzinfo is not None
+
+
+def test_string_tags_with_hashes_and_an_aware_creation_time(plan: ImportPlan) -> None:
+    btree = by_ref(plan)["Databases/Indexes/btree.markdown"]
+    assert btree.tags == ("db", "btree")
+    assert btree.title == "B-trees"  # no title field: the first heading
+    assert btree.content == "# B-trees\n\nPages split in two."
+    assert btree.captured_at == datetime(2024, 3, 4, 10, 11, 12, tzinfo=timezone(timedelta(hours=9)))
+
+
+def test_obsidian_tag_key_comma_tags_and_a_naive_date_string_read_as_local_time(plan: ImportPlan) -> None:
+    hashed = by_ref(plan)["Databases/Indexes/hash.md"]
+    assert hashed.tags == ("db", "hashing")
+    assert hashed.content == "Buckets."
+    assert hashed.title == "hash"
+    assert hashed.captured_at == datetime(2024, 3, 4, 10, 11).astimezone()
+
+
+def test_wikilinks_and_embeds_stay_as_written_and_the_heading_is_the_title(plan: ImportPlan) -> None:
+    inbox = by_ref(plan)["Inbox.md"]
+    assert inbox.content == "# Inbox heading\n\nSee [[Databases/wal|the WAL]] and ![[diagram.png]]."
+    assert inbox.title == "Inbox heading"
+    assert inbox.tags == ()
+    assert inbox.captured_at is None
+
+
+def test_duplicate_notes_both_come_in_for_the_importer_to_count(plan: ImportPlan) -> None:
+    items = by_ref(plan)
+    assert items["copy-a.md"].content == items["copy-b.md"].content == "The same thought, twice."
+    assert (items["copy-a.md"].title, items["copy-b.md"].title) == ("copy-a", "copy-b")
+
+
+def test_broken_front_matter_is_kept_as_text_and_the_note_still_comes_in(plan: ImportPlan) -> None:
+    note = by_ref(plan)["bad-front.md"]
+    assert note.content == "---\ntitle: [unclosed\n---\nThe body survives."
+    assert note.title == "bad-front"
+
+
+def test_a_text_note_without_heading_is_titled_by_its_file_name(plan: ImportPlan) -> None:
+    assert by_ref(plan)["notes.txt"].title == "notes"
+
+
+def test_a_note_over_the_size_limit_is_refused_as_too_large(tmp_path: Path) -> None:
+    write(tmp_path, "big.md", "x" * 2000)
+    write(tmp_path, "small.md", "x" * 10)
+    plan = read_plan(tmp_path, max_bytes=1000)
+    assert [item.source_ref for item in plan.items] == ["small.md"]
+    assert [refusal.source_ref for refusal in plan.refused] == ["big.md"]
+    assert "too large" in plan.refused[0].reason
+
+
+def test_a_linked_folder_is_not_followed(tmp_path: Path) -> None:
+    write(tmp_path, "notes/a.md", "a")
+    (tmp_path / "notes" / "loop").symlink_to(tmp_path / "notes")
+    plan = read_plan(tmp_path / "notes")
+    assert [item.source_ref for item in plan.items] == ["a.md"]
+    assert plan.refused == [Refusal("loop", "a link to a folder, not followed")]
+
+
+def test_an_aware_front_matter_time_keeps_its_instant(tmp_path: Path) -> None:
+    write(tmp_path, "n.md", "---\ndate: 2024-03-04T22:11:12Z\n---\nbody")
+    (item,) = read_plan(tmp_path).items
+    assert item.captured_at == datetime(2024, 3, 4, 22, 11, 12, tzinfo=UTC)
+
+
+def test_a_comment_in_a_code_block_is_not_taken_for_the_title(tmp_path: Path) -> None:
+    write(tmp_path, "setup.md", "```sh\n# install first\npip install san\n```\n\n# Setting up\n")
+    (item,) = read_plan(tmp_path).items
+    assert item.title == "Setting up"
+
+
+def test_a_subfolder_that_cannot_be_listed_is_refused_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path, "locked/inside.md", "hidden from us")
+    write(tmp_path, "open.md", "readable")
+    list_folder = Path.iterdir
+
+    def iterdir(folder: Path) -> Iterator[Path]:
+        # chmod cannot stop root (as CI may run) from listing a folder: the refusal of the system is simulated
+        if folder.name == "locked":
+            raise PermissionError(13, "Permission denied", str(folder))
+        return list_folder(folder)
+
+    monkeypatch.setattr(Path, "iterdir", iterdir)
+    plan = read_plan(tmp_path)
+    assert [item.source_ref for item in plan.items] == ["open.md"]
+    assert plan.refused == [Refusal("locked", "a folder that could not be read")]
+
+
+def test_a_folder_that_cannot_be_listed_at_all_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def iterdir(folder: Path) -> Iterator[Path]:
+        raise PermissionError(13, "Permission denied", str(folder))
+
+    monkeypatch.setattr(Path, "iterdir", iterdir)
+    with pytest.raises(SanError, match=r"Could not read the folder .*Permission denied"):
+        read_plan(tmp_path)
