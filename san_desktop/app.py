@@ -60,7 +60,7 @@ if TYPE_CHECKING:  # cards, TIL and commits (numpy and more) load when first use
     from san_desktop.services.stars import StarService
     from san_desktop.services.til import TilService
     from san_desktop.transfer.importer import Importer, ImportSummary
-    from san_desktop.transfer.items import ImportPlan
+    from san_desktop.transfer.items import ImportKind, ImportPlan
 
 log = logging.getLogger(__name__)
 
@@ -349,6 +349,14 @@ class SanApp:
         from san_desktop.transfer.importer import Importer
 
         return Importer(self.db, self.queue, self.changelog, self._settings.capture.max_bytes)
+
+    def read_import(
+        self, path: Path, kind: ImportKind | None = None, *, cancelled: Callable[[], bool] = lambda: False
+    ) -> ImportPlan:
+        """What ``path`` holds to import (the preview); its kind is told by its content unless given."""
+        from san_desktop.transfer.readers import read_plan
+
+        return read_plan(path, kind, cancelled=cancelled, max_bytes=self._settings.capture.max_bytes)
 
     def store_import(
         self,

@@ -115,7 +115,8 @@ class CardAnalysisProcessor:
         context.raise_if_cancelled()
         with context.publish() as session:
             conn = session.connection()
-            if conn.scalar(_SCRAP_DELETED_AT, {"scrap": scrap_id}) is not None:
+            scrap = conn.execute(_SCRAP_DELETED_AT, {"scrap": scrap_id}).first()
+            if scrap is None or scrap.deleted_at is not None:  # (gone: its import was undone meanwhile)
                 raise TargetNotFoundError(f"scrap {scrap_id} was deleted")
             kept = kept_edits(conn, scrap_id)  # as they are now: an edit may have come meanwhile
             replace = kept.replaced_by(payload)

@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
 from san_desktop.ai.base import MAX_TAG_LENGTH, MAX_TAGS
-from san_desktop.core.enums import JobType, SourceType
+from san_desktop.core.enums import JobStatus, JobType, SourceType
 from san_desktop.core.errors import SanError
 from san_desktop.core.ids import new_id
 from san_desktop.core.text import DEFAULT_MAX_CAPTURE_BYTES, RejectedContentError, check_capturable, content_hash
@@ -286,6 +286,7 @@ class Importer:
         if row.undone_at is not None:
             raise SanError("That import was undone already.")
         removed: list[str] = []
+        running: list[str] = []  # cancelled, not deleted: their workers finish them (and see the scrap gone)
         while True:
             with self.db.write_connection() as conn:
                 ids = list(
@@ -302,7 +303,11 @@ class Importer:
                     if model_id is not None:
                         unindex_card(conn, card_id, model_id, dim)
                 targets = ids + [card.id for card in cards]
-                conn.execute(sa.delete(async_jobs).where(async_jobs.c.target_id.in_(targets)))
+                of_targets = async_jobs.c.target_id.in_(targets)
+                running += conn.scalars(
+                    sa.select(async_jobs.c.id).where(of_targets, async_jobs.c.status == JobStatus.PROCESSING)
+                )
+                conn.execute(sa.delete(async_jobs).where(of_targets, async_jobs.c.status != JobStatus.PROCESSING))
                 conn.execute(sa.delete(scraps).where(scraps.c.id.in_(ids)))  # cards, tags links, quizzes cascade
                 if self.changelog is not None:
                     self.changelog.record(conn, SCRAP_NOTICE, ids)
@@ -314,6 +319,8 @@ class Importer:
             unused_categories = ~sa.exists().where(KnowledgeCard.category_id == Category.id)
             conn.execute(sa.delete(Category).where(Category.created_at >= row.created_at, unused_categories))
             conn.execute(sa.update(import_batches).where(batch.id == batch_id).values(undone_at=utcnow()))
+        if running:
+            self.queue.cancel_jobs(running)
         log.info("Undid import %s: %d scrap(s) removed", batch_id, len(removed))
         return removed
 

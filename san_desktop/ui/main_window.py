@@ -29,6 +29,7 @@ from san_desktop.ui.quizzes.reminder import QuizReminder
 from san_desktop.ui.settings.dialog import SettingsDialog
 from san_desktop.ui.stars.page import StarsPage
 from san_desktop.ui.til.page import TilPage
+from san_desktop.ui.transfer.actions import ImportActions
 from san_desktop.ui.window.about_dialog import AboutDialog
 from san_desktop.ui.window.banner import Banner
 from san_desktop.ui.window.capture import CaptureController, CaptureOutcome
@@ -166,6 +167,9 @@ class MainWindow(QMainWindow):
         self.watch_action.setCheckable(True)
         self.watch_action.toggled.connect(self._on_watch_action_toggled)
         file_menu.addAction(self.watch_action)
+        file_menu.addSeparator()
+        self.imports = ImportActions(self._context, self, self._say)
+        self.imports.add_to(file_menu)
         file_menu.addSeparator()
         self.settings_action = QAction("Se&ttings…", self)
         # Preferences is Cmd+, on macOS and nothing on Linux: Ctrl+, everywhere (Cmd+, on macOS, the same key)

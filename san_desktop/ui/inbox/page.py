@@ -31,6 +31,8 @@ from san_desktop.ui.window.capture import CaptureOutcome
 MESSAGE_MS = 8000  # a passing message (scrapped, deleted, restored) clears itself after this
 # the window's "Scrap clipboard" shortcut until the page, shown in the window, reads the action's own
 FALLBACK_SCRAP_SHORTCUT = "Ctrl+Shift+V"
+# more scraps changed at once than this (an import, its undo): the Inbox reads its first page again
+RELOAD_ABOVE = 200
 
 
 class InboxPage(QWidget):
@@ -265,7 +267,9 @@ class InboxPage(QWidget):
 
     def _on_hub_changed(self, changes: Changes, _initiator: object) -> None:
         wanted = sorted(scrap_id for scrap_id in changes.scraps if self._concerns_loaded_rows(scrap_id))
-        if wanted:
+        if len(wanted) > RELOAD_ABOVE:
+            self.model.reload()  # an import or its undo: the first page again, not thousands of rows one by one
+        elif wanted:
             self._refresh(wanted)
         if changes.settings:
             self._read_set_up()  # an AI server or a GitHub token set up: no longer offered

@@ -4,11 +4,14 @@ tags on the cards, a dry run, a cancel part way, and Undo import leaving the lib
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import pytest
 import sqlalchemy as sa
 
+from san_desktop.ai.base import CardDraft
+from san_desktop.ai.local import LocalProvider
 from san_desktop.app import SanApp
 from san_desktop.core.enums import JobStatus, JobType, SourceType
 from san_desktop.core.errors import SanError
@@ -144,3 +147,24 @@ def test_undo_while_an_analysis_of_the_batch_waits_removes_its_jobs(app: SanApp)
     app.undo_import(summary.batch_id)
     assert [job for job in jobs_of(app.queue) if job.status is JobStatus.PENDING] == []
     assert run_all_jobs(app.queue, app.backend.require_session()) == 0
+
+
+def test_an_analysis_that_finishes_after_its_import_was_undone_makes_no_card(
+    app: SanApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    summary = app.store_import(_plan(_note("raft.md", RAFT))).value
+    assert summary.batch_id is not None
+    batch_id = summary.batch_id
+    analyse = LocalProvider.analyze_card
+
+    def analyse_then_undo(provider: LocalProvider, text: str, categories: Sequence[str]) -> CardDraft:
+        draft = analyse(provider, text, categories)
+        app.undo_import(batch_id)  # while the job runs: its scrap and its job row go
+        return draft
+
+    monkeypatch.setattr(LocalProvider, "analyze_card", analyse_then_undo)
+    run_all_jobs(app.queue, app.backend.require_session())
+    assert all_cards(app.db) == []
+    assert app.scraps.list_scraps() == []
+    # the job that ran was cancelled (its worker finished it); the scrap's others went with it
+    assert [(job.job_type, job.status) for job in jobs_of(app.queue)] == [(JobType.CARD_ANALYSIS, JobStatus.CANCELLED)]

@@ -1,0 +1,1 @@
+"""Import and export dialogs and the File menu entries that open them."""

@@ -1,0 +1,114 @@
+"""The window's File menu entries for imports: Import… (the dialog) and Undo import (the recent imports, each
+removed after a confirmation). The list of imports is read off the GUI thread whenever scraps change, so
+the menu shows it without a query."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
+
+from san_desktop.app import Changes
+from san_desktop.ui.common.context import AppContext
+from san_desktop.ui.transfer.import_dialog import ImportDialog
+
+if TYPE_CHECKING:  # (the importer loads with the first read of the imports, after the window's first frame)
+    from san_desktop.transfer.importer import ImportBatchInfo, ImportSummary
+
+Confirm = Callable[[str], bool]
+
+
+class ImportActions(QObject):
+    """No signals: outcomes go to ``say`` (the status bar)."""
+
+    def __init__(
+        self, context: AppContext, window: QWidget, say: Callable[[str], None], confirm: Confirm | None = None
+    ) -> None:
+        super().__init__(window)
+        self._context = context
+        self._window = window
+        self._say = say
+        self.confirm = confirm or self._ask
+        self.dialog: ImportDialog | None = None
+        self.batches: list[ImportBatchInfo] = []
+        self.import_action = QAction("&Import…", self)
+        self.import_action.setShortcut(QKeySequence("Ctrl+Shift+I"))
+        self.import_action.triggered.connect(self._on_import_action_triggered)
+        self.undo_menu = QMenu("&Undo import", window)
+        self.undo_menu.aboutToShow.connect(self._on_undo_menu_about_to_show)
+        context.hub.changed.connect(self._on_hub_changed)
+        self.read_batches()
+
+    def add_to(self, menu: QMenu) -> None:
+        menu.addAction(self.import_action)
+        menu.addMenu(self.undo_menu)
+
+    def open_dialog(self) -> ImportDialog:
+        """The import dialog (the one open, if any)."""
+        if self.dialog is None or (not self.dialog.isVisible() and not self.dialog.busy):
+            if self.dialog is not None:
+                self.dialog.deleteLater()
+            self.dialog = ImportDialog(self._context, self._window)
+            self.dialog.imported.connect(self._on_dialog_imported)
+            self.dialog.undone.connect(self._say)
+        if self.dialog.isVisible():
+            self.dialog.raise_()  # (asked again while open: to the front)
+        else:
+            self.dialog.show()
+        return self.dialog
+
+    def read_batches(self) -> None:
+        self._context.ops.run(self._context.app.importer.batches, self._on_batches_read)
+
+    def undo(self, batch: ImportBatchInfo) -> None:
+        count = f"{batch.imported:,} scrap{'s' if batch.imported != 1 else ''}"
+        when = batch.created_at.astimezone().strftime("%Y-%m-%d %H:%M")
+        if not self.confirm(
+            f"Remove the {count} imported from {batch.source} on {when}, with their cards and quizzes?\n\n"
+            "Only what that import brought in is removed."
+        ):
+            return
+
+        def done(removed: list[str]) -> None:
+            self._say(f"Import undone: {len(removed):,} scrap{'s' if len(removed) != 1 else ''} removed.")
+
+        self._context.ops.write(lambda: self._context.app.undo_import(batch.id), done, initiator=self)
+
+    # --- slots --------------------------------------------------------------------------------
+
+    def _on_import_action_triggered(self) -> None:
+        self.open_dialog()
+
+    def _on_dialog_imported(self, summary: ImportSummary) -> None:
+        self._say(summary.sentence())
+
+    def _on_batches_read(self, batches: list[ImportBatchInfo]) -> None:
+        self.batches = batches
+
+    def _on_hub_changed(self, changes: Changes, _initiator: object) -> None:
+        if changes.scraps:
+            self.read_batches()
+
+    def _on_undo_menu_about_to_show(self) -> None:
+        self.undo_menu.clear()
+        if not self.batches:
+            self.undo_menu.addAction("No import to undo").setEnabled(False)
+            return
+        for batch in self.batches:
+            when = batch.created_at.astimezone().strftime("%Y-%m-%d %H:%M")
+            stopped = ", stopped part way" if not batch.finished else ""
+            action = self.undo_menu.addAction(f"{when}: {batch.imported:,} from {batch.source}{stopped}")
+            action.triggered.connect(lambda _checked=False, b=batch: self.undo(b))
+
+    def _ask(self, question: str) -> bool:
+        answer = QMessageBox.question(
+            self._window,
+            "Undo import",
+            question,
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel,
+        )
+        return answer == QMessageBox.StandardButton.Yes

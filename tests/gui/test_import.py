@@ -1,0 +1,127 @@
+"""File → Import… end to end: the preview of a vault, the import with its summary, the cards that follow with
+the note's own tags, Undo import from the dialog and from File → Undo import, and closing the dialog while it
+reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from san_desktop.ui.common.context import AppContext
+from san_desktop.ui.main_window import MainWindow
+from tests.support.cards import all_cards
+
+pytestmark = pytest.mark.qt_log_ignore("propagateSizeHints")  # the offscreen platform, for a dialog it shows
+
+
+def _vault(folder: Path) -> Path:
+    (folder / ".obsidian").mkdir(parents=True)
+    (folder / ".obsidian" / "app.json").write_text("{}", encoding="utf-8")
+    (folder / "db").mkdir()
+    (folder / "db" / "wal.md").write_text(
+        "---\ntags: [sqlite, durability]\n---\n# WAL\n\nSQLite WAL mode lets readers continue while a writer "
+        "commits; a checkpoint moves pages back into the database file.\n",
+        encoding="utf-8",
+    )
+    (folder / "raft.md").write_text(
+        "Raft elects a leader, which replicates its log to the followers. See [[WAL]].", encoding="utf-8"
+    )
+    (folder / "diagram.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
+    return folder
+
+
+def test_a_vault_is_previewed_imported_with_its_tags_and_undone(
+    qtbot: QtBot, window: MainWindow, live_context: AppContext, tmp_path: Path
+) -> None:
+    vault = _vault(tmp_path / "vault")
+    window.imports.import_action.trigger()
+    dialog = window.imports.dialog
+    assert dialog is not None
+    assert dialog.isVisible()
+    dialog.choose(vault)
+    qtbot.waitUntil(dialog.import_button.isEnabled, timeout=10_000)
+    assert "a folder of notes" in dialog.status.text()
+    assert "2 new, 0 already in your library, 1 left out" in dialog.status.text()
+    assert dialog.table.rowCount() == 2
+    cells = [[dialog.table.item(row, column) for column in range(3)] for row in range(2)]
+    shown = {source.text(): tags.text() for _title, tags, source in cells if source and tags}
+    assert shown == {"db/wal.md": "sqlite, durability", "raft.md": ""}
+    assert dialog.refused.item(0).text().startswith("diagram.png: ")
+
+    with qtbot.waitSignal(dialog.imported, timeout=10_000) as imported:
+        dialog.import_button.click()
+    summary = imported.args[0]
+    assert summary.imported == 2
+    assert "Imported 2 new scraps" in dialog.status.text()
+    assert "Imported 2 new scraps" in window.statusBar().currentMessage()
+    assert dialog.undo_button.isVisible()
+
+    def both_carded() -> bool:
+        return len(all_cards(live_context.app.db)) == 2
+
+    qtbot.waitUntil(both_carded, timeout=30_000)
+    tags = {card.scrap_id: sorted(card.tags) for card in all_cards(live_context.app.db)}
+    wal = next(s for s in summary.scrap_ids if live_context.app.scraps.get(s).source_ref == "db/wal.md")
+    assert tags[wal] == ["durability", "sqlite"]
+    qtbot.waitUntil(lambda: window.inbox.model.rowCount() == 2, timeout=5_000)
+
+    with qtbot.waitSignal(dialog.undone, timeout=10_000):
+        dialog.undo_button.click()
+    assert dialog.status.text() == "Import undone: 2 scraps removed."
+    assert live_context.app.scraps.list_scraps() == []
+    qtbot.waitUntil(lambda: window.inbox.model.rowCount() == 0, timeout=5_000)
+    assert not dialog.undo_button.isVisible()
+
+
+def test_undo_import_from_the_file_menu_asks_first(
+    qtbot: QtBot, window: MainWindow, live_context: AppContext, tmp_path: Path
+) -> None:
+    vault = _vault(tmp_path / "vault")
+    plan = live_context.app.read_import(vault)
+    live_context.app.store_import(plan)  # e.g. `san import` beside the open window
+    qtbot.waitUntil(lambda: len(window.imports.batches) == 1, timeout=10_000)  # its notices reach the window
+    menu = window.imports.undo_menu
+    menu.aboutToShow.emit()
+    [entry] = menu.actions()
+    assert "2 from" in entry.text()
+    assert str(vault) in entry.text()
+    questions: list[str] = []
+
+    def cancel(question: str) -> bool:
+        questions.append(question)
+        return False
+
+    window.imports.confirm = cancel
+    entry.trigger()
+    assert "Remove the 2 scraps imported from" in questions[0]
+    assert len(live_context.app.scraps.list_scraps()) == 2
+    window.imports.confirm = lambda _text: True
+    entry.trigger()
+    qtbot.waitUntil(lambda: live_context.app.scraps.list_scraps() == [], timeout=10_000)
+    qtbot.waitUntil(lambda: window.imports.batches == [], timeout=10_000)
+    assert "Import undone: 2 scraps removed." in window.statusBar().currentMessage()
+    menu.aboutToShow.emit()
+    assert [action.text() for action in menu.actions()] == ["No import to undo"]
+
+
+def test_a_file_that_cannot_be_imported_says_why_and_closing_stops_nothing_half_done(
+    qtbot: QtBot, window: MainWindow, live_context: AppContext, tmp_path: Path
+) -> None:
+    odd = tmp_path / "notes.txt"
+    odd.write_text("just a line of text", encoding="utf-8")
+    dialog = window.imports.open_dialog()
+    dialog.choose(odd)
+    qtbot.waitUntil(lambda: "Not a file SAN Desktop can import" in dialog.status.text(), timeout=10_000)
+    assert not dialog.import_button.isEnabled()
+    dialog.choose(_vault(tmp_path / "vault"))
+    dialog.close()  # while it reads: what it read is dropped, nothing is stored
+    qtbot.waitUntil(lambda: not live_context.ops.busy, timeout=10_000)
+    assert dialog.table.rowCount() == 0
+    assert live_context.app.scraps.list_scraps() == []
+    again = window.imports.open_dialog()  # a new dialog, not the closed one with its old state
+    assert again is not dialog
+    assert again.path_edit.text() == ""
+    assert again.windowModality() == Qt.WindowModality.NonModal
