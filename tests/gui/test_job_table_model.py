@@ -70,3 +70,27 @@ def test_every_job_type_has_a_label_in_the_monitor() -> None:
     from san_desktop.ui.jobs.table_model import JOB_TYPE_LABELS
 
     assert set(JOB_TYPE_LABELS) == set(JobType)
+
+
+def test_new_jobs_are_shown_at_once_and_named_when_their_labels_are_read_in_the_background(
+    qtbot: QtBot, app: SanApp
+) -> None:
+    """An import queues thousands of jobs: their labels were read one by one on the GUI thread."""
+    deferred: list[tuple[object, object]] = []
+    model = JobTableModel(app, background=lambda call, arrived, _failed: deferred.append((call, arrived)))
+    model.reload()
+    first_page = deferred.pop()
+    first_page[1](first_page[0]())  # type: ignore[operator]
+    captured = [app.capture_text(f"Note {n}: SQLite keeps one writer at a time.").value for n in range(3)]
+    jobs = app.jobs.list_jobs(model.filter)  # as their events bring them
+    model.upsert_many(jobs)
+    assert model.rowCount() == 6  # analyses and refinements shown at once ...
+    assert {model.target_label(job) for job in jobs} == {result.scrap_id for result in captured}  # ... by id
+    [(read, arrived)] = deferred  # one read for all of them, off the GUI thread
+    changed: list[int] = []
+    model.dataChanged.connect(lambda top, bottom: changed.append(bottom.row() - top.row() + 1))
+    arrived(read())  # type: ignore[operator]
+    assert {model.target_label(job) for job in jobs} == {
+        f"Note {n}: SQLite keeps one writer at a time." for n in range(3)
+    }
+    assert changed == [6]

@@ -59,6 +59,27 @@ def test_a_row_older_than_every_loaded_one_waits_for_scrolling(qtbot: QtBot) -> 
     assert _shown(model) == ["e", "d", "c", "b", "a"]
 
 
+def test_many_new_rows_arrive_on_top_in_one_insertion_and_the_others_as_one_each(qtbot: QtBot) -> None:
+    """An import adds thousands of jobs: one insertion (one layout and repaint of the view) a batch."""
+    model = _Keys(["b", "d"], page_size=10)
+    model.reload()
+    inserted: list[tuple[int, int]] = []
+    model.rowsInserted.connect(lambda _parent, first, last: inserted.append((first, last)))
+    model.upsert_many(["g", "c", "e", "f", "d", "f"])  # new on top, one between, one known, one twice
+    assert _shown(model) == ["g", "f", "e", "d", "c", "b"]
+    assert inserted == [(1, 1), (0, 2)]  # "c" where it belongs, then the three newest at once
+    assert [model.position_of(key) for key in ("g", "e", "b")] == [0, 2, 5]
+    model.remove("f")
+    assert _shown(model) == ["g", "e", "d", "c", "b"]
+
+    empty = _Keys([], page_size=10)
+    empty.reload()
+    empty.upsert_many(["y", "x", "z"])
+    assert _shown(empty) == ["z", "y", "x"]
+    empty.upsert("w")  # older than all, and the list is complete: at the bottom
+    assert _shown(empty) == ["z", "y", "x", "w"]
+
+
 class _Deferred:
     """A background that keeps each query until the test delivers it (as a worker would, later)."""
 

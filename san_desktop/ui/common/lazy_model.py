@@ -225,6 +225,28 @@ class LazyTableModel(QAbstractTableModel, Generic[RowT]):
             self._seq_of[key] = target
         self.endInsertRows()
 
+    def upsert_many(self, rows: Sequence[RowT]) -> None:
+        """``upsert`` each of ``rows``; new rows newer than every loaded one (what an import or a busy runner
+        adds) go on top in one insertion, not one each: each insertion lays out and repaints the view."""
+        top_key = self.row_key(self._rows[self._top]) if self.rowCount() else None
+        newest: dict[str, RowT] = {}
+        for row in rows:
+            key = self.row_key(row)
+            if key in self._seq_of or (top_key is not None and key <= top_key):
+                self.upsert(row)
+            else:
+                newest[key] = row
+        if not newest:
+            return
+        if not self.rowCount():
+            self._top, self._bottom = -1, 0  # (empty: the first new row gets number 0)
+        self.beginInsertRows(QModelIndex(), 0, len(newest) - 1)
+        for key in sorted(newest):  # oldest first: each goes above the one before
+            self._top += 1
+            self._rows[self._top] = newest[key]
+            self._seq_of[key] = self._top
+        self.endInsertRows()
+
     def _insert_position(self, key: str) -> int:
         """How many loaded rows are newer than ``key`` (rows are newest first): a binary search."""
         low, high = 0, self.rowCount()

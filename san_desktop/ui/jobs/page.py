@@ -299,8 +299,7 @@ class JobsPage(QWidget):
         if not changes.jobs:
             return
         selected = {job.id for job in self.selected_jobs()}
-        for job in changes.jobs:
-            self.model.upsert(job)
+        self.model.upsert_many(changes.jobs)
         self._schedule_refresh()
         if selected & {job.id for job in changes.jobs}:
             self._update_actions()

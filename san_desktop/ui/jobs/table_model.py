@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -89,6 +90,8 @@ class JobTableModel(LazyTableModel[JobRecord]):
         self._app = app
         self._labels: dict[str, str] = {}
         self._progress: dict[str, JobProgress] = {}
+        self._unlabelled: dict[str, JobRecord] = {}  # shown by target id until their labels are read
+        self._labelling = False
         self.filter = JobFilter()
 
     def set_filter(self, where: JobFilter) -> None:
@@ -124,20 +127,57 @@ class JobTableModel(LazyTableModel[JobRecord]):
             self._labels.update(self._app.job_labels(unknown))
 
     def upsert(self, row: JobRecord) -> None:
+        if self._takes(row):
+            super().upsert(row)
+        self._read_labels()
+
+    def upsert_many(self, rows: Sequence[JobRecord]) -> None:
+        super().upsert_many([row for row in rows if self._takes(row)])
+        self._read_labels()
+
+    def _takes(self, row: JobRecord) -> bool:
+        """Whether a changed job is shown: one shown already is, a new one if the filter takes it. A new
+        one's label is read off the GUI thread, with those of the others new meanwhile (an import adds
+        thousands of jobs, a bulk retry re-queues as many: each read on the GUI thread froze it), except
+        when the filter's text may match the label: then it is read at once, to decide."""
         if row.status is not JobStatus.PROCESSING:
             self._progress.pop(row.id, None)
-        if self.position_of(row.id) is None:
-            # a job not shown: added if the filter takes it, its label looked up (one primary-key lookup)
-            # only then, or first when the filter's text may match it; a bulk retry of 10,000 jobs not
-            # shown made as many lookups on the GUI thread
-            unlabelled = row.job_type in LABELLED_JOB_TYPES and row.target_id not in self._labels
-            if unlabelled and self.filter.text:
-                self._learn_labels([row])
-            if not self.filter.matches(row, self._labels.get(row.target_id, "")):
-                return
-            if unlabelled and not self.filter.text:
-                self._learn_labels([row])
-        super().upsert(row)
+        if self.position_of(row.id) is not None:
+            return True
+        unlabelled = row.job_type in LABELLED_JOB_TYPES and row.target_id not in self._labels
+        if unlabelled and self.filter.text:
+            self._learn_labels([row])
+            unlabelled = False
+        if not self.filter.matches(row, self._labels.get(row.target_id, "")):
+            return False
+        if unlabelled:
+            self._unlabelled[row.target_id] = row
+        return True
+
+    def _read_labels(self) -> None:
+        if self._labelling or not self._unlabelled or self._background is None:
+            if self._background is None:  # (no background: as the pages are read, at once)
+                self._learn_labels(list(self._unlabelled.values()))
+                self._unlabelled.clear()
+            return
+        self._labelling = True
+        jobs, self._unlabelled = list(self._unlabelled.values()), {}
+        app = self._app
+
+        def read() -> list[dict[str, str]]:
+            return [app.job_labels(jobs)]
+
+        def arrived(found: list[dict[str, str]]) -> None:
+            self._labelling = False
+            self._labels.update(found[0])
+            if self.rowCount():  # the target column of what is shown says them now
+                self.dataChanged.emit(self.index(0, 1), self.index(self.rowCount() - 1, 1))
+            self._read_labels()  # those new while these were read
+
+        def failed(_exc: Exception) -> None:
+            self._labelling = False
+
+        self._background(read, arrived, failed)
 
     def target_label(self, job: JobRecord) -> str:
         return self._labels.get(job.target_id, job.target_id)
