@@ -69,6 +69,8 @@ T = TypeVar("T")
 SCRAP_JOB_TYPES = job_types_on(JobTarget.SCRAP)
 # jobs whose target has a name a person knows (``SanApp.job_labels``): all of them
 LABELLED_JOB_TYPES = frozenset(JOB_TARGETS)
+# more scraps than this changed by another process in one poll: told as the whole library changed
+MANY_CHANGED = 200
 
 
 class SettingsConflictError(SanError):
@@ -93,6 +95,9 @@ class Changes:
     ai_settings_changed: bool = False  # the AI server or models: paused AI work may run again
     embedding_model_changed: bool = False
     external: bool = False  # (some of it) made by another process
+    # so many scraps came or went at once (an import, its undo) that pages read what they show again,
+    # rather than thousands of rows one by one
+    library: bool = False
 
     def __or__(self, other: Changes) -> Changes:
         return Changes.merge((self, other))
@@ -113,11 +118,19 @@ class Changes:
             external=any(item.external for item in listed),
             quizzes=any(item.quizzes for item in listed),
             stars=any(item.stars for item in listed),
+            library=any(item.library for item in listed),
         )
 
     def __bool__(self) -> bool:
         return bool(
-            self.scraps or self.cards_of_scraps or self.jobs or self.settings or self.tils or self.quizzes or self.stars
+            self.scraps
+            or self.cards_of_scraps
+            or self.jobs
+            or self.settings
+            or self.tils
+            or self.quizzes
+            or self.stars
+            or self.library
         )
 
     @staticmethod
@@ -368,12 +381,12 @@ class SanApp:
     ) -> Changed[ImportSummary]:
         """Store a preview's items as one batch (each new scrap's card follows in the background)."""
         summary = self.importer.store(plan, dry_run=dry_run, cancelled=cancelled, progress=progress)
-        return Changed(summary, Changes(scraps=frozenset(summary.scrap_ids)))
+        return Changed(summary, Changes(library=bool(summary.scrap_ids)))
 
     def undo_import(self, batch_id: str) -> Changed[list[str]]:
         """Remove exactly what an import brought in (the ids of the scraps removed)."""
         removed = self.importer.undo(batch_id)
-        return Changed(removed, Changes(scraps=frozenset(removed), cards_of_scraps=frozenset(removed)))
+        return Changed(removed, Changes(library=bool(removed)))
 
     # --- correcting cards (services.card_edits) --------------------------------------------------
 
@@ -611,6 +624,8 @@ class SanApp:
             self._notice_cursor, notices = self.changelog.since(session, self._notice_cursor)
         scraps = frozenset(item for kind, item in notices if kind == SCRAP_NOTICE)
         cards = frozenset(item for kind, item in notices if kind == CARD_NOTICE)  # their scraps
+        if len(scraps | cards) > MANY_CHANGED:  # an import beside the window: pages read what they show again
+            return Changes(library=True, external=True) | self.reload_settings()
         changes = Changes(scraps=scraps | cards, cards_of_scraps=cards, external=bool(scraps or cards))
         return changes | self.reload_settings()
 

@@ -374,6 +374,9 @@ class CardsPage(QWidget):
     def _on_hub_changed(self, changes: Changes, _initiator: object) -> None:
         """Cards made, re-made or edited, scraps deleted or restored: update, add or drop those rows (and
         read the card shown again, its similar cards too)."""
+        if changes.library:
+            self.refresh_page()
+            return
         affected = sorted(changes.scraps | changes.cards_of_scraps)
         if not affected:
             return

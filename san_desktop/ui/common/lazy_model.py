@@ -41,6 +41,11 @@ class LazyTableModel(QAbstractTableModel, Generic[RowT]):
 
     loaded = Signal()
     COLUMNS: Sequence[str] = ()
+    # the roles ``cell`` answers: a view asks for a dozen on every cell it paints, and the others are
+    # answered here without finding the row (a repaint of the Inbox spent most of its time on them)
+    ROLES: frozenset[int] = frozenset(
+        {Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.ForegroundRole}
+    )
 
     def __init__(self, page_size: int = 200, background: Background | None = None) -> None:
         super().__init__()
@@ -296,6 +301,8 @@ class LazyTableModel(QAbstractTableModel, Generic[RowT]):
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role not in self.ROLES and role != Qt.ItemDataRole.UserRole:
+            return None
         row = self.row_at(index.row())
         if row is None:
             return None

@@ -56,7 +56,16 @@ def elide_words(text: str, metrics: QFontMetrics, width: int) -> str:
 
 
 class WordElideDelegate(QStyledItemDelegate):
-    """Draws a one-line cell with its text cut at a word boundary when it does not fit. No signals."""
+    """Draws a one-line cell with its text cut at a word boundary when it does not fit. No signals.
+
+    What a text becomes at a cell's width is remembered: a row added on top repaints every row below it
+    with the texts it had, and measuring them again was most of a repaint."""
+
+    REMEMBERED = 4096
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._fitted_texts: dict[tuple[str, int, str, bool], str] = {}
 
     def shown_text(self, option: QStyleOptionViewItem, index: _Index) -> str:
         """The text the cell at ``index`` shows when drawn with ``option`` (its rect: the cell's)."""
@@ -65,6 +74,16 @@ class WordElideDelegate(QStyledItemDelegate):
         return self._fitted(cell)
 
     def _fitted(self, cell: QStyleOptionViewItem) -> str:
+        decorated = bool(cell.features & QStyleOptionViewItem.ViewItemFeature.HasDecoration)
+        key = (cell.text, cell.rect.width(), cell.font.key(), decorated)
+        fitted = self._fitted_texts.get(key)
+        if fitted is None:
+            if len(self._fitted_texts) >= self.REMEMBERED:
+                self._fitted_texts.clear()
+            fitted = self._fitted_texts[key] = self._fit(cell)
+        return fitted
+
+    def _fit(self, cell: QStyleOptionViewItem) -> str:
         widget = cell.widget
         style = widget.style() if widget is not None else QApplication.style()
         text_rect = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, cell, widget)

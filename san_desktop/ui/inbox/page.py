@@ -266,9 +266,12 @@ class InboxPage(QWidget):
     # --- slots --------------------------------------------------------------------------------
 
     def _on_hub_changed(self, changes: Changes, _initiator: object) -> None:
+        if changes.library:
+            self.model.refresh(self._context.ops.run)
+            return
         wanted = sorted(scrap_id for scrap_id in changes.scraps if self._concerns_loaded_rows(scrap_id))
         if len(wanted) > RELOAD_ABOVE:
-            self.model.reload()  # an import or its undo: the first page again, not thousands of rows one by one
+            self.model.refresh(self._context.ops.run)  # the first page again, not hundreds of rows one by one
         elif wanted:
             self._refresh(wanted)
         if changes.settings:

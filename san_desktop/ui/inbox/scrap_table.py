@@ -53,14 +53,7 @@ class ScrapTableModel(LazyTableModel[ScrapInfo]):
 
     def cell(self, info: ScrapInfo, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.DisplayRole:
-            source = info.source_type.value.lower() + (f": {info.source_ref}" if info.source_ref else "")
-            return (
-                local_time(info.created_at),
-                preview(scrap_label(info), 400),  # cut to the column by whole words
-                preview(source, 200),
-                card_text(info, self.paused),
-                refine_text(info, self.paused),
-            )[column]
+            return self._shown(info, column)
         if role == Qt.ItemDataRole.ForegroundRole and (
             (column == 3 and card_failed(info)) or (column == 4 and info.refine_status is JobStatus.FAILED)
         ):
@@ -73,6 +66,15 @@ class ScrapTableModel(LazyTableModel[ScrapInfo]):
             if column == 4 and info.refine_error:
                 return readable(info.refine_error, "\n\u2190 ")
         return None
+
+    def _shown(self, info: ScrapInfo, column: int) -> str:
+        if column == 0:
+            return local_time(info.created_at)
+        if column == 1:
+            return preview(scrap_label(info), 400)  # cut to the column by whole words
+        if column == 2:
+            return preview(info.source_type.value.lower() + (f": {info.source_ref}" if info.source_ref else ""), 200)
+        return card_text(info, self.paused) if column == 3 else refine_text(info, self.paused)
 
     def repaint_states(self) -> None:
         if self.rowCount():

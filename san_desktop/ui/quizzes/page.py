@@ -242,7 +242,7 @@ class QuizzesPage(QWidget):
         )
         # a scrap deleted or restored (not one whose job moved on) takes its card's quizzes out or back
         scrap_jobs = {job.target_id for job in changes.jobs if job.job_type in SCRAP_JOB_TYPES}
-        if changes.quizzes or made or changes.scraps - scrap_jobs:
+        if changes.quizzes or made or changes.scraps - scrap_jobs or changes.library:
             self.refresh()
 
     def _on_come_back_timeout(self) -> None:

@@ -308,14 +308,15 @@ class TilPage(QWidget):
     def _on_hub_changed(self, changes: Changes, _initiator: object) -> None:
         til_jobs = [job for job in changes.jobs if job.job_type is JobType.TIL_GENERATION]
         if not self.isVisible() and not til_jobs:
-            self._stale = self._stale or bool(changes.cards_of_scraps or changes.scraps)
+            self._stale = self._stale or bool(changes.cards_of_scraps or changes.scraps or changes.library)
             return  # cards being made while another page shows: look again when this one is shown
         if self._day is not None and (
             any(self._view is None or job.target_id == self._view.summary_id for job in til_jobs)
             or changes.cards_of_scraps
+            or changes.library
         ):
             self._load(self._day)  # a TIL finished or failed, or a card of some day changed
-        if til_jobs or changes.cards_of_scraps or changes.scraps:
+        if til_jobs or changes.cards_of_scraps or changes.scraps or changes.library:
             self.reload_days()
 
     def _on_versions_activated(self, index: int) -> None:

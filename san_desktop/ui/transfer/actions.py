@@ -89,7 +89,7 @@ class ImportActions(QObject):
         self.batches = batches
 
     def _on_hub_changed(self, changes: Changes, _initiator: object) -> None:
-        if changes.scraps:
+        if changes.scraps or changes.library:
             self.read_batches()
 
     def _on_undo_menu_about_to_show(self) -> None:
