@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 from san_desktop.ai.base import CardDraft
 from san_desktop.ai.local import LocalProvider
-from san_desktop.app import SanApp
+from san_desktop.app import SanApp, open_app
 from san_desktop.core.enums import JobStatus, JobType, SourceType
 from san_desktop.core.errors import SanError
 from san_desktop.db.tables import import_batches, knowledge_cards, scraps
@@ -168,3 +168,18 @@ def test_an_analysis_that_finishes_after_its_import_was_undone_makes_no_card(
     assert app.scraps.list_scraps() == []
     # the job that ran was cancelled (its worker finished it); the scrap's others went with it
     assert [(job.job_type, job.status) for job in jobs_of(app.queue)] == [(JobType.CARD_ANALYSIS, JobStatus.CANCELLED)]
+
+
+def test_an_import_beside_the_window_is_told_to_it_as_the_library_changed(app: SanApp) -> None:
+    """Another process's import of hundreds of notes: the window reads its pages again, not 300 rows."""
+    app.poll_external()
+    with open_app(app.data_dir, kind="cli", lock=False, log_to_stderr=False) as other:
+        other.store_import(_plan(*(_note(f"n{i}.md", f"Note {i}: {RAFT}") for i in range(300))))
+        other.capture_text(WAL)
+    changes = app.poll_external()
+    assert changes.library
+    assert changes.external
+    assert changes.scraps == frozenset()
+    with open_app(app.data_dir, kind="cli", lock=False, log_to_stderr=False) as other:
+        one = other.capture_text(VACUUM).value
+    assert app.poll_external().scraps == {one.scrap_id}  # a few: told one by one, as before
