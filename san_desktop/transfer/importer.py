@@ -64,7 +64,7 @@ class ImportSummary:
         if self.duplicates:
             words.append(f"{self.duplicates} already in the library")
         if self.refused:
-            words.append(f"{len(self.refused)} refused")
+            words.append(f"{len(self.refused)} left out")
         said = f"{verb} {', '.join(words)} from {self.source}."
         return f"Stopped part way: {said}" if self.cancelled else said[0].upper() + said[1:]
 

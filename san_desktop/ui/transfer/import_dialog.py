@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFileDialog,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QListWidget,
@@ -98,7 +99,10 @@ class ImportDialog(QDialog):
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.table = QTableWidget(0, 3)
         self.table.setHorizontalHeaderLabels(["Title or text", "Tags", "From"])
-        self.table.horizontalHeader().setStretchLastSection(True)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)  # the title takes what the others leave
+        for column in (1, 2):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().hide()
         self.refused_label = QLabel()
@@ -162,7 +166,6 @@ class ImportDialog(QDialog):
             cells = (item.title or preview(item.content, 90), ", ".join(item.tags), item.source_ref)
             for column, text in enumerate(cells):
                 self.table.setItem(row, column, QTableWidgetItem(text))
-        self.table.resizeColumnsToContents()
         self._show_refusals([f"{refusal.source_ref}: {refusal.reason}" for refusal in counted.refused])
         more = f" (the first {PREVIEW_ROWS} are shown)" if len(plan.items) > PREVIEW_ROWS else ""
         self.status.setText(

@@ -54,7 +54,7 @@ def test_an_import_stores_new_notes_once_with_their_jobs_and_says_what_it_left_o
     assert (summary.imported, summary.duplicates) == (3, 2)
     assert sorted(r.source_ref for r in summary.refused) == ["empty.md", "javascript:alert(1)", "pic.png"]
     assert "empty" in next(r.reason for r in summary.refused if r.source_ref == "empty.md")
-    assert summary.sentence() == "Imported 3 new scraps, 2 already in the library, 3 refused from /notes."
+    assert summary.sentence() == "Imported 3 new scraps, 2 already in the library, 3 left out from /notes."
     with app.db.engine.connect() as conn:
         rows = {
             row.source_ref: row
