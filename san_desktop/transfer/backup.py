@@ -185,7 +185,8 @@ class ByteMeter:
 
 def _add_file(archive: zipfile.ZipFile, source: Path, name: str, meter: ByteMeter) -> None:
     """Stream ``source`` into the zip a chunk at a time (a large database never sits in memory)."""
-    info = zipfile.ZipInfo.from_file(source, name)  # its size up front: zip64 when it needs it
+    # its size up front (zip64 when it needs it); a file dated before 1980 is stored as of 1980
+    info = zipfile.ZipInfo.from_file(source, name, strict_timestamps=False)
     info.compress_type = zipfile.ZIP_DEFLATED
     with source.open("rb") as reader, archive.open(info, "w") as writer:
         while chunk := reader.read(CHUNK):

@@ -205,7 +205,7 @@ def _move_into_place(staging: Path, data_dir: Path) -> None:
             if (staging / name).exists():
                 os.replace(staging / name, data_dir / name)
                 done.append((staging / name, data_dir / name))
-    except OSError:
+    except BaseException:  # (Ctrl-C too)
         for origin, moved in reversed(done):
             with contextlib.suppress(OSError):
                 os.replace(moved, origin)
@@ -240,6 +240,8 @@ def restore_backup(
         with InstanceLock(data_dir):
             if (problem := _library_data(data_dir, chosen)) is not None:
                 raise LibraryNotEmptyError(data_dir, problem)
+            for left_over in data_dir.glob(f"{_STAGING_PREFIX}*"):  # of a restore killed half-way (we hold the lock)
+                shutil.rmtree(left_over, ignore_errors=True)
             staging = Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=data_dir))
             try:
                 meter = ByteMeter(sum(info.file_size for info, _path in members), progress, cancelled)

@@ -10,11 +10,13 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from san_desktop.ai.local import LocalProvider
 from san_desktop.app import SanApp
 from san_desktop.core.ids import new_id
 from san_desktop.core.text import content_hash
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.driver import choose_driver
+from san_desktop.db.vectors import stored_rows
 from san_desktop.queue.claims import db_time
 from san_desktop.services.quizzes import new_schedule
 from tests.support.til import finished_til, quizzes_of_today
@@ -38,17 +40,23 @@ def made_by_jobs(app: SanApp) -> str:
 
 
 def bulk_library(app: SanApp, scraps: int, *, seed: int = 28) -> None:
-    """``scraps`` scraps with a card each (1% deleted), an OX quiz on every fifth card with a review of half
-    of those, and 50 starred repositories, in one transaction."""
+    """``scraps`` scraps with a card each (1% deleted) and its vector from the embedded provider, a tag on
+    every tenth card, an OX quiz on every fifth with a review of half of those, and 50 starred repositories,
+    in one transaction; then the cards' vector index (sqlite-vec tables) is built, as the app builds it."""
     rng = random.Random(seed)
     now = utcnow()
+    provider = LocalProvider()
     scrap_rows, card_rows, quiz_rows, review_rows, repository_rows = [], [], [], [], []
+    tag_rows = [(new_id(), f"topic-{n}", f"topic-{n}", db_time(now)) for n in range(10)]
+    card_tag_rows = []
     for n in range(scraps):
         scrap_id, card_id = new_id(), new_id()
         text = (KOREAN if n % 4 == 3 else SENTENCE) * (1 + n % 3) + f"(note {n})"
         created = db_time(now - timedelta(days=rng.uniform(0, 400)))
         scrap_rows.append((scrap_id, "TEXT", text, content_hash(text), created, created if n % 100 == 99 else None))
-        card_rows.append((card_id, scrap_id, f"Note {n}: {text[:50]}", text[:400], created, created))
+        card_rows.append((card_id, scrap_id, f"Note {n}: {text[:50]}", text[:400], provider.embedding_model, created))
+        if n % 10 == 0:
+            card_tag_rows.append((card_id, tag_rows[n // 10 % len(tag_rows)][0]))
         if n % 5 == 0:
             quiz_id = new_id()
             fsrs_card, due = new_schedule(now - timedelta(days=rng.uniform(0, 30)))
@@ -64,6 +72,13 @@ def bulk_library(app: SanApp, scraps: int, *, seed: int = 28) -> None:
             (new_id(), name, f"A tool about {SENTENCE[:40]} {n}", "Python", json.dumps(["sqlite"]), n * 7,
              f"https://github.com/{name}", db_time(now - timedelta(days=n)), db_time(now), db_time(now), db_time(now))
         )  # fmt: skip
+    vectors = provider.embed([row[3] for row in card_rows])
+    model = provider.embedding_model
+    embedded = db_time(now)
+    embedding_rows = [
+        (card_id, model, vectors.shape[1], blob, embedded)
+        for card_id, blob in stored_rows([row[0] for row in card_rows], vectors)
+    ]
     with app.db.write_cursor() as cursor:
         cursor.executemany(
             "INSERT INTO scraps (id, source_type, content, content_hash, created_at, deleted_at) "
@@ -71,10 +86,16 @@ def bulk_library(app: SanApp, scraps: int, *, seed: int = 28) -> None:
             scrap_rows,
         )
         cursor.executemany(
-            "INSERT INTO knowledge_cards (id, scrap_id, title, summary, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            card_rows,
+            "INSERT INTO knowledge_cards (id, scrap_id, title, summary, embedding_model, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(*row, row[-1]) for row in card_rows],
         )
+        cursor.executemany(
+            "INSERT INTO card_embeddings (card_id, model_id, dim, vector, created_at) VALUES (?, ?, ?, ?, ?)",
+            embedding_rows,
+        )
+        cursor.executemany("INSERT INTO tags (id, name, name_key, created_at) VALUES (?, ?, ?, ?)", tag_rows)
+        cursor.executemany("INSERT INTO card_tags (card_id, tag_id) VALUES (?, ?)", card_tag_rows)
         cursor.executemany(
             "INSERT INTO recall_quizzes (id, card_id, quiz_type, question, answer, accepted, explanation, state, "
             "fsrs_card, due_at, suspended, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
@@ -91,6 +112,7 @@ def bulk_library(app: SanApp, scraps: int, *, seed: int = 28) -> None:
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, ?, ?)",
             repository_rows,
         )
+    app.cards.warm_up(model)
 
 
 def _digest(rows: list[tuple[Any, ...]]) -> str:

@@ -242,3 +242,14 @@ def test_a_cancelled_restore_leaves_nothing(backup: Path, target: Path) -> None:
         )
     assert len(progress) == 1
     assert restored_nothing(target)
+
+
+def test_what_a_killed_restore_left_is_cleared_by_the_next(backup: Path, target: Path) -> None:
+    left_over = target / ".san-restore-k1ll3d"
+    (left_over / "artifacts").mkdir(parents=True)
+    (left_over / "san.db").write_bytes(b"half of a database")
+
+    restore_backup(backup, target)
+
+    assert not left_over.exists()
+    assert (target / "san.db").exists()
