@@ -21,7 +21,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from san_desktop import __version__
-from san_desktop.artifacts.store import ARTIFACT_DIR
+from san_desktop.artifacts.store import ARTIFACT_DIR, ArtifactStore
 from san_desktop.core.errors import SanError, StorageFullError, is_storage_full
 from san_desktop.core.paths import DATABASE_FILE, database_path
 from san_desktop.core.settings import SETTINGS_FILE, load_settings_checked
@@ -194,6 +194,20 @@ def _add_file(archive: zipfile.ZipFile, source: Path, name: str, meter: ByteMete
             meter.advance(len(chunk))
 
 
+def _artifact_files(data_dir: Path, keys: list[str]) -> dict[str, Path]:
+    """The files of ``keys`` that are there, by key (a key that would leave the artifacts folder is none)."""
+    store = ArtifactStore(data_dir)
+    files: dict[str, Path] = {}
+    for key in keys:
+        try:
+            path = store.path(key)
+        except ValueError:
+            continue
+        if path.is_file():
+            files[key] = path
+    return files
+
+
 def export_all(
     data_dir: Path,
     zip_path: Path,
@@ -225,9 +239,8 @@ def export_all(
             revision, counts, keys = schema_revision(engine), table_counts(engine), referenced_artifacts(engine)
         finally:
             engine.dispose()
-        artifacts = data_dir / ARTIFACT_DIR
-        present = [key for key in keys if (artifacts / key).is_file()]
-        missing = tuple(sorted(set(keys) - set(present)))
+        files = _artifact_files(data_dir, keys)
+        missing = tuple(key for key in keys if key not in files)
         settings = settings_text(data_dir)
         manifest = {
             "format": BACKUP_FORMAT,
@@ -236,18 +249,24 @@ def export_all(
             "schema_revision": revision,
             "created_at": utcnow().isoformat(),
             "counts": counts,
-            "files": len(present),
+            "files": len(files),
             "missing_files": list(missing),
         }
-        total = snapshot.stat().st_size + sum((artifacts / key).stat().st_size for key in present)
+        total = snapshot.stat().st_size + sum(path.stat().st_size for path in files.values())
         meter = ByteMeter(total, progress, cancelled)
         with zipfile.ZipFile(temporary, "w", zipfile.ZIP_DEFLATED, allowZip64=True) as archive:
             archive.writestr(MANIFEST, json.dumps(manifest, indent=2, sort_keys=True))
             _add_file(archive, snapshot, DATABASE_FILE, meter)
             if settings is not None:
                 archive.writestr(SETTINGS_FILE, settings)
-            for key in present:
-                _add_file(archive, artifacts / key, f"{ARTIFACT_DIR}/{key}", meter)
+            for key, path in files.items():
+                try:
+                    _add_file(archive, path, f"{ARTIFACT_DIR}/{key}", meter)
+                except FileNotFoundError:  # its row went (a TIL's draft parts, say) after the database was copied
+                    raise SanError(
+                        f"The file {path} was removed while the library was being backed up (the app is at work "
+                        "on it). Run the backup again; nothing was written."
+                    ) from None
         size = temporary.stat().st_size
     return summary_of(manifest, zip_path, data_dir, size)
 

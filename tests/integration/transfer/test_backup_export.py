@@ -14,7 +14,7 @@ import pytest
 from san_desktop.app import SanApp, open_app
 from san_desktop.artifacts.store import ARTIFACT_DIR
 from san_desktop.cli.main import main
-from san_desktop.core.errors import StorageFullError
+from san_desktop.core.errors import SanError, StorageFullError
 from san_desktop.core.ids import new_id
 from san_desktop.core.paths import database_path
 from san_desktop.core.text import content_hash
@@ -134,6 +134,22 @@ def test_a_failed_export_leaves_no_zip(app: SanApp, data_dir: Path, tmp_path: Pa
 
     with pytest.raises(StorageFullError, match="the backup was not written"):
         export_all(data_dir, folder / "backup.zip", progress=disk_full)
+    assert list(folder.iterdir()) == []
+
+
+def test_a_file_removed_after_the_database_was_copied_fails_the_export_cleanly(
+    app: SanApp, data_dir: Path, tmp_path: Path
+) -> None:
+    made_by_jobs(app)
+    folder = tmp_path / "out"
+    folder.mkdir()
+    files = sorted((data_dir / ARTIFACT_DIR).rglob("*.md"))
+
+    def the_app_removes_a_file(_done: int, _total: int) -> None:  # as a TIL run does with parts it is done with
+        files[-1].unlink(missing_ok=True)
+
+    with pytest.raises(SanError, match="was removed while the library was being backed up"):
+        export_all(data_dir, folder / "backup.zip", progress=the_app_removes_a_file)
     assert list(folder.iterdir()) == []
 
 
