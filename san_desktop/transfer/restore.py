@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from san_desktop.artifacts.store import ARTIFACT_DIR
-from san_desktop.core.errors import DatabaseError, NotADatabaseError, SanError, StorageFullError, is_storage_full
+from san_desktop.core.errors import DatabaseError, SanError, StorageFullError, is_storage_full
 from san_desktop.core.instance_lock import InstanceLock
 from san_desktop.core.paths import DATABASE_FILE, LOCK_FILE, LOG_DIR, database_path, ensure_data_dir
 from san_desktop.core.settings import SETTINGS_FILE
@@ -43,8 +43,13 @@ from san_desktop.transfer.backup import (
     table_counts,
 )
 
-# rows that any opened library has, data or not: a folder whose database holds only these is empty
-HOUSEKEEPING_TABLES = frozenset({"alembic_version", "app_sessions", "change_notices"})
+# rows a library opened once has with nothing in it (its schema, the app's sessions, jobs the window queued for
+# itself): a folder whose database holds rows only in these holds no data to lose
+HOUSEKEEPING_TABLES = frozenset(
+    {"alembic_version", "app_sessions", "change_notices", "async_jobs", "job_attempts", "http_cache"}
+)
+# what file managers leave in any folder they show
+_FOLDER_CLUTTER = frozenset({"desktop.ini", "Thumbs.db"})
 _STAGING_PREFIX = ".san-restore-"
 
 Members = list[tuple[zipfile.ZipInfo, Path]]  # what to extract, each with its path in the data folder
@@ -127,8 +132,8 @@ def _library_data(data_dir: Path, driver: SqliteDriver) -> str | None:
     strangers = sorted(
         entry.name
         for entry in data_dir.iterdir()
-        if entry.name not in (LOG_DIR, LOCK_FILE, SETTINGS_FILE, ARTIFACT_DIR)
-        and not entry.name.startswith((DATABASE_FILE, "san.backup-", _STAGING_PREFIX))
+        if entry.name not in (LOG_DIR, LOCK_FILE, SETTINGS_FILE, ARTIFACT_DIR, *_FOLDER_CLUTTER)
+        and not entry.name.startswith((DATABASE_FILE, "san.backup-", "."))  # (.DS_Store, a killed restore's folder)
     )
     if strangers:
         return f"holds files that are not a SAN Desktop library ({', '.join(strangers[:3])})"
@@ -179,7 +184,7 @@ def _check_database(path: Path, manifest: dict[str, Any], zip_path: Path, driver
     try:
         revision, counts = schema_revision(engine), table_counts(engine)
     except Exception as exc:
-        raise NotADatabaseError(path, f"restored from {zip_path}: {exc}") from exc
+        raise NotABackupError(zip_path, f"its {DATABASE_FILE} is not a SAN Desktop database: {exc}") from exc
     finally:
         engine.dispose()
     if revision not in known_revisions():

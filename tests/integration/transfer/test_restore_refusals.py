@@ -60,6 +60,7 @@ def test_a_folder_that_holds_a_library_with_data_is_left_alone(
 def test_a_library_opened_once_but_empty_is_replaced(backup: Path, target: Path) -> None:
     with open_app(target, kind="cli", log_to_stderr=False):
         pass
+    (target / ".DS_Store").write_bytes(b"what a file manager leaves")
 
     summary = restore_backup(backup, target)
 
@@ -174,6 +175,22 @@ def test_a_database_of_a_newer_schema_is_refused_whatever_the_manifest_says(
 
     with pytest.raises(BackupTooNewError, match="schema revision 9999"):
         restore_backup(rewritten(backup, tmp_path / "newer.zip", newer), target)  # type: ignore[arg-type]
+    assert restored_nothing(target)
+
+
+def test_a_database_that_is_not_ours_is_refused(backup: Path, tmp_path: Path, target: Path) -> None:
+    def someone_elses(name: str, data: bytes) -> bytes:
+        if name != "san.db":
+            return data
+        other = tmp_path / "other.db"
+        conn = sqlite3.connect(other)
+        conn.execute("CREATE TABLE recipes (name TEXT)")
+        conn.commit()
+        conn.close()
+        return other.read_bytes()
+
+    with pytest.raises(NotABackupError, match=r"its san\.db is not a SAN Desktop database"):
+        restore_backup(rewritten(backup, tmp_path / "recipes.zip", someone_elses), target)
     assert restored_nothing(target)
 
 
