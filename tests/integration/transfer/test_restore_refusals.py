@@ -16,7 +16,7 @@ from san_desktop.app import SanApp, open_app
 from san_desktop.cli.main import main
 from san_desktop.core.paths import database_path
 from san_desktop.db.migrate import head_revision
-from san_desktop.transfer.backup import BackupCancelledError
+from san_desktop.transfer.backup import BackupCancelledError, export_all
 from san_desktop.transfer.restore import (
     BackupDamagedError,
     BackupTooNewError,
@@ -25,7 +25,7 @@ from san_desktop.transfer.restore import (
     restore_backup,
 )
 from tests.support.backups import restored_nothing, rewritten, small_backup
-from tests.support.library import table_fingerprints
+from tests.support.library import bulk_library, table_fingerprints
 
 FIRST, SECOND = "ix_scraps_created_at", "uq_scraps_source_type_content_hash"  # two indexes of the scraps
 
@@ -66,6 +66,19 @@ def test_a_library_opened_once_but_empty_is_replaced(backup: Path, target: Path)
 
     with open_app(target, kind="cli", log_to_stderr=False) as restored:
         assert len(restored.scraps.list_scraps(limit=100)) == summary.scraps == 30
+
+
+def test_an_empty_library_open_in_the_app_is_not_restored_into(
+    app: SanApp, data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with open_app(tmp_path / "elsewhere", kind="cli", log_to_stderr=False) as other:
+        bulk_library(other, 5)
+    export_all(tmp_path / "elsewhere", tmp_path / "elsewhere.zip")
+
+    assert _import(data_dir, tmp_path / "elsewhere.zip") == 3
+
+    assert "already running on the data directory" in capsys.readouterr().err
+    assert app.scraps.list_scraps() == []
 
 
 def test_a_folder_of_other_files_is_refused(backup: Path, target: Path) -> None:
