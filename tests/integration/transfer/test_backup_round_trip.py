@@ -15,7 +15,7 @@ from san_desktop.app import SanApp, open_app
 from san_desktop.artifacts.store import ARTIFACT_DIR
 from san_desktop.cli.main import main
 from san_desktop.core.paths import database_path
-from san_desktop.core.settings import GitHubSettings, load_settings
+from san_desktop.core.settings import load_settings
 from san_desktop.db.migrate import head_revision
 from tests.support.library import bulk_library, file_fingerprints, made_by_jobs, table_fingerprints
 
@@ -113,4 +113,3 @@ def test_the_zip_holds_the_library_and_nothing_else(app: SanApp, data_dir: Path,
     for secret in (token, password, key):
         assert secret.encode() not in contents
         assert secret.encode() not in zip_path.read_bytes()
-    assert GitHubSettings().repository == ""  # (the setting checked above is the learner's, not a default)
