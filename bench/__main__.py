@@ -6,6 +6,7 @@ import sys
 
 from bench import (
     bench_analysis,
+    bench_backup,
     bench_cards,
     bench_jobs,
     bench_meaning,
@@ -29,6 +30,7 @@ def main() -> int:
         + bench_monitor.run_all()
         + bench_stars.run_all()
         + bench_startup.run_all()
+        + bench_backup.run_all()
     )
     print_table(rows)
     return 0

@@ -43,9 +43,18 @@ def cmd_import(args: argparse.Namespace) -> int:
     from san_desktop.transfer.items import ImportKind
     from san_desktop.transfer.readers import detect_kind
 
-    kind = ImportKind(args.kind) if args.kind else detect_kind(args.path)
+    if args.kind:
+        kind = ImportKind(args.kind)
+    elif args.path.suffix.lower() == ".zip" and args.path.is_file():
+        kind = ImportKind.BACKUP  # the restore says exactly what is wrong with a zip that is not one
+    else:
+        kind = detect_kind(args.path)
     if kind is ImportKind.BACKUP:
-        raise SanError("Restoring a backup is not built yet.")  # (the backup's restore lands next)
+        from san_desktop.cli.backup import restore_command
+
+        if args.dry_run:
+            raise SanError(f"{args.path.name} is a full backup: it is restored whole, with no dry run.")
+        return restore_command(args)
     with open_library(args) as app:
         plan = app.read_import(args.path, kind)
         summary = app.store_import(plan, dry_run=args.dry_run, progress=_ProgressLine()).value

@@ -1,0 +1,80 @@
+"""``san export all FILE.zip`` and ``san import FILE.zip``: a full backup of the library and its restore into
+an empty data folder. The handlers are thin: ``transfer.backup`` and ``transfer.restore`` do the work (the
+same calls a window would make)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from san_desktop.cli.common import print_json
+
+if TYPE_CHECKING:
+    from san_desktop.transfer.backup import BackupSummary
+
+# what the summary line counts, in this order (the manifest has every table)
+SHOWN_TABLES = (
+    ("scraps", "scraps"),
+    ("knowledge_cards", "cards"),
+    ("daily_summaries", "TIL days"),
+    ("recall_quizzes", "quizzes"),
+    ("starred_repositories", "starred repositories"),
+)
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``san export`` with only ``all`` (merged later into the export command of every format); ``san import``
+    restores a backup (``cli.imports`` calls ``restore_command``)."""
+    export = commands.add_parser("export", help="write the library out (a full backup: `san export all FILE.zip`)")
+    add_export_all_parser(export.add_subparsers(dest="export_command", metavar="FORMAT", required=True))
+
+
+def add_export_all_parser(export_subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    every = export_subcommands.add_parser(
+        "all",
+        help="a full backup: the database, settings and TIL files in one zip (while the app may be open)",
+        description="Back up the whole library into one zip: the database (a consistent copy, taken even while "
+        "the app is open and writing), settings.json and every file the library refers to. Secrets stay in "
+        "the keyring and are not in it. `san import FILE.zip` restores it into an empty data folder.",
+    )
+    every.add_argument("path", metavar="FILE.zip", type=Path, help="the zip to write (replaced once it is whole)")
+    every.add_argument("--json", action="store_true")
+    every.set_defaults(handler=export_all_command)
+
+
+def _described(summary: BackupSummary) -> str:
+    shown = ", ".join(f"{summary.counts.get(table, 0):,} {label}" for table, label in SHOWN_TABLES)
+    return f"{shown}, {summary.files:,} files ({summary.size_bytes / 1_000_000:,.1f} MB)"
+
+
+def export_all_command(args: argparse.Namespace) -> int:
+    from san_desktop.core.paths import resolve_data_dir
+    from san_desktop.transfer.backup import export_all
+
+    summary = export_all(resolve_data_dir(args.data_dir), args.path.expanduser().resolve())
+    if args.json:
+        print_json(summary)
+        return 0
+    print(f"Backed up {summary.data_dir} to {summary.path}: {_described(summary)}.")
+    if summary.missing_files:
+        print(
+            f"{len(summary.missing_files)} file(s) the library refers to were already missing and are not in it: "
+            + ", ".join(summary.missing_files[:5]),
+            file=sys.stderr,
+        )
+    return 0
+
+
+def restore_command(args: argparse.Namespace) -> int:
+    from san_desktop.core.paths import resolve_data_dir
+    from san_desktop.transfer.restore import restore_backup
+
+    summary = restore_backup(args.path.expanduser().resolve(), resolve_data_dir(args.data_dir))
+    if args.json:
+        print_json(summary)
+        return 0
+    print(f"Restored {summary.path} into {summary.data_dir}: {_described(summary)}.")
+    print("SAN Desktop brings it to this version's schema when it opens it.")
+    return 0
