@@ -163,14 +163,15 @@ def export_markdown(db: Database, artifacts: ArtifactStore, folder: Path, zone: 
     contents = _contents(cards, tils, paths, zone())
     files = {key: (paths[key], digest(data)) for key, data in contents.items()}
     claimed = {path.casefold() for path in paths.values()}
-    leaving = [path for path in set(manifest.files.values()) if path.casefold() not in claimed]
-    ours = [path for path in leaving if manifest.owns(folder, path)]
-    kept = tuple(sorted(path for path in leaving if path not in ours and (folder / path).exists()))
+    owned = {path for path in manifest.written if manifest.owns(folder, path)}
+    # every file of an earlier export no item has now (a card renamed or gone, an export cut short)
+    ours = sorted(path for path in owned if path.casefold() not in claimed)
+    leaving = {path for path in manifest.files.values() if path.casefold() not in claimed and path not in owned}
+    kept = tuple(sorted(path for path in leaving if (folder / path).exists()))
     written = unchanged = 0
     with writing(folder, "the Markdown"):
-        # first say which files are about to be written, with those they replace (see export_manifest)
-        replaced = [(path, sha) for path in ours for sha in manifest.written[path]]
-        export_manifest.save(folder, files, replaced)
+        # first say which files are about to be written, with what they replace (see export_manifest)
+        export_manifest.save(folder, files, [(path, sha) for path in sorted(owned) for sha in manifest.written[path]])
         for key, data in contents.items():
             target = folder / paths[key]
             if target.is_file() and not target.is_symlink() and target.read_bytes() == data:

@@ -3,6 +3,7 @@ cards, and exporting again into the same folder: updated, never duplicated, nobo
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 from pathlib import Path
@@ -12,9 +13,10 @@ import pytest
 import yaml
 
 from san_desktop.app import SanApp
-from san_desktop.core.errors import SanError
+from san_desktop.core.errors import SanError, StorageFullError
 from san_desktop.services.card_edits import CardEdit
 from san_desktop.services.cards import CardSummary
+from san_desktop.transfer import markdown_export
 from san_desktop.transfer.export_manifest import MANIFEST_NAME
 from san_desktop.transfer.files import NothingToExportError
 from tests.support.quiz_texts import QUIZ_TEXTS
@@ -199,3 +201,29 @@ def test_nothing_to_export_and_a_file_for_a_folder_are_refused(app: SanApp, tmp_
     (tmp_path / "file").write_text("x")
     with pytest.raises(SanError, match="is a file"):
         app.export_markdown(tmp_path / "file")
+
+
+def test_an_export_cut_short_is_finished_by_the_next_without_duplicates(
+    app: SanApp, day: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = tmp_path / "vault"
+    app.export_markdown(vault)
+    renamed, changed, *_ = _cards(app).values()
+    old = vault / _card_file(_files(vault), renamed.id)
+    app.edit_card(renamed.id, CardEdit(title="A new title"))
+    app.edit_card(changed.id, CardEdit(summary="A new summary."))
+
+    def disk_full(target: Path, data: bytes) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(markdown_export, "write_bytes_atomically", disk_full)
+        with pytest.raises(StorageFullError):
+            app.export_markdown(vault)
+    app.export_markdown(vault)
+
+    files = _files(vault)
+    assert len(files) == len(_cards(app)) + 1
+    assert not old.exists()
+    assert _card_file(files, renamed.id) == "Cards/A new title.md"
+    assert files[_card_file(files, changed.id)][1].startswith(f"# {changed.title}\n\nA new summary.")
