@@ -43,20 +43,13 @@ def add_markdown(formats: argparse._SubParsersAction[argparse.ArgumentParser]) -
     markdown.set_defaults(handler=cmd_markdown)
 
 
-def _counted(number: int, thing: str, things: str = "") -> str:
-    return f"{number} {thing if number == 1 else things or thing + 's'}"
-
-
 def cmd_anki(args: argparse.Namespace) -> int:
     with open_library(args) as app:
         result = app.export_anki(args.file, cards=args.cards)
     if args.json:
         print_json(result)
-        return 0
-    what = _counted(result.quizzes, "quiz", "quizzes")
-    if args.cards:
-        what += f" and {_counted(result.cards, 'card')}"
-    print(f"Exported {what} in {_counted(len(result.decks), 'deck')} to {result.path}")
+    else:
+        print(result.summary)
     return 0
 
 
@@ -65,11 +58,6 @@ def cmd_markdown(args: argparse.Namespace) -> int:
         result = app.export_markdown(args.folder)
     if args.json:
         print_json(result)
-        return 0
-    print(
-        f"Exported {_counted(result.cards, 'card')} and {_counted(result.tils, 'TIL note')} to {result.folder} "
-        f"({result.written} written, {result.unchanged} unchanged, {result.removed} removed)"
-    )
-    for path in result.kept:
-        print(f"  {path} was edited since the last export: left as it is (the new version has another name)")
+    else:
+        print(result.summary)
     return 0

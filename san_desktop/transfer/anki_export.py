@@ -22,7 +22,7 @@ from san_desktop.core.enums import QuizType
 from san_desktop.core.errors import SanError
 from san_desktop.db.database import Database
 from san_desktop.transfer.files import NothingToExportError, replace_atomically, writing
-from san_desktop.transfer.library import ExportCard, ExportQuiz, read_quizzes
+from san_desktop.transfer.library import ExportCard, ExportQuiz, counted, read_quizzes
 
 DECK_PREFIX = "SAN"
 UNCATEGORISED = "Uncategorised"
@@ -69,6 +69,13 @@ class AnkiExport:
     @property
     def notes(self) -> int:
         return self.quizzes + self.cards
+
+    @property
+    def summary(self) -> str:
+        what = counted(self.quizzes, "quiz", "quizzes")
+        if self.cards:
+            what += f" and {counted(self.cards, 'card')}"
+        return f"Exported {what} in {counted(len(self.decks), 'deck')} to {self.path}"
 
 
 class _Note(genanki.Note):  # type: ignore[misc]  # (genanki has no type hints)

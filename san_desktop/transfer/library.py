@@ -19,6 +19,11 @@ from san_desktop.db.models import Category, DailySummary, KnowledgeCard, RecallQ
 _CHUNK = 500  # ids per IN (...) list: well below SQLite's limit of bound variables
 
 
+def counted(number: int, thing: str, things: str = "") -> str:
+    """ "1 card", "2 cards", "0 quizzes" (``things``: an irregular plural)."""
+    return f"{number} {thing if number == 1 else things or thing + 's'}"
+
+
 @dataclass(frozen=True)
 class ExportCard:
     id: str

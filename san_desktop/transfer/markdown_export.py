@@ -22,7 +22,7 @@ from san_desktop.transfer import export_manifest
 from san_desktop.transfer.export_manifest import Manifest, digest
 from san_desktop.transfer.file_names import MAX_SUFFIX, is_numbered, numbered, safe_stem
 from san_desktop.transfer.files import NothingToExportError, write_bytes_atomically, writing
-from san_desktop.transfer.library import ExportCard, ExportTil, read_cards, read_tils
+from san_desktop.transfer.library import ExportCard, ExportTil, counted, read_cards, read_tils
 
 CARDS_FOLDER = "Cards"
 TIL_FOLDER = "TIL"
@@ -37,6 +37,16 @@ class MarkdownExport:
     unchanged: int
     removed: int  # files of an earlier export whose card was renamed or is gone
     kept: tuple[str, ...] = ()  # files of an earlier export someone edited since: left as they are
+
+    @property
+    def summary(self) -> str:
+        """One line, then a line per file kept."""
+        lines = [
+            f"Exported {counted(self.cards, 'card')} and {counted(self.tils, 'TIL note')} to {self.folder} "
+            f"({self.written} written, {self.unchanged} unchanged, {self.removed} removed)"
+        ]
+        lines += [f"  {path} was edited since the last export: left as it is (written beside it)" for path in self.kept]
+        return "\n".join(lines)
 
 
 @dataclass(frozen=True)
