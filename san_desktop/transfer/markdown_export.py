@@ -133,8 +133,8 @@ class _Namer:
             fresh = next((p for p in (f"{item.folder}/{n}.md" for n in numbered(item.stem)) if self._free(p)), None)
             if fresh is None:
                 raise SanError(
-                    f"{self.folder / item.folder} holds {item.stem}.md and the names after it (up to "
-                    f"({MAX_SUFFIX})): export into another folder."
+                    f"{self.folder / item.folder} holds {item.stem}.md and the names after it, up to "
+                    f"{item.stem} ({MAX_SUFFIX}).md: export into another folder."
                 )
             chosen[item.key] = self._claim(fresh)
         return chosen
@@ -169,7 +169,8 @@ def export_markdown(db: Database, artifacts: ArtifactStore, folder: Path, zone: 
     manifest = export_manifest.load(folder)
     items = [_Item(f"card:{card.id}", CARDS_FOLDER, safe_stem(card.title)) for card in cards]
     items += [_Item(f"til:{til.summary_id}", TIL_FOLDER, safe_stem(til.local_date)) for til in tils]
-    paths = _Namer(folder, manifest).assign(items)
+    with writing(folder, "the Markdown"):  # (the folders are listed: one may not be readable)
+        paths = _Namer(folder, manifest).assign(items)
     contents = _contents(cards, tils, paths, zone())
     files = {key: (paths[key], digest(data)) for key, data in contents.items()}
     claimed = {path.casefold() for path in paths.values()}
