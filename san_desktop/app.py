@@ -59,8 +59,10 @@ if TYPE_CHECKING:  # cards, TIL and commits (numpy and more) load when first use
     from san_desktop.services.search import QueryVector
     from san_desktop.services.stars import StarService
     from san_desktop.services.til import TilService
+    from san_desktop.transfer.anki_export import AnkiExport
     from san_desktop.transfer.importer import Importer, ImportSummary
     from san_desktop.transfer.items import ImportKind, ImportPlan
+    from san_desktop.transfer.markdown_export import MarkdownExport
 
 log = logging.getLogger(__name__)
 
@@ -473,6 +475,21 @@ class SanApp:
     def delete_quiz(self, quiz_id: str) -> Changes:
         self.quizzes.delete(quiz_id)
         return Changes(quizzes=True)
+
+    # --- exports (san_desktop.transfer; reads only, on the caller's thread) ------------------------
+
+    def export_anki(self, path: Path, *, cards: bool = False) -> AnkiExport:
+        """The recall quizzes (and with ``cards`` the cards) as an Anki package at ``path``."""
+        from san_desktop.transfer.anki_export import export_anki
+
+        return export_anki(self.db, Path(path), cards=cards)
+
+    def export_markdown(self, folder: Path) -> MarkdownExport:
+        """The cards and TIL notes as Markdown files in ``folder`` (updated, never duplicated, if exported
+        there before)."""
+        from san_desktop.transfer.markdown_export import export_markdown
+
+        return export_markdown(self.db, self.artifacts, Path(folder), self.til.zone)
 
     def refresh_stars(self, *, full: bool = False) -> Changed[JobRecord]:
         """Sync the starred repositories of the configured GitHub account, then rank them (jobs)."""

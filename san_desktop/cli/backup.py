@@ -1,6 +1,7 @@
 """``san export all FILE.zip`` and ``san import FILE.zip``: a full backup of the library and its restore into
-an empty data folder. The handlers are thin: ``transfer.backup`` and ``transfer.restore`` do the work (the
-same calls a window would make)."""
+an empty data folder (``cli.export`` and ``cli.imports`` take these handlers into their commands). The
+handlers are thin: ``transfer.backup`` and ``transfer.restore`` do the work (the same calls a window would
+make)."""
 
 from __future__ import annotations
 
@@ -22,13 +23,6 @@ SHOWN_TABLES = (
     ("recall_quizzes", "quizzes"),
     ("starred_repositories", "starred repositories"),
 )
-
-
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """``san export`` with only ``all`` (merged later into the export command of every format); ``san import``
-    restores a backup (``cli.imports`` calls ``restore_command``)."""
-    export = commands.add_parser("export", help="write the library out (a full backup: `san export all FILE.zip`)")
-    add_export_all_parser(export.add_subparsers(dest="export_command", metavar="FORMAT", required=True))
 
 
 def add_export_all_parser(export_subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -1,0 +1,196 @@
+"""The cards and the TIL notes as a folder of Markdown files with YAML front matter (an Obsidian vault or a
+folder in one): ``Cards/<title>.md`` per card, ``TIL/<YYYY-MM-DD>.md`` per day with a TIL, the day's text
+followed by wikilinks to the day's cards.
+
+Exporting again into the same folder updates the files this export wrote (``export_manifest``): a card
+whose title changed moves to its new name, a card that is gone takes its file with it, and a file someone
+else wrote or edited is left as it is; a name it holds is not used (the next, ``<title> (2).md``, is)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import tzinfo
+from pathlib import Path, PurePosixPath
+
+import yaml
+
+from san_desktop.artifacts.store import ArtifactStore
+from san_desktop.core.errors import SanError
+from san_desktop.db.database import Database
+from san_desktop.transfer import export_manifest
+from san_desktop.transfer.export_manifest import Manifest, digest
+from san_desktop.transfer.file_names import MAX_SUFFIX, is_numbered, numbered, safe_stem
+from san_desktop.transfer.files import NothingToExportError, write_bytes_atomically, writing
+from san_desktop.transfer.library import ExportCard, ExportTil, counted, read_cards, read_tils
+
+CARDS_FOLDER = "Cards"
+TIL_FOLDER = "TIL"
+
+
+@dataclass(frozen=True)
+class MarkdownExport:
+    folder: Path
+    cards: int
+    tils: int
+    written: int  # files made or changed
+    unchanged: int
+    removed: int  # files of an earlier export whose card was renamed or is gone
+    kept: tuple[str, ...] = ()  # files of an earlier export someone edited since: left as they are
+
+    @property
+    def summary(self) -> str:
+        """One line, then a line per file kept."""
+        lines = [
+            f"Exported {counted(self.cards, 'card')} and {counted(self.tils, 'TIL note')} to {self.folder} "
+            f"({self.written} written, {self.unchanged} unchanged, {self.removed} removed)"
+        ]
+        lines += [f"  {path} was edited since the last export: left as it is (written beside it)" for path in self.kept]
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class _Item:
+    key: str  # the manifest's: "card:<id>", "til:<summary id>"
+    folder: str
+    stem: str  # the name it would like (``safe_stem`` of its title)
+
+
+def front_matter(values: dict[str, object], body: str) -> str:
+    header = yaml.safe_dump(values, allow_unicode=True, sort_keys=False, default_flow_style=False)
+    return f"---\n{header}---\n\n{body.rstrip()}\n"
+
+
+def card_markdown(card: ExportCard) -> str:
+    values: dict[str, object] = {
+        "title": card.title,
+        "tags": list(card.tags),
+        "category": card.category,
+        "source": card.source_ref,
+        "created": card.created_at.isoformat(timespec="seconds"),
+        "san_id": card.id,
+    }
+    body = f"# {card.title}\n\n{card.summary}"
+    if card.source_ref:
+        body += f"\n\nSource: {card.source_ref}"
+    return front_matter(values, body)
+
+
+def til_markdown(til: ExportTil, links: Sequence[str]) -> str:
+    values: dict[str, object] = {
+        "title": til.title,
+        "date": til.local_date,
+        "tags": ["til"],
+        "created": til.created_at.isoformat(timespec="seconds"),
+        "san_id": til.summary_id,
+    }
+    body = til.markdown.rstrip()
+    if links:
+        body += "\n\n## Cards\n\n" + "\n".join(f"- [[{name}]]" for name in links)
+    return front_matter(values, body)
+
+
+class _Namer:
+    """Each item's file: the one it had when it still fits its title and is still this export's, else the
+    first of its names that nobody else's file holds. Names compare without case (Windows and macOS)."""
+
+    def __init__(self, folder: Path, manifest: Manifest) -> None:
+        self.folder = folder
+        self.manifest = manifest
+        self.claimed: set[str] = set()
+        self.present: dict[str, dict[str, str]] = {}  # folder -> casefolded name -> name on disk
+
+    def _on_disk(self, subfolder: str, name: str) -> str | None:
+        if subfolder not in self.present:
+            where = self.folder / subfolder
+            names = [entry.name for entry in where.iterdir()] if where.is_dir() else []
+            self.present[subfolder] = {entry.casefold(): entry for entry in names}
+        return self.present[subfolder].get(name.casefold())
+
+    def _free(self, path: str) -> bool:
+        if path.casefold() in self.claimed:
+            return False
+        subfolder, name = path.split("/", 1)
+        found = self._on_disk(subfolder, name)
+        return found is None or self.manifest.owns(self.folder, f"{subfolder}/{found}")
+
+    def _claim(self, path: str) -> str:
+        self.claimed.add(path.casefold())
+        return path
+
+    def assign(self, items: Sequence[_Item]) -> dict[str, str]:
+        chosen: dict[str, str] = {}
+        for item in items:  # first the files kept: a new card must not take the name of one that stays
+            before = self.manifest.files.get(item.key)
+            if before is None:
+                continue
+            path = PurePosixPath(before)
+            if str(path.parent) == item.folder and is_numbered(path.stem, item.stem) and self._free(before):
+                chosen[item.key] = self._claim(before)
+        for item in items:
+            if item.key in chosen:
+                continue
+            fresh = next((p for p in (f"{item.folder}/{n}.md" for n in numbered(item.stem)) if self._free(p)), None)
+            if fresh is None:
+                raise SanError(
+                    f"{self.folder / item.folder} holds {item.stem}.md and the names after it, up to "
+                    f"{item.stem} ({MAX_SUFFIX}).md: export into another folder."
+                )
+            chosen[item.key] = self._claim(fresh)
+        return chosen
+
+
+def _prepare(folder: Path) -> None:
+    if folder.exists() and not folder.is_dir():
+        raise SanError(f"{folder} is a file: give a folder to export into.")
+    with writing(folder, "the Markdown"):
+        for subfolder in (CARDS_FOLDER, TIL_FOLDER):
+            (folder / subfolder).mkdir(parents=True, exist_ok=True)
+
+
+def _contents(
+    cards: Sequence[ExportCard], tils: Sequence[ExportTil], paths: dict[str, str], zone: tzinfo
+) -> dict[str, bytes]:
+    by_day: dict[str, list[str]] = {}
+    for card in cards:
+        day = card.captured_at.astimezone(zone).date().isoformat()
+        by_day.setdefault(day, []).append(PurePosixPath(paths[f"card:{card.id}"]).stem)
+    texts = {f"card:{card.id}": card_markdown(card) for card in cards}
+    texts |= {f"til:{til.summary_id}": til_markdown(til, by_day.get(til.local_date, [])) for til in tils}
+    return {key: text.encode("utf-8") for key, text in texts.items()}
+
+
+def export_markdown(db: Database, artifacts: ArtifactStore, folder: Path, zone: Callable[[], tzinfo]) -> MarkdownExport:
+    """Write (or update) the export in ``folder``; ``zone`` is the learner's, which days cards belong to."""
+    cards, tils = read_cards(db), read_tils(db, artifacts)
+    if not cards and not tils:
+        raise NothingToExportError("cards or TIL notes")
+    _prepare(folder)
+    manifest = export_manifest.load(folder)
+    items = [_Item(f"card:{card.id}", CARDS_FOLDER, safe_stem(card.title)) for card in cards]
+    items += [_Item(f"til:{til.summary_id}", TIL_FOLDER, safe_stem(til.local_date)) for til in tils]
+    with writing(folder, "the Markdown"):  # (the folders are listed: one may not be readable)
+        paths = _Namer(folder, manifest).assign(items)
+    contents = _contents(cards, tils, paths, zone())
+    files = {key: (paths[key], digest(data)) for key, data in contents.items()}
+    claimed = {path.casefold() for path in paths.values()}
+    owned = {path for path in manifest.written if manifest.owns(folder, path)}
+    # every file of an earlier export no item has now (a card renamed or gone, an export cut short)
+    ours = sorted(path for path in owned if path.casefold() not in claimed)
+    leaving = {path for path in manifest.files.values() if path.casefold() not in claimed and path not in owned}
+    kept = tuple(sorted(path for path in leaving if (folder / path).exists()))
+    written = unchanged = 0
+    with writing(folder, "the Markdown"):
+        # first say which files are about to be written, with what they replace (see export_manifest)
+        export_manifest.save(folder, files, [(path, sha) for path in sorted(owned) for sha in manifest.written[path]])
+        for key, data in contents.items():
+            target = folder / paths[key]
+            if target.is_file() and not target.is_symlink() and target.read_bytes() == data:
+                unchanged += 1
+                continue
+            write_bytes_atomically(target, data)
+            written += 1
+        for path in ours:
+            (folder / path).unlink(missing_ok=True)
+        export_manifest.save(folder, files)
+    return MarkdownExport(folder, len(cards), len(tils), written, unchanged, len(ours), kept)

@@ -1,0 +1,160 @@
+"""Exporting the library: to Anki (the quizzes, and the cards if asked) as a package, or to Markdown (the
+cards and TIL notes) into a folder. The export runs off the GUI thread; its summary, or what went wrong,
+is shown in the dialog, which stays open for another."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QRadioButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from san_desktop.core.errors import SanError
+from san_desktop.ui.common.context import AppContext
+from san_desktop.ui.common.look import SPACE_L, SPACE_M, SPACE_S, tone_style
+
+if TYPE_CHECKING:
+    from san_desktop.transfer.anki_export import AnkiExport
+    from san_desktop.transfer.markdown_export import MarkdownExport
+
+ANKI_NAME = "SAN.apkg"  # offered in the file picker
+
+
+class ExportDialog(QDialog):
+    """Signals:
+    exported(object): the export's result (``AnkiExport`` or ``MarkdownExport``), once it is shown.
+    export_failed(str): what went wrong, as shown.
+    """
+
+    exported = Signal(object)
+    export_failed = Signal(str)
+
+    def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Export")
+        self.setMinimumWidth(520)
+        self._app = context.app
+        self._ops = context.ops
+        self.running = False
+
+        self.anki_choice = QRadioButton("Anki package (.apkg): the recall quizzes, a deck per category")
+        self.include_cards = QCheckBox("Include the knowledge cards as basic notes")
+        self.markdown_choice = QRadioButton("Markdown folder (e.g. an Obsidian vault): the cards and TIL notes")
+        choices = QButtonGroup(self)
+        choices.addButton(self.anki_choice)
+        choices.addButton(self.markdown_choice)
+        self.anki_choice.setChecked(True)
+        self.anki_choice.toggled.connect(self._on_anki_choice_toggled)
+
+        self.destination = QLineEdit()
+        self.destination.textChanged.connect(self._on_destination_text_changed)
+        self.browse_button = QPushButton("Choose…")
+        self.browse_button.clicked.connect(self._on_browse_button_clicked)
+        row = QHBoxLayout()
+        row.setSpacing(SPACE_S)
+        row.addWidget(self.destination, 1)
+        row.addWidget(self.browse_button)
+
+        self.outcome = QLabel()
+        self.outcome.setWordWrap(True)
+        self.outcome.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        self.export_button = self.buttons.addButton("Export", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.export_button.clicked.connect(self._on_export_button_clicked)
+        self.buttons.rejected.connect(self.reject)
+
+        cards_row = QHBoxLayout()
+        cards_row.setContentsMargins(SPACE_L, 0, 0, 0)
+        cards_row.addWidget(self.include_cards)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(SPACE_L, SPACE_L, SPACE_L, SPACE_M)
+        layout.setSpacing(SPACE_M)
+        layout.addWidget(self.anki_choice)
+        layout.addLayout(cards_row)
+        layout.addWidget(self.markdown_choice)
+        layout.addWidget(QLabel("Export to:"))
+        layout.addLayout(row)
+        layout.addWidget(self.outcome)
+        layout.addWidget(self.buttons)
+        self._on_anki_choice_toggled(True)
+
+    @property
+    def to_anki(self) -> bool:
+        return self.anki_choice.isChecked()
+
+    def _update_button(self) -> None:
+        self.export_button.setEnabled(bool(self.destination.text().strip()) and not self.running)
+
+    def _on_anki_choice_toggled(self, checked: bool) -> None:
+        self.include_cards.setEnabled(checked)
+        self.destination.setPlaceholderText(
+            f"a file, e.g. {Path.home() / ANKI_NAME}" if checked else f"a folder, e.g. {Path.home() / 'SAN'}"
+        )
+        self._update_button()
+
+    def _on_destination_text_changed(self, _text: str) -> None:
+        self._update_button()
+
+    def _on_browse_button_clicked(self) -> None:
+        current = self.destination.text().strip()
+        if self.to_anki:
+            chosen, _filter = QFileDialog.getSaveFileName(
+                self, "Export to Anki", current or str(Path.home() / ANKI_NAME), "Anki package (*.apkg)"
+            )
+            if chosen and not chosen.lower().endswith(".apkg"):
+                chosen += ".apkg"
+        else:
+            chosen = QFileDialog.getExistingDirectory(self, "Export Markdown into", current or str(Path.home()))
+        if chosen:
+            self.destination.setText(chosen)
+
+    def _on_export_button_clicked(self) -> None:
+        path = Path(self.destination.text().strip()).expanduser()
+        to_anki, cards = self.to_anki, self.include_cards.isChecked()  # plain values for the worker
+        app = self._app
+        self.running = True
+        self._update_button()
+        self.outcome.setStyleSheet(tone_style("muted"))
+        self.outcome.setText("Exporting…")
+        if to_anki:
+            self._ops.run(
+                lambda: app.export_anki(path, cards=cards),
+                self._on_export_done,
+                self._on_export_failed,
+                on_finished=self._on_export_finished,
+            )
+        else:
+            self._ops.run(
+                lambda: app.export_markdown(path),
+                self._on_export_done,
+                self._on_export_failed,
+                on_finished=self._on_export_finished,
+            )
+
+    def _on_export_finished(self) -> None:
+        self.running = False
+        self._update_button()
+
+    def _on_export_done(self, result: AnkiExport | MarkdownExport) -> None:
+        self.outcome.setStyleSheet("")
+        self.outcome.setText(result.summary)
+        self.exported.emit(result)
+
+    def _on_export_failed(self, exc: SanError) -> None:
+        self.outcome.setStyleSheet(tone_style("error"))
+        self.outcome.setText(str(exc))
+        self.export_failed.emit(str(exc))

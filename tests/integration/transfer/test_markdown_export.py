@@ -1,0 +1,229 @@
+"""The Markdown export: a file per card and per TIL day with YAML front matter, wikilinks from a day to its
+cards, and exporting again into the same folder: updated, never duplicated, nobody else's file touched."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from san_desktop.app import SanApp
+from san_desktop.core.errors import SanError, StorageFullError
+from san_desktop.services.card_edits import CardEdit
+from san_desktop.services.cards import CardSummary
+from san_desktop.transfer import markdown_export
+from san_desktop.transfer.export_manifest import MANIFEST_NAME
+from san_desktop.transfer.files import NothingToExportError
+from tests.support.quiz_texts import QUIZ_TEXTS
+from tests.support.til import finished_til, til_text
+
+TEXTS = (QUIZ_TEXTS[0], QUIZ_TEXTS[2], QUIZ_TEXTS[5], QUIZ_TEXTS[8])  # two English, two Korean
+SOURCE = "https://example.org/raft?lang=ko"
+
+
+def _read(path: Path) -> tuple[dict[str, Any], str]:
+    """A file's front matter (as YAML reads it) and its body."""
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("---\n")
+    header, body = text[4:].split("\n---\n\n", 1)
+    values = yaml.safe_load(header)
+    assert isinstance(values, dict)
+    return values, body
+
+
+def _files(folder: Path) -> dict[str, tuple[dict[str, Any], str]]:
+    """Every Markdown file the export wrote under ``folder`` (with front matter) by its relative path."""
+    paths = [path for path in sorted(folder.rglob("*.md")) if path.read_text(encoding="utf-8").startswith("---\n")]
+    return {path.relative_to(folder).as_posix(): _read(path) for path in paths}
+
+
+def _cards(app: SanApp) -> dict[str, CardSummary]:
+    return {card.id: card for card in app.cards.list_cards(limit=1000)}
+
+
+@pytest.fixture
+def day(app: SanApp) -> str:
+    """Today's cards (one from a page with its address) and its finished TIL."""
+    app.capture_html("<p>Raft elects a leader; the leader replicates its log to a majority.</p>", SOURCE)
+    return finished_til(app, TEXTS)
+
+
+def _card_file(files: dict[str, tuple[dict[str, Any], str]], card_id: str) -> str:
+    (path,) = [path for path, (values, _body) in files.items() if values["san_id"] == card_id]
+    return path
+
+
+def test_each_card_has_a_file_whose_front_matter_says_what_it_is(app: SanApp, day: str, tmp_path: Path) -> None:
+    result = app.export_markdown(tmp_path / "vault")
+
+    cards = _cards(app)
+    files = _files(tmp_path / "vault")
+    assert (result.cards, result.tils, result.written, result.removed) == (len(cards), 1, len(cards) + 1, 0)
+    assert len([path for path in files if path.startswith("Cards/")]) == len(cards)
+    for card in cards.values():
+        values, body = files[_card_file(files, card.id)]
+        detail = app.cards.get(card.id)
+        assert values == {
+            "title": card.title,
+            "tags": list(card.tags),
+            "category": card.category,
+            "source": detail.source_ref,
+            "created": card.created_at.isoformat(timespec="seconds"),
+            "san_id": card.id,
+        }
+        assert body.strip().startswith(f"# {card.title}\n\n{card.summary}")
+    assert SOURCE in {files[_card_file(files, card_id)][0]["source"] for card_id in cards}
+    assert any("격리" in values["title"] + body for values, body in files.values())  # Korean as written
+
+
+def test_the_til_of_a_day_links_its_cards_by_their_file_names(app: SanApp, day: str, tmp_path: Path) -> None:
+    app.export_markdown(tmp_path / "vault")
+
+    files = _files(tmp_path / "vault")
+    values, body = files[f"TIL/{day}.md"]
+    assert values["date"] == day
+    assert values["san_id"] == app.til.get(day).summary_id
+    assert body.startswith(til_text(app, day).rstrip())
+    links = {line[len("- [[") : -len("]]")] for line in body.splitlines() if line.startswith("- [[")}
+    assert links == {Path(_card_file(files, card_id)).stem for card_id in _cards(app)}
+
+
+def test_exporting_again_changes_nothing_that_did_not_change(app: SanApp, day: str, tmp_path: Path) -> None:
+    first = app.export_markdown(tmp_path / "vault")
+    before = {path: path.read_bytes() for path in (tmp_path / "vault").rglob("*.md")}
+    again = app.export_markdown(tmp_path / "vault")
+    assert (again.written, again.unchanged, again.removed) == (0, first.written, 0)
+    assert {path: path.read_bytes() for path in (tmp_path / "vault").rglob("*.md")} == before
+
+
+def test_a_renamed_card_moves_to_its_new_name_and_the_til_follows(app: SanApp, day: str, tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    app.export_markdown(vault)
+    card = next(iter(_cards(app).values()))
+    old = _card_file(_files(vault), card.id)
+
+    app.edit_card(card.id, CardEdit(title="Raft: who leads? / 누가 이끄나"))
+    result = app.export_markdown(vault)
+
+    files = _files(vault)
+    assert _card_file(files, card.id) == "Cards/Raft who leads - 누가 이끄나.md"
+    assert not (vault / old).exists()
+    assert result.removed == 1
+    assert len(files) == len(_cards(app)) + 1
+    assert "- [[Raft who leads - 누가 이끄나]]" in files[f"TIL/{day}.md"][1]
+
+
+def test_files_the_export_did_not_write_are_left_alone_and_their_names_not_taken(
+    app: SanApp, day: str, tmp_path: Path
+) -> None:
+    vault = tmp_path / "vault"
+    card = next(iter(_cards(app).values()))
+    (vault / "Cards").mkdir(parents=True)
+    (vault / "Cards" / f"{card.title.upper()}.md").write_text("my own note\n")  # the same name, to Windows
+    (vault / "Cards" / "my notes.md").write_text("keep me\n")
+    (vault / "TIL").mkdir()
+    (vault / "TIL" / f"{day}.md").write_text("my own day\n")
+
+    app.export_markdown(vault)
+    app.edit_card(card.id, CardEdit(title="Another title"))
+    app.export_markdown(vault)  # its file moves: the person's files stay
+
+    assert (vault / "Cards" / f"{card.title.upper()}.md").read_text() == "my own note\n"
+    assert (vault / "Cards" / "my notes.md").read_text() == "keep me\n"
+    assert (vault / "TIL" / f"{day}.md").read_text() == "my own day\n"
+    files = _files(vault)
+    assert _card_file(files, card.id) == "Cards/Another title.md"
+    assert f"TIL/{day} (2).md" in files
+
+
+def test_a_file_edited_after_the_export_is_kept_and_the_card_written_beside_it(
+    app: SanApp, day: str, tmp_path: Path
+) -> None:
+    vault = tmp_path / "vault"
+    app.export_markdown(vault)
+    card = next(iter(_cards(app).values()))
+    mine = vault / _card_file(_files(vault), card.id)
+    mine.write_text(mine.read_text(encoding="utf-8") + "\nMy own thoughts.\n", encoding="utf-8")
+
+    result = app.export_markdown(vault)
+
+    assert result.kept == (mine.relative_to(vault).as_posix(),)
+    assert mine.read_text(encoding="utf-8").endswith("My own thoughts.\n")
+    assert (vault / "Cards" / f"{mine.stem} (2).md").exists()
+
+
+def test_equal_titles_and_unsafe_ones_get_distinct_safe_names(app: SanApp, day: str, tmp_path: Path) -> None:
+    first, second, third, fourth, *_ = _cards(app).values()
+    for card, title in ((first, "CON"), (second, "Same title"), (third, "same TITLE"), (fourth, "a:b?c/d")):
+        app.edit_card(card.id, CardEdit(title=title))
+    app.export_markdown(tmp_path / "vault")
+    files = _files(tmp_path / "vault")
+    assert _card_file(files, first.id) == "Cards/CON_.md"
+    equal = {_card_file(files, second.id).casefold(), _card_file(files, third.id).casefold()}
+    assert equal == {"cards/same title.md", "cards/same title (2).md"}  # one name to Windows and macOS
+    assert _card_file(files, fourth.id) == "Cards/a b c-d.md"
+
+
+def test_a_deleted_scraps_card_file_goes_with_it(app: SanApp, day: str, tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    app.export_markdown(vault)
+    card = next(iter(_cards(app).values()))
+    path = vault / _card_file(_files(vault), card.id)
+    app.delete_scrap(card.scrap_id)
+    result = app.export_markdown(vault)
+    assert result.removed == 1
+    assert not path.exists()
+    assert card.id not in {values["san_id"] for values, _body in _files(vault).values()}
+
+
+def test_a_manifest_naming_files_elsewhere_deletes_nothing(app: SanApp, day: str, tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    outside = tmp_path / "precious.md"
+    outside.write_text("precious\n")
+    vault.mkdir()
+    sha = hashlib.sha256(outside.read_bytes()).hexdigest()
+    hostile = {"format": 1, "files": {"card:x": {"path": "Cards/../../precious.md", "sha256": sha}}, "pending": []}
+    (vault / MANIFEST_NAME).write_text(json.dumps(hostile))
+    app.export_markdown(vault)
+    assert outside.read_text() == "precious\n"
+
+
+def test_nothing_to_export_and_a_file_for_a_folder_are_refused(app: SanApp, tmp_path: Path) -> None:
+    with pytest.raises(NothingToExportError, match="no cards or TIL notes"):
+        app.export_markdown(tmp_path / "vault")
+    assert not (tmp_path / "vault").exists()
+    finished_til(app)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(SanError, match="is a file"):
+        app.export_markdown(tmp_path / "file")
+
+
+def test_an_export_cut_short_is_finished_by_the_next_without_duplicates(
+    app: SanApp, day: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = tmp_path / "vault"
+    app.export_markdown(vault)
+    renamed, changed, *_ = _cards(app).values()
+    old = vault / _card_file(_files(vault), renamed.id)
+    app.edit_card(renamed.id, CardEdit(title="A new title"))
+    app.edit_card(changed.id, CardEdit(summary="A new summary."))
+
+    def disk_full(target: Path, data: bytes) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(markdown_export, "write_bytes_atomically", disk_full)
+        with pytest.raises(StorageFullError):
+            app.export_markdown(vault)
+    app.export_markdown(vault)
+
+    files = _files(vault)
+    assert len(files) == len(_cards(app)) + 1
+    assert not old.exists()
+    assert _card_file(files, renamed.id) == "Cards/A new title.md"
+    assert files[_card_file(files, changed.id)][1].startswith(f"# {changed.title}\n\nA new summary.")
