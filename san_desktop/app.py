@@ -60,6 +60,7 @@ if TYPE_CHECKING:  # cards, TIL and commits (numpy and more) load when first use
     from san_desktop.services.stars import StarService
     from san_desktop.services.til import TilService
     from san_desktop.transfer.anki_export import AnkiExport
+    from san_desktop.transfer.backup import BackupSummary
     from san_desktop.transfer.importer import Importer, ImportSummary
     from san_desktop.transfer.items import ImportKind, ImportPlan
     from san_desktop.transfer.markdown_export import MarkdownExport
@@ -490,6 +491,12 @@ class SanApp:
         from san_desktop.transfer.markdown_export import export_markdown
 
         return export_markdown(self.db, self.artifacts, Path(folder), self.til.zone)
+
+    def export_backup(self, path: Path) -> BackupSummary:
+        """The whole library (database, settings, TIL files) as one zip at ``path``, while it is in use."""
+        from san_desktop.transfer.backup import export_all
+
+        return export_all(self.data_dir, Path(path))
 
     def refresh_stars(self, *, full: bool = False) -> Changed[JobRecord]:
         """Sync the starred repositories of the configured GitHub account, then rank them (jobs)."""

@@ -8,21 +8,8 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from san_desktop.cli.common import print_json
-
-if TYPE_CHECKING:
-    from san_desktop.transfer.backup import BackupSummary
-
-# what the summary line counts, in this order (the manifest has every table)
-SHOWN_TABLES = (
-    ("scraps", "scraps"),
-    ("knowledge_cards", "cards"),
-    ("daily_summaries", "TIL days"),
-    ("recall_quizzes", "quizzes"),
-    ("starred_repositories", "starred repositories"),
-)
 
 
 def add_export_all_parser(export_subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -38,11 +25,6 @@ def add_export_all_parser(export_subcommands: argparse._SubParsersAction[argpars
     every.set_defaults(handler=export_all_command)
 
 
-def _described(summary: BackupSummary) -> str:
-    shown = ", ".join(f"{summary.counts.get(table, 0):,} {label}" for table, label in SHOWN_TABLES)
-    return f"{shown}, {summary.files:,} files ({summary.size_bytes / 1_000_000:,.1f} MB)"
-
-
 def export_all_command(args: argparse.Namespace) -> int:
     from san_desktop.core.paths import resolve_data_dir
     from san_desktop.transfer.backup import export_all
@@ -51,7 +33,7 @@ def export_all_command(args: argparse.Namespace) -> int:
     if args.json:
         print_json(summary)
         return 0
-    print(f"Backed up {summary.data_dir} to {summary.path}: {_described(summary)}.")
+    print(summary.summary)
     if summary.missing_files:
         print(
             f"{len(summary.missing_files)} file(s) the library refers to were already missing and are not in it: "
@@ -69,6 +51,6 @@ def restore_command(args: argparse.Namespace) -> int:
     if args.json:
         print_json(summary)
         return 0
-    print(f"Restored {summary.path} into {summary.data_dir}: {_described(summary)}.")
+    print(f"Restored {summary.path} into {summary.data_dir}: {summary.described()}.")
     print("SAN Desktop brings it to this version's schema when it opens it.")
     return 0

@@ -43,6 +43,16 @@ class BackupCancelledError(Exception):
     """The person cancelled: nothing was written (cancelling is not an error shown to them)."""
 
 
+# what a summary line counts, in this order (the manifest has every table)
+SHOWN_TABLES = (
+    ("scraps", "scraps"),
+    ("knowledge_cards", "cards"),
+    ("daily_summaries", "TIL days"),
+    ("recall_quizzes", "quizzes"),
+    ("starred_repositories", "starred repositories"),
+)
+
+
 @dataclass(frozen=True)
 class BackupSummary:
     """What a backup holds (read from its manifest): the same for the export that wrote it and the restore."""
@@ -60,6 +70,15 @@ class BackupSummary:
     @property
     def scraps(self) -> int:
         return self.counts.get("scraps", 0)
+
+    @property
+    def summary(self) -> str:
+        return f"Backed up {self.data_dir} to {self.path}: {self.described()}."
+
+    def described(self) -> str:
+        """ "1,234 scraps, 1,200 cards, 30 TIL days, 500 quizzes, 40 starred repositories, 31 files (2.1 MB)"."""
+        shown = ", ".join(f"{self.counts.get(table, 0):,} {label}" for table, label in SHOWN_TABLES)
+        return f"{shown}, {self.files:,} files ({self.size_bytes / 1_000_000:,.1f} MB)"
 
 
 def member_path(name: str) -> PurePosixPath:

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from pytestqt.qtbot import QtBot
 
+from san_desktop.transfer.restore import restore_backup
 from san_desktop.ui.common.context import AppContext
+from san_desktop.ui.main_window import MainWindow
 from san_desktop.ui.transfer.export_dialog import ExportDialog
 from tests.support.quiz_texts import QUIZ_TEXTS
 from tests.support.til import quizzes_of_today
@@ -66,3 +69,27 @@ def test_a_refusal_is_shown_in_the_dialog(qtbot: QtBot, live_context: AppContext
     assert dialog.outcome.text() == failed.args[0]
     assert dialog.export_button.isEnabled()
     assert not (tmp_path / "san.apkg").exists()
+
+
+@pytest.mark.qt_log_ignore("propagateSizeHints", "does not support raise")  # the offscreen platform
+def test_a_full_backup_from_the_file_menu_restores_elsewhere(
+    qtbot: QtBot, window: MainWindow, live_context: AppContext, tmp_path: Path
+) -> None:
+    live_context.app.capture_text("SQLite WAL mode lets readers continue while a writer commits.")
+    window.imports.export_action.trigger()
+    dialog = window.imports.export_dialog
+    assert dialog is not None
+    assert dialog.isVisible()
+    dialog.backup_choice.setChecked(True)
+    assert not dialog.include_cards.isEnabled()
+    assert dialog.destination.placeholderText().endswith(".zip")
+    dialog.destination.setText(str(tmp_path / "backup.zip"))
+    with qtbot.waitSignal(dialog.exported, timeout=WAIT) as done:
+        dialog.export_button.click()
+    assert dialog.outcome.text().startswith(
+        f"Backed up {live_context.app.data_dir} to {tmp_path / 'backup.zip'}: 1 scraps"
+    )
+    assert window.statusBar().currentMessage() == done.args[0].summary
+    restored = restore_backup(tmp_path / "backup.zip", tmp_path / "elsewhere")
+    assert restored.scraps == 1
+    assert window.imports.open_export_dialog() is dialog  # the same dialog again, with what was chosen

@@ -1,6 +1,6 @@
-"""The window's File menu entries for imports: Import… (the dialog) and Undo import (the recent imports, each
-removed after a confirmation). The list of imports is read off the GUI thread whenever scraps change, so
-the menu shows it without a query."""
+"""The window's File menu entries for imports and exports: Import… (the dialog), Undo import (the recent
+imports, each removed after a confirmation) and Export… (Anki, Markdown or a full backup). The list of
+imports is read off the GUI thread whenever scraps change, so the menu shows it without a query."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
 
 from san_desktop.app import Changes
 from san_desktop.ui.common.context import AppContext
+from san_desktop.ui.transfer.export_dialog import ExportDialog
 from san_desktop.ui.transfer.import_dialog import ImportDialog
 
 if TYPE_CHECKING:  # (the importer loads with the first read of the imports, after the window's first frame)
@@ -37,6 +38,10 @@ class ImportActions(QObject):
         self.import_action = QAction("&Import…", self)
         self.import_action.setShortcut(QKeySequence("Ctrl+Shift+I"))
         self.import_action.triggered.connect(self._on_import_action_triggered)
+        self.export_action = QAction("&Export…", self)
+        self.export_action.setShortcut(QKeySequence("Ctrl+Shift+E"))
+        self.export_action.triggered.connect(self._on_export_action_triggered)
+        self.export_dialog: ExportDialog | None = None
         self.undo_menu = QMenu("&Undo import", window)
         self.undo_menu.aboutToShow.connect(self._on_undo_menu_about_to_show)
         context.hub.changed.connect(self._on_hub_changed)
@@ -45,6 +50,7 @@ class ImportActions(QObject):
     def add_to(self, menu: QMenu) -> None:
         menu.addAction(self.import_action)
         menu.addMenu(self.undo_menu)
+        menu.addAction(self.export_action)
 
     def open_dialog(self) -> ImportDialog:
         """The import dialog (the one open, if any)."""
@@ -81,6 +87,20 @@ class ImportActions(QObject):
 
     def _on_import_action_triggered(self) -> None:
         self.open_dialog()
+
+    def open_export_dialog(self) -> ExportDialog:
+        """The export dialog (one, kept for the window: it remembers the last destination)."""
+        if self.export_dialog is None:
+            self.export_dialog = ExportDialog(self._context, self._window)
+            self.export_dialog.exported.connect(lambda result: self._say(result.summary))
+        if self.export_dialog.isVisible():
+            self.export_dialog.raise_()
+        else:
+            self.export_dialog.show()
+        return self.export_dialog
+
+    def _on_export_action_triggered(self) -> None:
+        self.open_export_dialog()
 
     def _on_dialog_imported(self, summary: ImportSummary) -> None:
         self._say(summary.sentence())

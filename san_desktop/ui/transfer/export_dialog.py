@@ -1,6 +1,6 @@
-"""Exporting the library: to Anki (the quizzes, and the cards if asked) as a package, or to Markdown (the
-cards and TIL notes) into a folder. The export runs off the GUI thread; its summary, or what went wrong,
-is shown in the dialog, which stays open for another."""
+"""Exporting the library: to Anki (the quizzes, and the cards if asked) as a package, to Markdown (the cards
+and TIL notes) into a folder, or all of it as a backup zip. The export runs off the GUI thread; its summary,
+or what went wrong, is shown in the dialog, which stays open for another."""
 
 from __future__ import annotations
 
@@ -29,9 +29,11 @@ from san_desktop.ui.common.look import SPACE_L, SPACE_M, SPACE_S, tone_style
 
 if TYPE_CHECKING:
     from san_desktop.transfer.anki_export import AnkiExport
+    from san_desktop.transfer.backup import BackupSummary
     from san_desktop.transfer.markdown_export import MarkdownExport
 
 ANKI_NAME = "SAN.apkg"  # offered in the file picker
+BACKUP_NAME = "SAN backup.zip"
 
 
 class ExportDialog(QDialog):
@@ -54,9 +56,14 @@ class ExportDialog(QDialog):
         self.anki_choice = QRadioButton("Anki package (.apkg): the recall quizzes, a deck per category")
         self.include_cards = QCheckBox("Include the knowledge cards as basic notes")
         self.markdown_choice = QRadioButton("Markdown folder (e.g. an Obsidian vault): the cards and TIL notes")
+        self.backup_choice = QRadioButton(
+            "Full backup (.zip): everything, restored with `san import FILE.zip` into an empty data folder"
+        )
         choices = QButtonGroup(self)
         choices.addButton(self.anki_choice)
         choices.addButton(self.markdown_choice)
+        choices.addButton(self.backup_choice)
+        self.backup_choice.toggled.connect(self._on_backup_choice_toggled)
         self.anki_choice.setChecked(True)
         self.anki_choice.toggled.connect(self._on_anki_choice_toggled)
 
@@ -86,6 +93,7 @@ class ExportDialog(QDialog):
         layout.addWidget(self.anki_choice)
         layout.addLayout(cards_row)
         layout.addWidget(self.markdown_choice)
+        layout.addWidget(self.backup_choice)
         layout.addWidget(QLabel("Export to:"))
         layout.addLayout(row)
         layout.addWidget(self.outcome)
@@ -101,9 +109,19 @@ class ExportDialog(QDialog):
 
     def _on_anki_choice_toggled(self, checked: bool) -> None:
         self.include_cards.setEnabled(checked)
-        self.destination.setPlaceholderText(
-            f"a file, e.g. {Path.home() / ANKI_NAME}" if checked else f"a folder, e.g. {Path.home() / 'SAN'}"
-        )
+        self._show_placeholder()
+
+    def _on_backup_choice_toggled(self, _checked: bool) -> None:
+        self._show_placeholder()
+
+    def _show_placeholder(self) -> None:
+        if self.to_anki:
+            example = f"a file, e.g. {Path.home() / ANKI_NAME}"
+        elif self.backup_choice.isChecked():
+            example = f"a file, e.g. {Path.home() / BACKUP_NAME}"
+        else:
+            example = f"a folder, e.g. {Path.home() / 'SAN'}"
+        self.destination.setPlaceholderText(example)
         self._update_button()
 
     def _on_destination_text_changed(self, _text: str) -> None:
@@ -117,6 +135,12 @@ class ExportDialog(QDialog):
             )
             if chosen and not chosen.lower().endswith(".apkg"):
                 chosen += ".apkg"
+        elif self.backup_choice.isChecked():
+            chosen, _filter = QFileDialog.getSaveFileName(
+                self, "Back up to", current or str(Path.home() / BACKUP_NAME), "Zip archive (*.zip)"
+            )
+            if chosen and not chosen.lower().endswith(".zip"):
+                chosen += ".zip"
         else:
             chosen = QFileDialog.getExistingDirectory(self, "Export Markdown into", current or str(Path.home()))
         if chosen:
@@ -130,26 +154,20 @@ class ExportDialog(QDialog):
         self._update_button()
         self.outcome.setStyleSheet(tone_style("muted"))
         self.outcome.setText("Exporting…")
-        if to_anki:
-            self._ops.run(
-                lambda: app.export_anki(path, cards=cards),
-                self._on_export_done,
-                self._on_export_failed,
-                on_finished=self._on_export_finished,
-            )
-        else:
-            self._ops.run(
-                lambda: app.export_markdown(path),
-                self._on_export_done,
-                self._on_export_failed,
-                on_finished=self._on_export_finished,
-            )
+        backup = self.backup_choice.isChecked()
+
+        def call() -> AnkiExport | MarkdownExport | BackupSummary:
+            if to_anki:
+                return app.export_anki(path, cards=cards)
+            return app.export_backup(path) if backup else app.export_markdown(path)
+
+        self._ops.run(call, self._on_export_done, self._on_export_failed, on_finished=self._on_export_finished)
 
     def _on_export_finished(self) -> None:
         self.running = False
         self._update_button()
 
-    def _on_export_done(self, result: AnkiExport | MarkdownExport) -> None:
+    def _on_export_done(self, result: AnkiExport | MarkdownExport | BackupSummary) -> None:
         self.outcome.setStyleSheet("")
         self.outcome.setText(result.summary)
         self.exported.emit(result)
