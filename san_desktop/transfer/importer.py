@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import sqlalchemy as sa
@@ -38,10 +38,6 @@ CHUNK = 200  # scraps a transaction: a few milliseconds of the write lock each
 UNDO_CHUNK = 500
 
 Progress = Callable[[int, int], None]  # (items handled, items in all)
-
-
-class ImportCancelledError(SanError):
-    """The person stopped an import before it read its source (nothing was stored)."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +73,18 @@ class ImportBatchInfo:
     imported: int
     created_at: datetime
     finished: bool
+
+
+@dataclass
+class _Batch:
+    """An import being stored: what came in so far, for its row in ``import_batches``."""
+
+    id: str
+    plan: ImportPlan
+    refused: int
+    duplicates: int  # twice in the source, then already in the library too
+    stored: list[str] = field(default_factory=list)
+    written: bool = False  # its row exists (with its first scrap)
 
 
 @dataclass(frozen=True)
@@ -129,8 +137,7 @@ class Importer:
             seen.add(row.key)
             rows.append(row)
         in_source = duplicates
-        batch_id = None if dry_run else new_id()
-        stored: list[str] = []
+        batch = None if dry_run else _Batch(new_id(), plan, refused=len(refused), duplicates=duplicates)
         stopped = False
         total = len(rows)
         for start in range(0, total, CHUNK):
@@ -138,24 +145,18 @@ class Importer:
                 stopped = True
                 break
             chunk = rows[start : start + CHUNK]
-            if dry_run:
+            if batch is None:
                 with self.db.engine.connect() as conn:
                     duplicates += len(self._existing(conn, chunk))
             else:
-                assert batch_id is not None
-                added, found = self._store_chunk(plan, batch_id, chunk, start == 0)
-                stored.extend(added)
-                duplicates += found
-                self._count(batch_id, len(stored), duplicates, len(refused), finished=False)
+                self._store_chunk(batch, chunk, last=start + CHUNK >= total)
             if progress is not None:
                 progress(min(start + CHUNK, total), total)
+        stored = batch.stored if batch is not None else []
         # a dry run stores nothing: what it would import is what is neither refused nor a duplicate
-        imported = total - (duplicates - in_source) if dry_run else len(stored)
-        if batch_id is not None:
-            if stored:
-                self._count(batch_id, len(stored), duplicates, len(refused), finished=not stopped)
-            else:
-                batch_id = None  # nothing came in: no batch to undo (a row may exist: Undo finds nothing)
+        imported = total - (duplicates - in_source) if batch is None else len(stored)
+        duplicates = duplicates if batch is None else batch.duplicates
+        batch_id = batch.id if batch is not None and batch.written else None
         summary = ImportSummary(
             kind=plan.kind,
             source=plan.source,
@@ -205,21 +206,21 @@ class Importer:
             found.update((source_type, digest) for digest in conn.scalars(query))
         return found
 
-    def _store_chunk(
-        self, plan: ImportPlan, batch_id: str, chunk: Sequence[_Row], first: bool
-    ) -> tuple[list[str], int]:
-        """Insert the chunk's new scraps with their jobs in one transaction: (their ids, how many were there)."""
+    def _store_chunk(self, batch: _Batch, chunk: Sequence[_Row], *, last: bool) -> None:
+        """Insert the chunk's new scraps with their jobs, and the batch's counts so far (finished with the
+        ``last`` chunk), in one transaction. The batch's row is written with its first scrap."""
         with self.db.write_connection() as conn:
-            if first:
-                conn.execute(
-                    sa.insert(import_batches).values(
-                        id=batch_id, kind=plan.kind.value, source=plan.source, imported=0, duplicates=0, refused=0
-                    )
-                )
             existing = self._existing(conn, chunk)
             fresh = [
-                {**row.values, "id": new_id(), "import_batch_id": batch_id} for row in chunk if row.key not in existing
+                {**row.values, "id": new_id(), "import_batch_id": batch.id} for row in chunk if row.key not in existing
             ]
+            if fresh and not batch.written:
+                plan = batch.plan
+                conn.execute(
+                    sa.insert(import_batches).values(
+                        id=batch.id, kind=plan.kind.value, source=plan.source, imported=0, duplicates=0, refused=0
+                    )
+                )
             if fresh:
                 try:
                     with conn.begin_nested():
@@ -237,7 +238,18 @@ class Importer:
             ids = [str(values["id"]) for values in fresh]
             if self.changelog is not None and ids:
                 self.changelog.record(conn, SCRAP_NOTICE, ids)
-        return ids, len(chunk) - len(ids)
+            batch.written = batch.written or bool(fresh)
+            batch.stored += ids
+            batch.duplicates += len(chunk) - len(ids)
+            if batch.written:
+                counts: dict[str, object] = {
+                    "imported": len(batch.stored),
+                    "duplicates": batch.duplicates,
+                    "refused": batch.refused,
+                }
+                if last:
+                    counts["finished_at"] = utcnow()
+                conn.execute(sa.update(import_batches).where(import_batches.c.id == batch.id).values(counts))
 
     @staticmethod
     def _insert_one(conn: sa.Connection, values: dict[str, object]) -> bool:
@@ -247,13 +259,6 @@ class Importer:
         except IntegrityError:
             return False
         return True
-
-    def _count(self, batch_id: str, imported: int, duplicates: int, refused: int, *, finished: bool) -> None:
-        values: dict[str, object] = {"imported": imported, "duplicates": duplicates, "refused": refused}
-        if finished:
-            values["finished_at"] = utcnow()
-        with self.db.write_connection() as conn:
-            conn.execute(sa.update(import_batches).where(import_batches.c.id == batch_id).values(values))
 
     # --- undo ---------------------------------------------------------------------------------
 

@@ -75,6 +75,8 @@ def test_an_import_stores_new_notes_once_with_their_jobs_and_says_what_it_left_o
 
     again = app.store_import(plan).value  # the same source again: nothing new
     assert (again.imported, again.duplicates, again.batch_id) == (0, 5, None)
+    with app.db.engine.connect() as conn:
+        assert conn.scalar(sa.select(sa.func.count()).select_from(import_batches)) == 2  # no empty batch
 
 
 def test_a_dry_run_counts_without_storing(app: SanApp) -> None:
