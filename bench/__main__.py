@@ -8,6 +8,7 @@ from bench import (
     bench_analysis,
     bench_backup,
     bench_cards,
+    bench_import,
     bench_jobs,
     bench_meaning,
     bench_monitor,
@@ -31,6 +32,7 @@ def main() -> int:
         + bench_stars.run_all()
         + bench_startup.run_all()
         + bench_backup.run_all()
+        + bench_import.run_all()
     )
     print_table(rows)
     return 0

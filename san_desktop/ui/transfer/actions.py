@@ -67,7 +67,9 @@ class ImportActions(QObject):
         return self.dialog
 
     def read_batches(self) -> None:
-        self._context.ops.run(self._context.app.importer.batches, self._on_batches_read)
+        app = self._context.app
+        # the importer (the ORM, numpy) is made on the worker when first asked: not before the first frame
+        self._context.ops.run(lambda: app.importer.batches(), self._on_batches_read)
 
     def undo(self, batch: ImportBatchInfo) -> None:
         count = f"{batch.imported:,} scrap{'s' if batch.imported != 1 else ''}"
