@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -156,8 +156,22 @@ class JobQueue:
         max_attempts: int | None,
     ) -> JobRecord:
         # a Core insert, so that a capture enqueues its jobs without the ORM
-        now = self.clock()
-        record = JobRecord(
+        record = self._new_record(job_type, target_id, payload, max_attempts, self.clock())
+        try:
+            with session.begin_nested():  # a duplicate must not spoil the caller's transaction
+                session.execute(sa.insert(async_jobs).values(_set_values(record)))
+        except IntegrityError as exc:
+            # the partial unique index on active jobs refused it: by its code, and the job that holds it
+            existing = self.active_job_id(session, job_type, target_id) if is_constraint(exc) else None
+            if existing is None:
+                raise
+            raise DuplicateJobError(job_type, target_id, existing) from None
+        return record
+
+    def _new_record(
+        self, job_type: JobType, target_id: str, payload: str | None, max_attempts: int | None, now: datetime
+    ) -> JobRecord:
+        return JobRecord(
             id=new_id(),
             job_type=job_type,
             target_id=target_id,
@@ -175,17 +189,20 @@ class JobQueue:
             started_at=None,
             finished_at=None,
         )
-        values = {column: value for column, value in vars(record).items() if value is not None}  # (NULL by default)
-        try:
-            with session.begin_nested():  # a duplicate must not spoil the caller's transaction
-                session.execute(sa.insert(async_jobs).values(values))
-        except IntegrityError as exc:
-            # the partial unique index on active jobs refused it: by its code, and the job that holds it
-            existing = self.active_job_id(session, job_type, target_id) if is_constraint(exc) else None
-            if existing is None:
-                raise
-            raise DuplicateJobError(job_type, target_id, existing) from None
-        return record
+
+    def enqueue_new(self, session: sa.Connection, jobs: Sequence[tuple[JobType, str]]) -> list[JobRecord]:
+        """PENDING jobs of targets made in ``session``'s open transaction (an import's new scraps), which have
+        none yet: one statement for all, without a savepoint each (a duplicate, impossible for a new target,
+        would fail the transaction), announced together when it commits. An import of 10,000 notes spent most
+        of its time, holding the GIL the window needs, enqueueing its jobs one by one."""
+        if not jobs:
+            return []
+        now = self.clock()
+        records = [self._new_record(job_type, target_id, None, None, now) for job_type, target_id in jobs]
+        session.execute(sa.insert(async_jobs), [_set_values(record) for record in records])
+        events = [JobEvent(record, None) for record in records]
+        self.db.after_commit(session, lambda: self.announce(events))
+        return records
 
     def _announce_after_commit(
         self, session: SessionOrConnection, item: JobEvent, *, claimed: tuple[NextClaim, Claim] | None = None
@@ -610,3 +627,8 @@ class JobQueue:
     def changed_since(self, since: datetime, limit: int = 500) -> list[JobRecord]:
         with self.db.engine.connect() as conn, claims.cursor_of(conn) as cursor:
             return claims.changed_since(cursor, since, limit)
+
+
+def _set_values(record: JobRecord) -> dict[str, object]:
+    """A new job's columns that are set (the others are NULL by default)."""
+    return {column: value for column, value in vars(record).items() if value is not None}

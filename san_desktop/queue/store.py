@@ -13,7 +13,7 @@ in as another implementation of this protocol, not as branches through the calle
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
@@ -24,6 +24,7 @@ from san_desktop.db.database import Database, SessionOrConnection
 from san_desktop.queue.records import AttemptRecord, BulkResult, Claim, Classification, JobEvent, JobRecord, NextClaim
 
 if TYPE_CHECKING:
+    import sqlalchemy as sa
     from sqlalchemy.orm import Session
 
 Listener = Callable[[JobEvent], None]
@@ -60,6 +61,7 @@ class JobStore(Protocol):
         payload: str | None = None,
         max_attempts: int | None = None,
     ) -> JobRecord: ...
+    def enqueue_new(self, session: sa.Connection, jobs: Sequence[tuple[JobType, str]]) -> list[JobRecord]: ...
     def active_or_enqueue(
         self, session: SessionOrConnection, job_type: JobType, target_id: str, *, payload: str | None = None
     ) -> JobRecord: ...

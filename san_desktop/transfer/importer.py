@@ -227,15 +227,8 @@ class Importer:
                         conn.execute(sa.insert(scraps), fresh)
                 except IntegrityError:  # another process stored some of them meanwhile: one by one
                     fresh = [values for values in fresh if self._insert_one(conn, values)]
-            for values in fresh:
-                types = (
-                    (JobType.PAGE_FETCH,)
-                    if values["source_type"] is SourceType.URL
-                    else (JobType.CARD_ANALYSIS, JobType.SCRAP_REFINE)
-                )
-                for job_type in types:
-                    self.queue.enqueue(job_type, str(values["id"]), session=conn)
             ids = [str(values["id"]) for values in fresh]
+            self.queue.enqueue_new(conn, [job for values in fresh for job in _jobs_of(values)])
             if self.changelog is not None and ids:
                 self.changelog.record(conn, SCRAP_NOTICE, ids)
             batch.written = batch.written or bool(fresh)
@@ -338,3 +331,11 @@ def _given_tags(tags: Sequence[str]) -> str | None:
         if name and len(name) <= MAX_TAG_LENGTH and name.casefold() not in {k.casefold() for k in kept}:
             kept.append(name)
     return json.dumps(kept[:MAX_TAGS], ensure_ascii=False) if kept else None
+
+
+def _jobs_of(scrap: dict[str, object]) -> list[tuple[JobType, str]]:
+    """A new scrap's jobs, as capture asks for them: a link's page first, a text's card and refinement."""
+    scrap_id = str(scrap["id"])
+    if scrap["source_type"] is SourceType.URL:
+        return [(JobType.PAGE_FETCH, scrap_id)]
+    return [(JobType.CARD_ANALYSIS, scrap_id), (JobType.SCRAP_REFINE, scrap_id)]

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, QTimer, Signal
@@ -31,8 +32,9 @@ from san_desktop.ui.window.capture import CaptureOutcome
 MESSAGE_MS = 8000  # a passing message (scrapped, deleted, restored) clears itself after this
 # the window's "Scrap clipboard" shortcut until the page, shown in the window, reads the action's own
 FALLBACK_SCRAP_SHORTCUT = "Ctrl+Shift+V"
-# more scraps changed at once than this (an import, its undo): the Inbox reads its first page again
-RELOAD_ABOVE = 200
+# more new scraps than this at once (an import, a burst from another process): the Inbox reads its first page
+# again, one read and one repaint, rather than adding each row (a read, an insertion and a repaint a tick)
+NEW_ROWS_ONE_BY_ONE = 20
 
 
 class InboxPage(QWidget):
@@ -130,6 +132,8 @@ class InboxPage(QWidget):
         self.states.message.action_triggered.connect(self._on_states_action_triggered)
         for signal in (self.model.modelReset, self.model.rowsInserted, self.model.rowsRemoved, self.model.loaded):
             signal.connect(self._update_state)
+        self._page_reading = self._page_again = False  # (``_refresh_page``)
+        self.model.loaded.connect(self._on_model_loaded)
         context.hub.changed.connect(self._on_hub_changed)
         context.runner.breaker_changed.connect(self._on_runner_breaker_changed)
         self.set_scrap_shortcut(self._scrap_shortcut)
@@ -233,6 +237,29 @@ class InboxPage(QWidget):
 
         self._context.ops.run(lambda: self._app.scraps.get_many(scrap_ids), apply)
 
+    def _refresh_page(self) -> None:
+        """Read the first page again, one read at a time: asked for while one is on its way, once more after
+        it (thousands of new scraps, a tick's worth at a time, make one read, not one a tick)."""
+        if self._page_reading:
+            self._page_again = True
+            return
+        self._page_reading, self._page_again = True, False
+
+        def read(call: Callable[[], list[Any]], arrived: Callable[[list[Any]], None], failed: Any) -> None:
+            def refused(exc: Exception) -> None:
+                self._page_reading = False  # (the rows stay; the next change asks again)
+                failed(exc)
+
+            self._context.ops.run(call, arrived, refused)
+
+        self.model.refresh(read)
+
+    def _on_model_loaded(self) -> None:
+        if self._page_reading:
+            self._page_reading = False
+            if self._page_again:
+                self._refresh_page()
+
     def _concerns_loaded_rows(self, scrap_id: str) -> bool:
         """A scrap shown now, or newer than all shown (a new capture); others load when scrolled to."""
         if self.model.position_of(scrap_id) is not None:
@@ -266,12 +293,10 @@ class InboxPage(QWidget):
     # --- slots --------------------------------------------------------------------------------
 
     def _on_hub_changed(self, changes: Changes, _initiator: object) -> None:
-        if changes.library:
-            self.model.refresh(self._context.ops.run)
-            return
         wanted = sorted(scrap_id for scrap_id in changes.scraps if self._concerns_loaded_rows(scrap_id))
-        if len(wanted) > RELOAD_ABOVE:
-            self.model.refresh(self._context.ops.run)  # the first page again, not hundreds of rows one by one
+        new = sum(1 for scrap_id in wanted if self.model.position_of(scrap_id) is None)
+        if changes.library or new > NEW_ROWS_ONE_BY_ONE:
+            self._refresh_page()
         elif wanted:
             self._refresh(wanted)
         if changes.settings:

@@ -85,6 +85,27 @@ def test_enqueue_in_a_rolled_back_transaction_leaves_nothing(queue: JobQueue, ba
     assert len(jobs_of(queue)) == 0
 
 
+def test_new_targets_jobs_are_enqueued_together_and_announced_once_committed(queue: JobQueue, backend: Backend) -> None:
+    """An import's chunk: its scraps' jobs in one statement, announced together after its commit."""
+    batches: list[list[str]] = []
+    queue.add_listener(lambda event: batches.append([event.job_id]))
+    wanted = [(JobType.CARD_ANALYSIS, "scrap-1"), (JobType.SCRAP_REFINE, "scrap-1"), (JobType.PAGE_FETCH, "scrap-2")]
+    with backend.db.write_connection() as connection:
+        records = queue.enqueue_new(connection, wanted)
+        assert batches == []  # not before commit
+    assert [(record.job_type, record.target_id) for record in records] == wanted
+    assert [batch[0] for batch in batches] == [record.id for record in records]
+    assert sorted((job.job_type, job.target_id, job.status) for job in jobs_of(queue)) == sorted(
+        (job_type, target, JobStatus.PENDING) for job_type, target in wanted
+    )
+    with pytest.raises(RuntimeError), backend.db.write_connection() as connection:
+        queue.enqueue_new(connection, [(JobType.CARD_ANALYSIS, "scrap-3")])
+        raise RuntimeError("the chunk failed")
+    assert len(batches) == 3  # nothing announced of a rolled-back chunk
+    assert len(jobs_of(queue)) == 3
+    assert queue.enqueue_new(connection, []) == []
+
+
 def test_duplicate_names_the_active_job_and_keeps_the_callers_transaction(queue: JobQueue, backend: Backend) -> None:
     first = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
     with backend.db.write() as session:
