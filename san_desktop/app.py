@@ -105,6 +105,19 @@ class Changes:
     def __or__(self, other: Changes) -> Changes:
         return Changes.merge((self, other))
 
+    @property
+    def new_scrap_jobs(self) -> frozenset[str]:
+        """Scraps whose job was just made (PENDING, never tried): an import's or a capture's. The scrap itself
+        is told by whoever made it (the capture's own change, another process's notice, an import's end):
+        a page need not read a scrap it does not show for this (one whose other jobs moved on, it does)."""
+        fresh: set[str] = set()
+        moved: set[str] = set()
+        for job in self.jobs:
+            if job.job_type in SCRAP_JOB_TYPES:
+                new = job.status is JobStatus.PENDING and job.attempts == 0
+                (fresh if new else moved).add(job.target_id)
+        return frozenset(fresh - moved)
+
     @staticmethod
     def merge(items: Iterable[Changes]) -> Changes:
         """All of ``items`` in one (each job in its newest state), in one pass: merging them two by two

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from san_desktop.app import Changes
+from san_desktop.app import SCRAP_JOB_TYPES, Changes
 from san_desktop.core.errors import SanError
 from san_desktop.ui.cards.card_list import CardListModel, card_html, similar_label
 from san_desktop.ui.cards.editing import UNDO_LINK, CardEditor
@@ -377,7 +377,9 @@ class CardsPage(QWidget):
         if changes.library:
             self.refresh_page()
             return
-        affected = sorted(changes.scraps | changes.cards_of_scraps)
+        # a scrap's job that did not make its card (queued, a refinement, a fetch) changes no card here
+        scrap_jobs = {job.target_id for job in changes.jobs if job.job_type in SCRAP_JOB_TYPES}
+        affected = sorted((changes.scraps - scrap_jobs) | changes.cards_of_scraps)
         if not affected:
             return
         search = self.model.search

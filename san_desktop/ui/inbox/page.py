@@ -293,7 +293,10 @@ class InboxPage(QWidget):
     # --- slots --------------------------------------------------------------------------------
 
     def _on_hub_changed(self, changes: Changes, _initiator: object) -> None:
-        wanted = sorted(scrap_id for scrap_id in changes.scraps if self._concerns_loaded_rows(scrap_id))
+        # an import's thousands of new jobs: their scraps come with the import's end, not a read a tick each
+        unshown_new = {scrap_id for scrap_id in changes.new_scrap_jobs if self.model.position_of(scrap_id) is None}
+        told = changes.scraps if changes.external else changes.scraps - unshown_new
+        wanted = sorted(scrap_id for scrap_id in told if self._concerns_loaded_rows(scrap_id))
         new = sum(1 for scrap_id in wanted if self.model.position_of(scrap_id) is None)
         if changes.library or new > NEW_ROWS_ONE_BY_ONE:
             self._refresh_page()

@@ -12,8 +12,8 @@ import sqlalchemy as sa
 
 from san_desktop.ai.base import CardDraft
 from san_desktop.ai.local import LocalProvider
-from san_desktop.app import SanApp, open_app
-from san_desktop.core.enums import JobStatus, JobType, SourceType
+from san_desktop.app import Changes, SanApp, open_app
+from san_desktop.core.enums import JobPool, JobStatus, JobType, SourceType
 from san_desktop.core.errors import SanError
 from san_desktop.db.tables import import_batches, knowledge_cards, scraps
 from san_desktop.transfer import importer as importer_module
@@ -185,3 +185,17 @@ def test_an_import_beside_the_window_is_told_to_it_as_the_library_changed(app: S
     with open_app(app.data_dir, kind="cli", lock=False, log_to_stderr=False) as other:
         one = other.capture_text(VACUUM).value
     assert app.poll_external().scraps == {one.scrap_id}  # a few: told one by one, as before
+
+
+def test_new_jobs_alone_do_not_ask_pages_to_read_their_scraps(app: SanApp) -> None:
+    """An import's thousands of new jobs: pages learn of its scraps from its end, not a read a tick each;
+    a scrap whose other job moved on is read as before."""
+    quiet, moving = (app.capture_text(text).value for text in (RAFT, VACUUM))
+    job_ids = (quiet.analysis_job_id, quiet.refine_job_id, moving.refine_job_id)
+    fresh = [app.queue.get(job_id or "") for job_id in job_ids]
+    claimed = app.queue.claim_next(app.backend.require_session(), JobPool.AI, {JobType.CARD_ANALYSIS})
+    assert claimed is not None
+    changes = Changes.merge(Changes.of_job(job) for job in [*fresh, app.queue.get(claimed.job.id)])
+    assert claimed.job.target_id in {quiet.scrap_id, moving.scrap_id}
+    expected = {quiet.scrap_id, moving.scrap_id} - {claimed.job.target_id}
+    assert changes.new_scrap_jobs == expected
