@@ -10,7 +10,8 @@
 # and menu are never touched. Checked:
 #   san --version; NOTICE and the encoder's LICENSE at the bundle's top; san doctor --json (sqlite-vec
 #   loaded); a text scrap turned into one card by san jobs run --until-idle (with no network, where unshare
-#   can take it away), embedded by the bundled sentence encoder (use-multilingual-v3); a web page scrap
+#   can take it away), embedded by the bundled sentence encoder (use-multilingual-v3); exports (Anki,
+#   Markdown), a backup restored into another data folder and a folder of notes imported; a web page scrap
 #   (served on 127.0.0.1 by python3, skipped without it) fetched, extracted and carded; san-desktop
 #   --smoke-test offscreen (window shown, start-up settled, exit 0), and on X11 under xvfb-run where it is
 #   installed;
@@ -190,6 +191,24 @@ HTML
 else
     ok "skipped: no python3 here to serve the page"
 fi
+
+step "exports (Anki with genanki, Markdown), a full backup restored elsewhere, a folder of notes imported"
+run export-anki "$SAN" export anki "$WORK/san.apkg" --cards
+[[ -s "$WORK/san.apkg" ]] || fail "san export anki wrote no package" "$WORK/export-anki.err"
+run export-markdown "$SAN" export markdown "$WORK/exported"
+exported="$(find "$WORK/exported/Cards" -name '*.md' | wc -l)"
+((exported >= 1)) || fail "san export markdown wrote no card file" "$WORK/export-markdown.out"
+grep -q '^san_id: ' "$WORK/exported/Cards/"*.md || fail "the exported card has no front matter" "$WORK/export-markdown.out"
+run export-all "$SAN" export all "$WORK/backup.zip"
+run restore "$SAN" --data-dir "$WORK/restored" import "$WORK/backup.zip"
+run restored "$SAN" --data-dir "$WORK/restored" cards list --json
+grep -q "\"scrap_id\": \"$(sed -n 's/^    "scrap_id": "\(.*\)",$/\1/p' "$WORK/cards.out")\"" "$WORK/restored.out" ||
+    fail "the restored library does not hold the card" "$WORK/restored.out"
+mkdir -p "$WORK/notes/sub"
+printf -- '---\ntags: [raft]\n---\nRaft elects a leader that replicates its log to the followers.\n' >"$WORK/notes/sub/raft.md"
+run import-notes "$SAN" import "$WORK/notes"
+grep -q '^Imported 1 new scrap from ' "$WORK/import-notes.out" || fail "san import of a folder of notes" "$WORK/import-notes.out"
+ok "Anki package, $exported Markdown cards, backup restored with its card, 1 note imported"
 
 step "san-desktop --smoke-test (offscreen, fresh data directory)"
 run gui "$SAN_DESKTOP" --smoke-test --data-dir "$WORK/gui-data"
