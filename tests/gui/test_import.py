@@ -10,6 +10,7 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
+from san_desktop.transfer import importer as importer_module
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.main_window import MainWindow
 from tests.support.cards import all_cards
@@ -125,3 +126,30 @@ def test_a_file_that_cannot_be_imported_says_why_and_closing_stops_nothing_half_
     assert again is not dialog
     assert again.path_edit.text() == ""
     assert again.windowModality() == Qt.WindowModality.NonModal
+
+
+def test_closing_the_dialog_while_it_imports_stops_and_keeps_a_batch_to_undo(
+    qtbot: QtBot, window: MainWindow, live_context: AppContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The window quitting closes the dialog too: what was stored stays a batch that Undo import removes."""
+    monkeypatch.setattr(importer_module, "CHUNK", 1)  # a transaction a note: the import is under way for a while
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for n in range(1000):
+        (vault / f"note {n}.md").write_text(f"Note {n}: Raft elects a leader with a random timeout.", encoding="utf-8")
+    dialog = window.imports.open_dialog()
+    dialog.choose(vault)
+    qtbot.waitUntil(dialog.import_button.isEnabled, timeout=10_000)
+    dialog.start_import()
+    assert dialog.busy
+    qtbot.waitUntil(lambda: dialog.bar.value() >= 1, timeout=10_000)  # under way
+    dialog.close()
+    qtbot.waitUntil(lambda: not live_context.ops.busy, timeout=10_000)
+    stored = len(live_context.app.scraps.list_scraps(limit=2000))
+    assert 1 <= stored < 1000
+    qtbot.waitUntil(lambda: bool(window.imports.batches), timeout=10_000)
+    [batch] = window.imports.batches
+    assert (batch.imported, batch.finished) == (stored, False)
+    window.imports.confirm = lambda _text: True
+    window.imports.undo(batch)
+    qtbot.waitUntil(lambda: live_context.app.scraps.list_scraps() == [], timeout=10_000)
