@@ -37,8 +37,9 @@ def read_plan(
     kind = kind or detect_kind(path)
     if kind is ImportKind.BACKUP:
         raise SanError(
-            f"{path.name} is a SAN Desktop backup: a backup is restored whole (replacing the library), not read "
-            "as an import plan."
+            f"{path.name} is a SAN Desktop backup: a backup is restored whole into an empty data folder, not "
+            f"imported into this library (`san --data-dir NEW-FOLDER import {path.name}`, then "
+            "`san-desktop --data-dir NEW-FOLDER`)."
         )
     if kind is ImportKind.MARKDOWN:
         if not path.is_dir():
