@@ -177,9 +177,10 @@ class ImportDialog(QDialog):
             self.status.setText(f"Nothing new to import from {Path(plan.source).name}: {counted.sentence()}")
 
     def _on_failed(self, stop: threading.Event, exc: SanError) -> None:
-        if stop is self._stop:  # (not a reading of an earlier choice)
-            self._set_busy(False)
-            self.status.setText(str(exc))
+        if stop is not self._stop or (stop.is_set() and not self._busy):
+            return  # a reading of an earlier choice, or of a dialog closed since (perhaps deleted by now)
+        self._set_busy(False)
+        self.status.setText(str(exc))
 
     def _show_refusals(self, lines: list[str]) -> None:
         self.refused.clear()
