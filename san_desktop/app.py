@@ -21,7 +21,16 @@ from san_desktop import __version__
 from san_desktop.ai.factory import ProviderSource, embedding_model_of
 from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.bootstrap import Backend, start_backend
-from san_desktop.core.enums import JOB_TARGETS, CommitTarget, JobPool, JobStatus, JobTarget, JobType, job_types_on
+from san_desktop.core.enums import (
+    JOB_TARGETS,
+    CommitTarget,
+    JobPool,
+    JobStatus,
+    JobTarget,
+    JobType,
+    SourceType,
+    job_types_on,
+)
 from san_desktop.core.errors import PermanentError, SanError, TransientError
 from san_desktop.core.ids import new_id
 from san_desktop.core.settings import (
@@ -64,6 +73,7 @@ if TYPE_CHECKING:  # cards, TIL and commits (numpy and more) load when first use
     from san_desktop.transfer.importer import Importer, ImportSummary
     from san_desktop.transfer.items import ImportKind, ImportPlan
     from san_desktop.transfer.markdown_export import MarkdownExport
+    from san_desktop.web.endpoint import BrowserCapture
 
 log = logging.getLogger(__name__)
 
@@ -354,6 +364,22 @@ class SanApp:
 
     def capture_url(self, url: str, title: str | None = None) -> Changed[CaptureResult]:
         return self._captured(self.scraps.capture_url(url, title))
+
+    def capture_from_browser(self, sent: BrowserCapture) -> Changed[CaptureResult]:
+        """What the browser extension sent: a page as the reader saw it (its article taken from the DOM it
+        sent, no download), a selection (text, its page as the source), or a link (fetched as any link)."""
+        if sent.kind == "link":
+            return self.capture_url(sent.url, sent.title)
+        if sent.kind == "selection" or not sent.html:
+            if not (sent.selection or "").strip():
+                raise SanError("Nothing to scrap: no text is selected on the page.")
+            return self._captured(self.scraps.capture(sent.selection or "", SourceType.TEXT, sent.url))
+        from san_desktop.web.extract import readable_page
+        from san_desktop.web.fetch import Download
+
+        page = Download(sent.url, "text/html", "utf-8", sent.html.encode("utf-8", "replace"))
+        title, text = readable_page(page)
+        return self._captured(self.scraps.capture_page(sent.url, sent.title or title, text))
 
     def capture_file(self, path: Path) -> Changed[CaptureResult]:
         return self._captured(self.scraps.capture_file(path))

@@ -13,13 +13,19 @@ import threading
 
 AI_API_KEY = "ai-api-key"
 GITHUB_TOKEN = "github-token"
+CAPTURE_TOKEN = "capture-token"  # the browser extension's, made by the app (``services.capture_token``)
 # environment variables read (in this order) when the keyring holds no such secret
 ENVIRONMENT: dict[str, tuple[str, ...]] = {
     AI_API_KEY: ("OPENAI_API_KEY",),
     GITHUB_TOKEN: ("GH_TOKEN", "GITHUB_TOKEN"),
+    CAPTURE_TOKEN: ("SAN_CAPTURE_TOKEN",),
 }
-_WHAT = {AI_API_KEY: "the API key", GITHUB_TOKEN: "the GitHub token"}
-_COMMANDS = {AI_API_KEY: "`san config set ai.api_key`", GITHUB_TOKEN: "`san github token set`"}
+_WHAT = {AI_API_KEY: "the API key", GITHUB_TOKEN: "the GitHub token", CAPTURE_TOKEN: "the browser capture token"}
+_COMMANDS = {
+    AI_API_KEY: "`san config set ai.api_key`",
+    GITHUB_TOKEN: "`san github token set`",
+    CAPTURE_TOKEN: "Settings → Browser (Regenerate)",
+}
 
 _lock = threading.Lock()
 _failure: str | None = None  # the first failure of a keyring that looked usable, in this process

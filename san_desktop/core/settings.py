@@ -122,6 +122,9 @@ class CaptureSettings:
     # a scrapped link's page: downloaded at most this large, waiting at most this long
     fetch_max_bytes: int = _number(5_000_000, 1, 100_000_000)
     fetch_timeout_seconds: float = _number(20.0, 0.1, 600.0)
+    # the browser extension's endpoint (``web.endpoint``): on while the app runs, on 127.0.0.1 only and
+    # useless without the token the person pastes into the extension, so on by default
+    browser_endpoint: bool = True
 
     def __post_init__(self) -> None:
         _validate(self, "capture")

@@ -78,9 +78,14 @@ class PageFetchProcessor:
 
         scrap_id = context.job.target_id
         with context.db.sessions() as session:
-            row = session.execute(sa.select(Scrap.source_ref, Scrap.deleted_at).where(Scrap.id == scrap_id)).first()
+            row = session.execute(
+                sa.select(Scrap.source_ref, Scrap.content, Scrap.deleted_at).where(Scrap.id == scrap_id)
+            ).first()
         if row is None or row.deleted_at is not None or not row.source_ref:
             raise TargetNotFoundError(f"scrap {scrap_id}")
+        if row.content != row.source_ref:  # its page came meanwhile (from the browser, as the reader saw it)
+            log.info("The page of scrap %s is in already: not downloaded", scrap_id)
+            return
         settings = self.services.settings().capture
         self._wait_for_turn(context, row.source_ref)
         context.progress("download", 1, 2)

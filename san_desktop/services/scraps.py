@@ -157,6 +157,42 @@ class ScrapService:
         log.info("Scrapped a link %s; its page will be fetched", scrap_id)
         return CaptureResult(scrap_id, True, None, None, fetch.id)
 
+    def capture_page(self, url: str, title: str, text: str) -> CaptureResult:
+        """A page as the reader's browser showed it (its article already taken from the DOM it sent): stored
+        as a link's scrap whose page is in, with its analysis and refinement, and no download. A link of the
+        same address still waiting for its page takes this text instead; one with its page is a duplicate."""
+        try:
+            address = normalize_url(url)
+        except ValueError:
+            return self.capture(text, SourceType.URL, url.strip())
+        body = check_capturable(text, self.max_bytes)
+        shown_title = " ".join(title.split()) or None
+        digest = content_hash(address)
+        with self.db.write_connection() as connection:
+            existing = self._live_scrap_id(connection, SourceType.URL, digest)
+            if existing is None:
+                scrap = {
+                    "source_type": SourceType.URL,
+                    "source_ref": address,
+                    "content": body,
+                    "content_hash": digest,
+                    "title": shown_title,
+                }
+                scrap_id, existing = self._insert(connection, scrap)
+            if existing is not None:
+                awaiting = connection.scalar(sa.select(scraps.c.id).where(scraps.c.id == existing, AWAITING_PAGE))
+                if awaiting is None:
+                    return self._on_duplicate(connection, existing)
+                connection.execute(
+                    sa.update(scraps).where(scraps.c.id == existing).values(content=body, title=shown_title)
+                )
+                scrap_id = existing  # (its fetch, if one waits, finds the page in and saves it again)
+            analysis = self.queue.active_or_enqueue(connection, JobType.CARD_ANALYSIS, scrap_id)
+            refine = self.queue.active_or_enqueue(connection, JobType.SCRAP_REFINE, scrap_id)
+            self._notice(connection, scrap_id)
+        log.info("Scrapped a page from the browser %s (%d characters)", scrap_id, len(body))
+        return CaptureResult(scrap_id, existing is None, analysis.id, refine.id)
+
     def analyse_link_now(self, scrap_id: str) -> str:
         """Make the card of a link from its address and title alone (its page could not be fetched, or the
         user will not wait); the id of the CARD_ANALYSIS job."""

@@ -32,6 +32,7 @@ from san_desktop.ui.til.page import TilPage
 from san_desktop.ui.transfer.actions import ImportActions
 from san_desktop.ui.window.about_dialog import AboutDialog
 from san_desktop.ui.window.banner import Banner
+from san_desktop.ui.window.browser_endpoint import BrowserEndpoint
 from san_desktop.ui.window.capture import CaptureController, CaptureOutcome
 from san_desktop.ui.window.navigation import NavigationList
 from san_desktop.ui.window.notifier import Notice, Notifier
@@ -134,6 +135,8 @@ class MainWindow(QMainWindow):
 
         self._build_menus()
         self._build_status_bar()
+        self.browser_endpoint = BrowserEndpoint(context, self)
+        self.browser_endpoint.start()
         self._build_notifications()
         self.capture.captured.connect(self._on_capture_captured)
         self.capture.rejected.connect(self._on_capture_rejected)
@@ -298,7 +301,7 @@ class MainWindow(QMainWindow):
         return AboutDialog(self._app.about(), self)
 
     def make_settings_dialog(self) -> SettingsDialog:
-        return SettingsDialog(self._context, self)
+        return SettingsDialog(self._context, self, browser=self.browser_endpoint)
 
     def make_shortcuts_dialog(self) -> ShortcutsDialog:
         pages = [(label, self.page(key)) for key, label, _description in PAGES]
@@ -452,6 +455,7 @@ class MainWindow(QMainWindow):
             state = self.memory.state(self.current_page_key())
             if self.capture.watching:
                 self.capture.set_watching(False)
+            self.browser_endpoint.stop()
             self.notifier.stop()
             self.quiz_reminder.stop()
             self.tray.hide()

@@ -25,7 +25,9 @@ from san_desktop.core.errors import SanError
 from san_desktop.core.redact import error_message, readable
 from san_desktop.core.settings import AISettings, GitHubSettings, NotificationSettings, QuizSettings, Settings
 from san_desktop.ui.common.context import AppContext
+from san_desktop.ui.settings.browser_section import BrowserSection
 from san_desktop.ui.settings.secret_field import SecretField, read_source
+from san_desktop.ui.window.browser_endpoint import BrowserEndpoint
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +47,9 @@ class SettingsDialog(QDialog):
     that works instead. Keyring, file and network work runs off the GUI thread. If another program changes
     the settings while the dialog is open, it says so before overwriting them. No signals of its own."""
 
-    def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, context: AppContext, parent: QWidget | None = None, browser: BrowserEndpoint | None = None
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self._context = context
@@ -169,6 +173,10 @@ class SettingsDialog(QDialog):
         layout.addSpacing(8)
         layout.addWidget(QLabel("<b>Quizzes</b>"))
         layout.addLayout(quiz_form)
+        self.browser = BrowserSection(context, browser, self) if browser is not None else None
+        if self.browser is not None:
+            layout.addWidget(QLabel("<b>Browser</b>"))
+            layout.addWidget(self.browser)
         layout.addWidget(self.save_status)
         layout.addWidget(buttons)
         self.github_test_button.clicked.connect(self._on_github_test_button_clicked)
@@ -347,7 +355,13 @@ class SettingsDialog(QDialog):
             self._context.settings,
             ai=ai,
             github=github,
-            capture=replace(self._context.settings.capture, max_bytes=self.max_kb.value() * 1000),
+            capture=replace(
+                self._context.settings.capture,
+                max_bytes=self.max_kb.value() * 1000,
+                browser_endpoint=self.browser.enabled.isChecked()
+                if self.browser is not None
+                else self._context.settings.capture.browser_endpoint,
+            ),
             notifications=self.notification_settings(),
             quiz=quiz,
         )

@@ -25,6 +25,8 @@ log = logging.getLogger(__name__)
 # The watcher skips text shorter than this ("ok", a word looked up): a copy is not always meant as a
 # scrap. Links and files always count, and Scrap clipboard takes anything.
 WATCH_MIN_CHARACTERS = 20
+# what password managers (and SAN's own Copy of a token) mark a secret with: never scrapped by the watcher
+SECRET_HINT = "x-kde-passwordManagerHint"
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,7 @@ class CaptureController(QObject):
 
     def _on_clipboard_data_changed(self) -> None:
         mime = self._clipboard_contents()
-        if not self.can_scrap(mime) or self._too_short(mime):
+        if not self.can_scrap(mime) or self._too_short(mime) or mime.hasFormat(SECRET_HINT):
             return
         digest = self._digest(mime)
         if digest == self._last_seen:
