@@ -8,6 +8,7 @@ from bench import (
     bench_analysis,
     bench_backup,
     bench_cards,
+    bench_endpoint,
     bench_import,
     bench_jobs,
     bench_meaning,
@@ -33,6 +34,7 @@ def main() -> int:
         + bench_startup.run_all()
         + bench_backup.run_all()
         + bench_import.run_all()
+        + bench_endpoint.run_all()
     )
     print_table(rows)
     return 0

@@ -92,6 +92,9 @@ class CaptureEndpoint:
         self._ports = ports
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        # one capture at a time: they take turns at the database anyway, and taking a page's article is
+        # Python work that, several at once, held the GIL the window needs (a burst made it stutter)
+        self._one_at_a_time = threading.Lock()
 
     @property
     def port(self) -> int | None:
@@ -144,7 +147,9 @@ class CaptureEndpoint:
 
     def scrap(self, body: bytes) -> dict[str, Any]:
         try:
-            scrap_id, duplicate = self._capture(parse_capture(body))
+            sent = parse_capture(body)
+            with self._one_at_a_time:
+                scrap_id, duplicate = self._capture(sent)
         except KnownError as exc:  # (empty, binary, too large, no readable text: said as it is)
             raise RefusedRequestError(HTTPStatus.BAD_REQUEST, str(exc)) from exc
         return {"scrap_id": scrap_id, "duplicate": duplicate}

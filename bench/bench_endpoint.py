@@ -1,0 +1,88 @@
+"""The browser extension's endpoint under a burst: 200 pages sent at once (8 connections) to the open window,
+each page's article taken from the HTML sent; how long until all are answered, and the window's worst
+event-loop lag meanwhile (the cards that follow are made by the runner too)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from bench.common import LagMeter, Row, qt_app, temporary_data_dir
+from san_desktop.app import open_app
+
+PAGES = 200
+PAGE = """<!DOCTYPE html><html><head><title>Page {n}</title></head><body><nav>Home | Blog</nav><article>
+<h1>Write-ahead logging, part {n}</h1><p>A checkpoint copies the pages of the write-ahead log back into the
+database file, so that the log can be reset; readers that stay open can keep it from finishing ({n}).</p>
+<p>Each reader sees the database as of the moment its transaction started, whatever writers do meanwhile.</p>
+</article><footer>© the blog</footer></body></html>"""
+
+
+def bench_burst(directory: Path) -> list[Row]:
+    import httpx
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    from san_desktop.ui.common.context import build_context, freeze_startup_objects
+    from san_desktop.ui.main_window import MainWindow
+
+    qt = qt_app()
+    with open_app(directory, kind="gui", log_to_stderr=False) as app:
+        context = build_context(app)
+        window = MainWindow(context)
+        window.show()
+        swept = QEventLoop()
+        context.runner.sweep_finished.connect(lambda _report: swept.quit())
+        context.start()
+        swept.exec()
+        freeze_startup_objects()
+        port, token = window.browser_endpoint.port, window.browser_endpoint.token()
+        answers: list[int] = []
+        lock = threading.Lock()
+
+        def send(numbers: range) -> None:
+            with httpx.Client(timeout=60) as client:
+                for n in numbers:
+                    response = client.post(
+                        f"http://127.0.0.1:{port}/v1/scraps",
+                        json={"url": f"https://blog.example/{n}", "html": PAGE.format(n=n), "kind": "page"},
+                        headers={"Authorization": f"Bearer {token}", "Origin": "chrome-extension://bench"},
+                    )
+                    with lock:
+                        answers.append(response.status_code)
+
+        lag = LagMeter()
+        lag.start()
+        began = time.perf_counter()
+        senders = [threading.Thread(target=send, args=(range(start, PAGES, 8),)) for start in range(8)]
+        for sender in senders:
+            sender.start()
+        done = QEventLoop()
+        poll = QTimer()
+        poll.timeout.connect(lambda: done.quit() if not any(s.is_alive() for s in senders) else None)
+        poll.start(10)
+        done.exec()
+        poll.stop()
+        elapsed = time.perf_counter() - began
+        settle = QEventLoop()
+        QTimer.singleShot(1000, settle.quit)  # the hub's last ticks reach the pages
+        settle.exec()
+        lag.stop()
+        window.close()
+        qt.processEvents()
+    ok = answers.count(200)
+    return [
+        Row(f"browser endpoint: {PAGES} pages sent in a burst", elapsed, "s", f"{ok} of {len(answers)} answered 200"),
+        lag.row("GUI event-loop lag during that burst, worst", "window open on the Inbox, runner making cards"),
+    ]
+
+
+def run_all() -> list[Row]:
+    with temporary_data_dir() as directory:
+        return bench_burst(directory)
+
+
+if __name__ == "__main__":
+    from bench.common import print_table
+
+    print_table(run_all())
