@@ -40,6 +40,7 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 
 test: lint
+	tests/system_deps.sh
 	QT_QPA_PLATFORM=offscreen $(BIN)/pytest $(PYTEST_ARGS)
 
 package: $(PKG_STAMP)

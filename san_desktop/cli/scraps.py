@@ -15,7 +15,10 @@ from san_desktop.core.text import decode_bytes, preview
 from san_desktop.core.urls import is_web_url
 
 if TYPE_CHECKING:
+    from san_desktop.app import SanApp
+    from san_desktop.cli.clipboard import Clipboard
     from san_desktop.services.scrap_info import ScrapInfo
+    from san_desktop.services.scraps import CaptureResult
 
 
 MAX_LIMIT = 100_000
@@ -32,6 +35,11 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     source.add_argument("--file", type=Path, help="a .txt, .md or .html file")
     source.add_argument("--url", help="a web page: stored at once, its article fetched by a job, then its card")
     source.add_argument("-", dest="stdin", action="store_true", help="read the text from standard input")
+    source.add_argument(
+        "--clipboard",
+        action="store_true",
+        help="what is on the system clipboard (text, HTML, a link or a copied file): bind a global key to this",
+    )
     add.add_argument("--json", action="store_true")
     add.set_defaults(handler=cmd_add)
     listing = sub.add_parser("list", help="scraps, newest first")
@@ -52,8 +60,16 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 
 def cmd_add(args: argparse.Namespace) -> int:
+    if args.clipboard:
+        from san_desktop.cli.clipboard import read_clipboard
+
+        clipboard = read_clipboard()  # (before the library opens: nothing to open for an empty clipboard)
+        if clipboard.empty:
+            raise SanError("The clipboard is empty or holds no text (an image?): nothing was scrapped.")
     with open_library(args) as app:
-        if args.file is not None:
+        if args.clipboard:
+            result = _capture_clipboard(app, clipboard)
+        elif args.file is not None:
             result = app.capture_file(args.file).value
         elif args.url is not None:
             if not is_web_url(args.url):
@@ -77,6 +93,18 @@ def cmd_add(args: argparse.Namespace) -> int:
     else:
         print(f"duplicate of {result.scrap_id}")
     return 0
+
+
+def _capture_clipboard(app: SanApp, clipboard: Clipboard) -> CaptureResult:
+    """As the window's Scrap clipboard takes it: a copied file, a link, HTML (as its text), or text."""
+    if clipboard.files:
+        return app.capture_file(Path(clipboard.files[0])).value
+    address = clipboard.links[0] if clipboard.links else clipboard.text.strip()
+    if is_web_url(address) and "\n" not in address:
+        return app.capture_url(address).value
+    if clipboard.html:
+        return app.capture_html(clipboard.html).value
+    return app.capture_text(clipboard.text).value
 
 
 def cmd_list(args: argparse.Namespace) -> int:
