@@ -92,11 +92,16 @@ async function scrapSelection(info, tab) {
   await send(tab?.id, core.selectionScrap(selection, info.frameUrl ?? info.pageUrl, tab?.title));
 }
 
-ext.runtime.onInstalled.addListener(async () => {
+async function createMenus() {
   await ext.contextMenus.removeAll();
   ext.contextMenus.create({ id: MENU_SELECTION, title: "Scrap selection", contexts: ["selection"] });
   ext.contextMenus.create({ id: MENU_LINK, title: "Scrap link", contexts: ["link"] });
-});
+}
+
+// Browsers keep registered menus across restarts of the background; made again at browser start all the same,
+// in case one does not (remade, not added, so never twice).
+ext.runtime.onInstalled.addListener(createMenus);
+ext.runtime.onStartup.addListener(createMenus);
 
 // The toolbar button and its shortcut (the _execute_action command) both land here.
 ext.action.onClicked.addListener((tab) => scrapPage(tab));

@@ -1,6 +1,7 @@
-"""The browser extension of browser-extension/: its packer makes a Chromium and a Firefox zip whose manifests load
-in their browser and name only files the zip holds, it asks for no more than loopback access, every script parses,
-and node's own tests of its helpers (browser-extension/tests/) pass against a local HTTP server.
+"""The browser extension of browser-extension/: its packer makes a Chromium and a Firefox zip whose manifests take
+the form each browser runs and name only files the zip holds, it asks for no more than loopback access, every
+script parses, and node's own tests (browser-extension/tests/: the helpers, and background.js run against a
+stand-in for the extension API) pass against a local HTTP server.
 
 Node.js is needed (18 or newer, for ``node --test``): no browser is, so a real-browser load is not checked here."""
 
@@ -105,7 +106,13 @@ def test_packing_twice_gives_the_same_bytes(packed: dict[str, Path], tmp_path: P
 
 def test_every_script_parses() -> None:
     scripts = sorted(EXTENSION.rglob("*.js"))
-    assert {path.name for path in scripts} >= {"background.js", "core.js", "options.js", "core.test.js"}
+    assert {path.name for path in scripts} >= {
+        "background.js",
+        "core.js",
+        "options.js",
+        "core.test.js",
+        "background.test.js",
+    }
     for script in scripts:
         done = subprocess.run([_node(), "--check", str(script)], capture_output=True, text=True)
         assert done.returncode == 0, f"{script.name}: {done.stderr}"
