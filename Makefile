@@ -6,6 +6,8 @@
 #                 checks it: .ci/run runs both). Built from a non-editable install in build/package-venv (made once, and
 #                 again when packaging/requirements.txt changes: every package of it pinned with its hash;
 #                 python3 packaging/lock_requirements.py makes it again).
+#   make extension  the browser extension (browser-extension/) as dist/san-desktop-extension-chromium.zip and
+#                 -firefox.zip; standard-library Python only, no virtualenv needed
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -13,7 +15,7 @@ STAMP := $(VENV)/.installed
 PKG_VENV := build/package-venv
 PKG_STAMP := $(PKG_VENV)/.installed
 
-.PHONY: run test lint bench package clean
+.PHONY: run test lint bench package extension clean
 
 $(STAMP): pyproject.toml setup.py
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "SAN Desktop needs Python 3.11 or newer; set PYTHON=python3.x")'
@@ -45,6 +47,9 @@ test: lint
 
 package: $(PKG_STAMP)
 	packaging/build.sh $(PKG_VENV)/bin/python
+
+extension:
+	$(PYTHON) browser-extension/pack.py --out dist
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
