@@ -186,7 +186,7 @@ class ScrapService:
                 connection.execute(
                     sa.update(scraps).where(scraps.c.id == existing).values(content=body, title=shown_title)
                 )
-                scrap_id = existing  # (its fetch, if one waits, finds the page in and saves it again)
+                scrap_id = existing  # (its fetch, if one waits, finds the page in and downloads nothing)
             analysis = self.queue.active_or_enqueue(connection, JobType.CARD_ANALYSIS, scrap_id)
             refine = self.queue.active_or_enqueue(connection, JobType.SCRAP_REFINE, scrap_id)
             self._notice(connection, scrap_id)

@@ -13,9 +13,10 @@ import httpx
 import pytest
 
 from san_desktop.app import SanApp
-from san_desktop.core.enums import JobType, SourceType
+from san_desktop.core.enums import JobStatus, JobType, SourceType
 from san_desktop.web.endpoint import BrowserCapture, CaptureEndpoint
 from tests.support.jobs import jobs_of
+from tests.support.til import run_one
 
 TOKEN = "test-token-0123456789"
 EXTENSION = "chrome-extension://abcdefghijklmnop"
@@ -159,3 +160,16 @@ def test_another_port_is_taken_when_the_first_is_busy(app: SanApp) -> None:
     finally:
         first.stop()
         second.stop()
+
+
+def test_a_link_still_waiting_for_its_page_takes_the_page_the_browser_sent(
+    endpoint: CaptureEndpoint, app: SanApp
+) -> None:
+    link = app.capture_url("https://blog.invalid/wal").value  # scrapped earlier: its download waits
+    sent = _post(endpoint, {"url": "https://blog.invalid/wal", "html": RENDERED, "kind": "page"})
+    assert sent.json() == {"scrap_id": link.scrap_id, "duplicate": True}
+    scrap = app.scraps.get(link.scrap_id)
+    assert "Readers that stay open can keep a checkpoint from finishing" in scrap.content
+    assert not scrap.awaiting_page
+    assert run_one(app, JobType.PAGE_FETCH).status is JobStatus.COMPLETED  # its download: nothing to do
+    assert "Readers that stay open" in app.scraps.get(link.scrap_id).content  # the browser's page stays
