@@ -36,6 +36,10 @@ def bench_burst(directory: Path) -> list[Row]:
         context.start()
         swept.exec()
         freeze_startup_objects()
+        app.warm_up_encoder()  # (as after the app's own start-up warm-up: the burst, not the model's loading)
+        settle_in = QEventLoop()
+        QTimer.singleShot(1000, settle_in.quit)
+        settle_in.exec()
         port, token = window.browser_endpoint.port, window.browser_endpoint.token()
         answers: list[int] = []
         lock = threading.Lock()
