@@ -8,8 +8,7 @@ import threading
 import time
 from pathlib import Path
 
-from bench.common import LagMeter, Row, qt_app, temporary_data_dir
-from san_desktop.app import open_app
+from bench.common import LagMeter, Row, open_window, temporary_data_dir, wait_until
 
 PAGES = 200
 PAGE = """<!DOCTYPE html><html><head><title>Page {n}</title></head><body><nav>Home | Blog</nav><article>
@@ -21,25 +20,10 @@ database file, so that the log can be reset; readers that stay open can keep it 
 
 def bench_burst(directory: Path) -> list[Row]:
     import httpx
-    from PySide6.QtCore import QEventLoop, QTimer
 
-    from san_desktop.ui.common.context import build_context, freeze_startup_objects
-    from san_desktop.ui.main_window import MainWindow
-
-    qt = qt_app()
-    with open_app(directory, kind="gui", log_to_stderr=False) as app:
-        context = build_context(app)
-        window = MainWindow(context)
-        window.show()
-        swept = QEventLoop()
-        context.runner.sweep_finished.connect(lambda _report: swept.quit())
-        context.start()
-        swept.exec()
-        freeze_startup_objects()
+    with open_window(directory) as (app, window):
         app.warm_up_encoder()  # (as after the app's own start-up warm-up: the burst, not the model's loading)
-        settle_in = QEventLoop()
-        QTimer.singleShot(1000, settle_in.quit)
-        settle_in.exec()
+        wait_until(lambda: False, 1000)
         port, token = window.browser_endpoint.port, window.browser_endpoint.token()
         answers: list[int] = []
         lock = threading.Lock()
@@ -61,19 +45,10 @@ def bench_burst(directory: Path) -> list[Row]:
         senders = [threading.Thread(target=send, args=(range(start, PAGES, 8),)) for start in range(8)]
         for sender in senders:
             sender.start()
-        done = QEventLoop()
-        poll = QTimer()
-        poll.timeout.connect(lambda: done.quit() if not any(s.is_alive() for s in senders) else None)
-        poll.start(10)
-        done.exec()
-        poll.stop()
+        wait_until(lambda: not any(sender.is_alive() for sender in senders), 600_000)
         elapsed = time.perf_counter() - began
-        settle = QEventLoop()
-        QTimer.singleShot(1000, settle.quit)  # the hub's last ticks reach the pages
-        settle.exec()
+        wait_until(lambda: False, 1000)  # the hub's last ticks reach the pages
         lag.stop()
-        window.close()
-        qt.processEvents()
     ok = answers.count(200)
     return [
         Row(f"browser endpoint: {PAGES} pages sent in a burst", elapsed, "s", f"{ok} of {len(answers)} answered 200"),

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.bench_cards import SAMPLE, WORDS
-from bench.common import LagMeter, Row, median, qt_app, temporary_data_dir
+from bench.common import LagMeter, Row, median, open_window, temporary_data_dir, wait_until
 from san_desktop.app import open_app
 from san_desktop.core.settings import JobSettings
 from san_desktop.queue.job_queue import JobQueue
@@ -47,52 +47,26 @@ def capture_rate(directory: Path, samples: int = 500) -> float:
 
 
 def bench_import_window(directory: Path, vault: Path) -> list[Row]:
-    from PySide6.QtCore import QEventLoop, QTimer
-
-    from san_desktop.ui.common.context import build_context, freeze_startup_objects
-    from san_desktop.ui.main_window import MainWindow
-
-    qt = qt_app()
-    with open_app(directory, kind="gui", log_to_stderr=False) as app:
-        context = build_context(app)
-        window = MainWindow(context)
-        window.show()
-        swept = QEventLoop()
-        context.runner.sweep_finished.connect(lambda _report: swept.quit())
-        context.start()
-        swept.exec()
-        freeze_startup_objects()
-
-        def wait_for(condition: object, limit_ms: int) -> None:
-            loop = QEventLoop()
-            poll = QTimer()
-            poll.timeout.connect(lambda: loop.quit() if condition() else None)  # type: ignore[operator]
-            poll.start(20)
-            QTimer.singleShot(limit_ms, loop.quit)
-            loop.exec()
-            poll.stop()
-
+    with open_window(directory) as (app, window):
         lag = LagMeter()
         lag.start()
         dialog = window.imports.open_dialog()
         began = time.perf_counter()
         dialog.choose(vault)
-        wait_for(dialog.import_button.isEnabled, 300_000)
+        wait_until(dialog.import_button.isEnabled, 300_000)
         read = time.perf_counter() - began
         summaries: list[object] = []
         dialog.imported.connect(summaries.append)
         began = time.perf_counter()
         dialog.start_import()
-        wait_for(lambda: bool(summaries), 600_000)
+        wait_until(lambda: bool(summaries), 600_000)
         stored = time.perf_counter() - began
         lag.stop()
         imported = summaries[0].imported if summaries else 0  # type: ignore[attr-defined]
         cards_before = len(app.cards.list_cards(limit=1_000_000))
-        wait_for(lambda: False, CARDS_WINDOW_SECONDS * 1000)
+        wait_until(lambda: False, CARDS_WINDOW_SECONDS * 1000)
         cards = len(app.cards.list_cards(limit=1_000_000)) - cards_before
         dialog.close()
-        window.close()
-        qt.processEvents()
     return [
         Row(f"import preview of {NOTES:,} Markdown notes (read and counted)", read, "s", "off the GUI thread"),
         Row(

@@ -3,7 +3,7 @@ from __future__ import annotations
 import os
 import statistics
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,3 +122,43 @@ def print_table(rows: list[Row]) -> None:
         )
     one, five, fifteen = os.getloadavg()  # a loaded machine's figures are not a quiet machine's
     print(f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores")
+
+
+@contextmanager
+def open_window(directory: Path) -> Iterator[tuple[Any, Any]]:
+    """(facade, main window) on ``directory``, shown, its runner started and its start-up sweep done, as a
+    person's window is when they start working; closed afterwards."""
+    from PySide6.QtCore import QEventLoop
+
+    from san_desktop.app import open_app
+    from san_desktop.ui.common.context import build_context, freeze_startup_objects
+    from san_desktop.ui.main_window import MainWindow
+
+    qt = qt_app()
+    with open_app(directory, kind="gui", log_to_stderr=False) as app:
+        context = build_context(app)
+        window = MainWindow(context)
+        window.show()
+        swept = QEventLoop()
+        context.runner.sweep_finished.connect(lambda _report: swept.quit())
+        context.start()
+        swept.exec()
+        freeze_startup_objects()
+        try:
+            yield app, window
+        finally:
+            window.close()
+            qt.processEvents()
+
+
+def wait_until(condition: Callable[[], bool], limit_ms: int) -> None:
+    """Run the event loop until ``condition`` holds (looked at every 20 ms) or ``limit_ms`` passed."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    loop = QEventLoop()
+    poll = QTimer()
+    poll.timeout.connect(lambda: loop.quit() if condition() else None)
+    poll.start(20)
+    QTimer.singleShot(limit_ms, loop.quit)
+    loop.exec()
+    poll.stop()

@@ -142,14 +142,9 @@ class ScrapService:
         with self.db.write_connection() as connection:
             existing = self._live_scrap_id(connection, SourceType.URL, digest)
             if existing is None:
-                scrap = {
-                    "source_type": SourceType.URL,
-                    "source_ref": address,
-                    "content": address,
-                    "content_hash": digest,
-                    "title": title if title != address else None,
-                }
-                scrap_id, existing = self._insert(connection, scrap)
+                scrap_id, existing = self._insert(
+                    connection, _link(address, address, title if title != address else None)
+                )
             if existing is not None:
                 return self._on_duplicate(connection, existing)
             fetch = self.queue.enqueue(JobType.PAGE_FETCH, scrap_id, session=connection)
@@ -171,14 +166,7 @@ class ScrapService:
         with self.db.write_connection() as connection:
             existing = self._live_scrap_id(connection, SourceType.URL, digest)
             if existing is None:
-                scrap = {
-                    "source_type": SourceType.URL,
-                    "source_ref": address,
-                    "content": body,
-                    "content_hash": digest,
-                    "title": shown_title,
-                }
-                scrap_id, existing = self._insert(connection, scrap)
+                scrap_id, existing = self._insert(connection, _link(address, body, shown_title))
             if existing is not None:
                 awaiting = connection.scalar(sa.select(scraps.c.id).where(scraps.c.id == existing, AWAITING_PAGE))
                 if awaiting is None:
@@ -343,6 +331,17 @@ class ScrapService:
                 .where(scraps.c.id.in_(scrap_ids))
             ).all()
         return {row.id: row.title or preview(row.content, 60) for row in rows}
+
+
+def _link(address: str, content: str, title: str | None) -> dict[str, Any]:
+    """A link's scrap: found again by its normalised address (hashed), whatever its text becomes."""
+    return {
+        "source_type": SourceType.URL,
+        "source_ref": address,
+        "content": content,
+        "content_hash": content_hash(address),
+        "title": title,
+    }
 
 
 # which of a scrap's columns says that its work of each type stopped (failed for good, or cancelled)

@@ -26,6 +26,11 @@ def _scrap_from_clipboard(content: str, target: str = "UTF8_STRING") -> subproce
     )
 
 
+def _scrap_clipboard_in(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "san_desktop.cli.main", "scrap", "add", "--clipboard"]
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=60, check=False)
+
+
 def test_text_html_and_a_link_copied_by_another_program_are_scrapped(db: Database) -> None:
     text = _scrap_from_clipboard("Raft elects a leader with randomised election timeouts.")
     assert text.returncode == 0, text.stderr
@@ -60,29 +65,14 @@ def test_without_a_display_it_says_so_and_stores_nothing(db: Database) -> None:
     env = child_env()
     for variable in ("QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"):
         env.pop(variable, None)
-    result = subprocess.run(
-        [sys.executable, "-m", "san_desktop.cli.main", "scrap", "add", "--clipboard"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
+    result = _scrap_clipboard_in(env)
     assert result.returncode == 1
     assert "No display to read the clipboard from" in result.stderr
     assert run_san("scrap", "list", "--json").stdout.strip() == "[]"
 
 
 def test_an_empty_clipboard_is_said_and_stores_nothing(db: Database) -> None:
-    env = child_env(QT_QPA_PLATFORM="offscreen")  # a clipboard nothing was ever copied to
-    result = subprocess.run(
-        [sys.executable, "-m", "san_desktop.cli.main", "scrap", "add", "--clipboard"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
+    result = _scrap_clipboard_in(child_env(QT_QPA_PLATFORM="offscreen"))  # a clipboard nothing was copied to
     assert result.returncode == 1
     assert "The clipboard is empty or holds no text" in result.stderr
     assert run_san("scrap", "list", "--json").stdout.strip() == "[]"
