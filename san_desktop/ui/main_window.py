@@ -21,6 +21,7 @@ from san_desktop.ui.cards.page import CardsPage
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.common.folder_dialog import FolderPathDialog, open_folder
 from san_desktop.ui.common.resources import app_icon
+from san_desktop.ui.common.secret_clipboard import forget_secret
 from san_desktop.ui.common.unsaved import AskUnsaved, ask_unsaved
 from san_desktop.ui.inbox.page import InboxPage
 from san_desktop.ui.jobs.page import JobsPage
@@ -456,6 +457,7 @@ class MainWindow(QMainWindow):
             if self.capture.watching:
                 self.capture.set_watching(False)
             self.browser_endpoint.stop()
+            forget_secret()  # a copied token does not outlive the app
             self.notifier.stop()
             self.quiz_reminder.stop()
             self.tray.hide()

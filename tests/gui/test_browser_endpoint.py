@@ -1,6 +1,7 @@
 """The browser extension's endpoint in the window: listening while the window runs (its port in the data
 folder), a page sent reaching the Inbox, turned off and on in Settings, the token shown, copied (marked a
-secret: the clipboard watcher leaves it) and regenerated (the old one refused)."""
+secret: the clipboard watcher leaves it; gone from the clipboard when the app quits) and regenerated (the old
+one refused)."""
 
 from __future__ import annotations
 
@@ -88,3 +89,6 @@ def test_settings_show_copy_and_regenerate_the_token_and_turn_the_endpoint_off(
     with qtbot.waitSignal(again.accepted, timeout=10_000):
         again.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Save).click()  # type: ignore[union-attr]
     qtbot.waitUntil(lambda: browser.port is not None, timeout=10_000)
+
+    window.close()  # quitting takes the copied token off the clipboard
+    assert QGuiApplication.clipboard().text() == ""

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QByteArray, QMimeData
 from PySide6.QtWidgets import (
-    QApplication,
     QCheckBox,
     QHBoxLayout,
     QLabel,
@@ -20,8 +18,8 @@ from PySide6.QtWidgets import (
 )
 
 from san_desktop.ui.common.context import AppContext
+from san_desktop.ui.common.secret_clipboard import copy_secret
 from san_desktop.ui.window.browser_endpoint import BrowserEndpoint
-from san_desktop.ui.window.capture import SECRET_HINT
 
 Confirm = Callable[[str], bool]
 
@@ -78,11 +76,7 @@ class BrowserSection(QWidget):
         self.show_button.setText("Hide" if shown else "Show")
 
     def _on_copy_button_clicked(self) -> None:
-        # marked a secret: clipboard managers keep no history of it, and SAN's own watcher scraps it not
-        mime = QMimeData()
-        mime.setText(self.token.text())
-        mime.setData(SECRET_HINT, QByteArray(b"secret"))
-        QApplication.clipboard().setMimeData(mime)
+        copy_secret(self.token.text())
         self.status.setText("Token copied: paste it into the extension's options.")
 
     def _on_regenerate_button_clicked(self) -> None:

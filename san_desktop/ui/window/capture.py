@@ -19,14 +19,13 @@ from san_desktop.core.text import preview
 from san_desktop.core.urls import is_web_url
 from san_desktop.services.scraps import CaptureResult
 from san_desktop.ui.common.ops import Ops
+from san_desktop.ui.common.secret_clipboard import SECRET_HINT  # never scrapped by the watcher
 
 log = logging.getLogger(__name__)
 
 # The watcher skips text shorter than this ("ok", a word looked up): a copy is not always meant as a
 # scrap. Links and files always count, and Scrap clipboard takes anything.
 WATCH_MIN_CHARACTERS = 20
-# what password managers (and SAN's own Copy of a token) mark a secret with: never scrapped by the watcher
-SECRET_HINT = "x-kde-passwordManagerHint"
 
 
 @dataclass(frozen=True)
