@@ -107,10 +107,12 @@
   }
 
   /**
-   * The first port of the range where SAN Desktop answers GET /v1/status, as {port, status, body}, or null when
-   * none does. Another program on one of these ports is passed over, so a page is never sent to it.
+   * The port of the range where SAN Desktop accepts the token on GET /v1/status, as {port, status, body}; when no
+   * instance accepts it, the first one's refusal (another user's SAN Desktop, or this one given an old token); null
+   * when none answers. Another program on one of these ports is passed over, so a page is never sent to it.
    */
   async function findApp({ token, lastPort, fetchFn, timeoutMs = PROBE_TIMEOUT_MS }) {
+    let refusal = null;
     for (const port of probeOrder(lastPort)) {
       let response;
       try {
@@ -119,9 +121,11 @@
         continue; // refused, timed out or blocked: nothing of ours there
       }
       const body = await readJson(response);
-      if (isAppAnswer(response.status, body)) return { port, status: response.status, body };
+      if (!isAppAnswer(response.status, body)) continue;
+      if (response.status === 200) return { port, status: response.status, body };
+      refusal = refusal ?? { port, status: response.status, body };
     }
-    return null;
+    return refusal;
   }
 
   /** What the app's answer to POST /v1/scraps means for the reader. */

@@ -153,6 +153,36 @@ test("the remembered port is asked first, and a second scrap of the same page is
   });
 });
 
+test("of two SAN Desktops (another user's first), the page goes to the one that accepts the token", async () => {
+  const received = [];
+  const mine = fakeApp(received);
+  const theirs = http.createServer((request, response) => answer(response, 401, { error: "The token is missing or wrong." }));
+  await new Promise((resolve) => theirs.listen(0, "127.0.0.1", resolve));
+  try {
+    await withServer(mine, 41732, async ({ fetchFn }) => {
+      const asked = [];
+      const routed = (url, init) => {
+        const parsed = new URL(url);
+        asked.push(Number(parsed.port));
+        if (parsed.port === "41730") return fetch(`http://127.0.0.1:${theirs.address().port}${parsed.pathname}`, init);
+        return fetchFn(url, init);
+      };
+      const result = await core.sendScrap({ scrap: core.pageScrap(PAGE), token: "secret", lastPort: null, fetchFn: routed });
+      assert.deepEqual(result, { outcome: { kind: "scrapped", scrapId: "s1" }, port: 41732 });
+      assert.deepEqual(asked, [41730, 41731, 41732, 41732]);
+      assert.equal(received.length, 1);
+      // with a token neither accepts, the first refusal is what the reader is told
+      const wrong = await core.sendScrap({ scrap: core.pageScrap(PAGE), token: "old", lastPort: 41732, fetchFn: routed });
+      assert.deepEqual(wrong.outcome, { kind: "token-refused", detail: "The token is missing or wrong." });
+      assert.equal(wrong.port, 41732);
+      assert.equal(received.length, 1);
+    });
+  } finally {
+    theirs.closeAllConnections();
+    await new Promise((resolve) => theirs.close(resolve));
+  }
+});
+
 test("a port that accepts but never answers is given up after the timeout", async () => {
   const silent = http.createServer(() => {}); // holds every request open
   await new Promise((resolve) => silent.listen(0, "127.0.0.1", resolve));

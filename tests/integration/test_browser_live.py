@@ -84,6 +84,7 @@ def test_the_page_as_the_browser_rendered_it_becomes_the_scrap(
         )
     assert driven.returncode == 0, driven.stderr
     badge = json.loads(driven.stdout.strip().splitlines()[-1])
+    assert badge["text"] == "✓", badge
     [scrap] = app.scraps.list_scraps()
     assert ARTICLE in scrap.content
     assert "Loading…" not in scrap.content
@@ -92,4 +93,3 @@ def test_the_page_as_the_browser_rendered_it_becomes_the_scrap(
         JobType.CARD_ANALYSIS,
         JobType.SCRAP_REFINE,
     }  # no download: the page came from the browser
-    assert badge["text"] == "✓", badge
