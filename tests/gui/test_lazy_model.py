@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QModelIndex
+from PySide6.QtCore import QModelIndex, QModelRoleData, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QTableView
 from pytestqt.qtbot import QtBot
 
 from san_desktop.ui.common.lazy_model import LazyTableModel
 
 
 class _Keys(LazyTableModel[str]):
-    COLUMNS = ("Key",)
+    COLUMNS: tuple[str, ...] = ("Key",)
 
     def __init__(self, stored: list[str], page_size: int) -> None:
         super().__init__(page_size)
@@ -146,3 +148,52 @@ def test_live_answers_are_taken_newest_first_and_never_older_than_a_whole_page(q
     model.reload()  # a whole page asked after that read: it knows at least as much
     assert not model.answer(late, "c", None)
     assert _shown(model) == ["c", "a"]
+
+
+class _Painted(_Keys):
+    COLUMNS = ("Key", "Shout")
+
+    def __init__(self, stored: list[str]) -> None:
+        super().__init__(stored, page_size=50)
+        self.data_calls = 0
+        self.multi_calls = 0
+
+    def cell(self, row: str, column: int, role: int) -> Any:
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return QColor("red") if row == "b" else None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"tip {row}"
+        return row if column == 0 else row.upper()
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        self.data_calls += 1
+        return super().data(index, role)
+
+    def multiData(self, index: QModelIndex | QPersistentModelIndex, span: Any) -> None:
+        self.multi_calls += 1
+        super().multiData(index, span)
+
+
+def test_a_painted_cell_is_asked_for_its_roles_in_one_call_with_what_data_answers(qtbot: QtBot) -> None:
+    """Each call into Python from a repaint waits for the interpreter lock while jobs run: one a cell."""
+    model = _Painted(["a", "b", "c"])
+    model.reload()
+    view = QTableView()
+    qtbot.addWidget(view)
+    view.setModel(model)
+    view.resize(400, 300)
+    view.grab()
+    assert model.multi_calls >= 6  # (every cell painted: three rows, two columns)
+    assert model.data_calls == 0
+    for row in range(3):
+        for column in range(2):
+            index = model.index(row, column)
+            for role in (*model.ROLES, Qt.ItemDataRole.UserRole, Qt.ItemDataRole.FontRole):
+                asked = QModelRoleData(role)
+                model.multiData(index, asked)
+                assert asked.data() == model.data(index, role), (row, column, role)
+    assert not model.index(3, 0).isValid()
+    assert not model.index(0, 2).isValid()
+    assert not model.index(-1, 0).isValid()
+    assert not model.index(0, 0, model.index(0, 0)).isValid()  # a table: no children
+    assert model.index(2, 1).data() == "A"  # newest first

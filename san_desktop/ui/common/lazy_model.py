@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from PySide6.QtCore import (
     QAbstractTableModel,
     QItemSelectionModel,
     QModelIndex,
+    QModelRoleData,
+    QModelRoleDataSpan,
     QPersistentModelIndex,
     Qt,
     Signal,
@@ -285,6 +287,12 @@ class LazyTableModel(QAbstractTableModel, Generic[RowT]):
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
         return 0 if parent.isValid() else len(self.COLUMNS)
 
+    def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:  # noqa: B008
+        # Qt's own asks rowCount and columnCount (two calls into Python a cell painted): one here
+        if 0 <= row <= self._top - self._bottom and 0 <= column < len(self.COLUMNS) and not parent.isValid():
+            return self.createIndex(row, column)
+        return QModelIndex()
+
     def row_at(self, position: int) -> RowT | None:
         return self._rows.get(self._top - position) if 0 <= position < self.rowCount() else None
 
@@ -309,6 +317,22 @@ class LazyTableModel(QAbstractTableModel, Generic[RowT]):
         if role == Qt.ItemDataRole.UserRole:
             return self.row_key(row)
         return self.cell(row, index.column(), role)
+
+    def multiData(self, index: Index, span: QModelRoleDataSpan | QModelRoleData) -> None:
+        """Every role a view asks of a cell, in one call: Qt 6's delegates ask seven at a time, and each call
+        into Python waits for the interpreter lock while background jobs hold it (seven waits a cell made
+        a repaint during card making many times slower than on a quiet machine)."""
+        # (a span iterates over its QModelRoleData; PySide's stubs do not say so)
+        items = (span,) if isinstance(span, QModelRoleData) else cast(Any, span)
+        row = self.row_at(index.row()) if index.isValid() else None
+        for item in items:
+            role = item.role()
+            if row is None or (role not in self.ROLES and role != Qt.ItemDataRole.UserRole):
+                item.clearData()
+            elif role == Qt.ItemDataRole.UserRole:
+                item.setData(self.row_key(row))
+            else:
+                item.setData(self.cell(row, index.column(), role))
 
 
 def selected_row(view: QTableView, model: LazyTableModel[RowT]) -> RowT | None:
