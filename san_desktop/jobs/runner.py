@@ -21,6 +21,7 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
 
 from san_desktop.core.enums import JobPool, JobStatus, JobType
 from san_desktop.core.settings import JobSettings
+from san_desktop.core.thread_priority import lower_current_thread
 from san_desktop.jobs.breaker import BreakerState, BreakerStatus, CircuitBreaker
 from san_desktop.jobs.executor import JobExecutor
 from san_desktop.jobs.recovery import SweepReport, sweep
@@ -103,6 +104,7 @@ class _PoolWorker(QRunnable):
         self.signals = _WorkerSignals()
 
     def run(self) -> None:
+        lower_current_thread()  # the window paints first (a pool's threads only ever run jobs)
         count = 0
         try:
             count = self.executor.drain(self.pool, self.should_continue)
@@ -131,6 +133,7 @@ class _SweepWorker(QRunnable):
         self.signals = _SweepSignals()
 
     def run(self) -> None:
+        lower_current_thread()
         report: SweepReport | None = None
         try:
             hooks = list(self.registry.sweep_hooks)

@@ -25,6 +25,7 @@ from typing import Any
 
 from san_desktop import APP_NAME, __version__
 from san_desktop.core.errors import KnownError, SanError
+from san_desktop.core.thread_priority import lower_current_thread
 
 PORTS = range(41730, 41740)  # documented: the extension tries these in turn
 DEFAULT_MAX_BODY = 10_000_000  # a page's whole DOM; a capture keeps at most capture.max_bytes of its text
@@ -158,6 +159,10 @@ class CaptureEndpoint:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = False  # (another SAN Desktop on the port must be noticed, not shared)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        lower_current_thread()  # a burst of pages must not take the window's turns on the CPU
+        super().process_request_thread(request, client_address)
 
 
 def _handler_for(endpoint: CaptureEndpoint) -> type[BaseHTTPRequestHandler]:

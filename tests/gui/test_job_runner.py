@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import timedelta
 
+import pytest
 from PySide6.QtCore import QCoreApplication, QThread
 from pytestqt.qtbot import QtBot
 from sqlalchemy.orm import Session
@@ -14,6 +16,7 @@ from sqlalchemy.orm import Session
 from san_desktop.bootstrap import Backend
 from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.settings import JobSettings
+from san_desktop.core.thread_priority import BACKGROUND_NICE, thread_nice
 from san_desktop.db.database import open_database
 from san_desktop.jobs import runner as runner_module
 from san_desktop.jobs.breaker import BreakerState
@@ -321,3 +324,16 @@ def test_quitting_during_the_start_up_sweep_stops_it_between_rounds_and_loses_no
 
     sweep(queue, runner.session_id, runner.settings, hooks=[one_a_round])  # the next start's sweep
     assert sorted(job.target_id for job in jobs_of(queue)) == targets
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="nice values are per thread on Linux")
+def test_jobs_run_at_a_lower_cpu_priority_than_the_window(
+    qtbot: QtBot, runner: JobRunner, registry: ProcessorRegistry, queue: JobQueue
+) -> None:
+    niceness: list[int] = []
+    registry.register(JobType.CARD_ANALYSIS, RecordingProcessor(lambda _context: niceness.append(thread_nice())))
+    _start(qtbot, runner)
+    with qtbot.waitSignal(runner.job_changed, check_params_cb=lambda e: e.new_status is JobStatus.COMPLETED):
+        queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    assert niceness == [max(BACKGROUND_NICE, thread_nice())]
+    assert thread_nice() < BACKGROUND_NICE  # the GUI thread's own

@@ -5,6 +5,7 @@ a wrong token, another Host, a page's Origin, a 20 MB body), a page is stored fr
 from __future__ import annotations
 
 import socket
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -14,6 +15,7 @@ import pytest
 
 from san_desktop.app import SanApp
 from san_desktop.core.enums import JobStatus, JobType, SourceType
+from san_desktop.core.thread_priority import BACKGROUND_NICE, thread_nice
 from san_desktop.web.endpoint import BrowserCapture, CaptureEndpoint
 from tests.support.jobs import jobs_of
 from tests.support.til import run_one
@@ -181,3 +183,20 @@ def test_a_link_still_waiting_for_its_page_takes_the_page_the_browser_sent(
     assert not scrap.awaiting_page
     assert run_one(app, JobType.PAGE_FETCH).status is JobStatus.COMPLETED  # its download: nothing to do
     assert "Readers that stay open" in app.scraps.get(link.scrap_id).content  # the browser's page stays
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="nice values are per thread on Linux")
+def test_a_capture_runs_at_a_lower_cpu_priority_than_the_window() -> None:
+    niceness: list[int] = []
+
+    def capture(_sent: BrowserCapture) -> tuple[str, bool]:
+        niceness.append(thread_nice())
+        return "scrap-1", False
+
+    served = CaptureEndpoint(capture, lambda: TOKEN)
+    served.start()
+    try:
+        assert _post(served, {"url": "https://a.example/", "selection": "Some text", "kind": "selection"}).is_success
+    finally:
+        served.stop()
+    assert niceness == [max(BACKGROUND_NICE, thread_nice())]

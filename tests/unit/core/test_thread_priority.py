@@ -1,0 +1,26 @@
+"""Background threads yield the CPU to the window: lowered once, for good, and only the thread that asks."""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import pytest
+
+from san_desktop.core.thread_priority import BACKGROUND_NICE, lower_current_thread, thread_nice
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="nice values are per thread on Linux")
+
+
+def test_a_thread_lowers_itself_and_no_other() -> None:
+    before = thread_nice()
+    seen: list[tuple[bool, int, bool]] = []
+
+    def background() -> None:
+        seen.append((lower_current_thread(), thread_nice(), lower_current_thread()))
+
+    worker = threading.Thread(target=background)
+    worker.start()
+    worker.join()
+    assert seen == [(True, max(before, BACKGROUND_NICE), True)]
+    assert thread_nice() == before  # the calling thread (the GUI's, in the app) keeps its priority
