@@ -31,6 +31,7 @@ def _number(default: float, low: float, high: float) -> Any:
 
 DAY = 86_400.0
 LOCAL_AI_THREADS = 2  # the embedded provider's jobs that overlap usefully (Settings.ai_threads)
+LOCAL_AI_THREADS_WITH_WINDOW = 1  # ... and while the window runs (Settings.ai_threads_with_window)
 _CLOCK = re.compile(r"(?:[01]\d|2[0-3]):[0-5]\d")
 # the window's remembered state (written by the window, so a bad value is a hand edit)
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{0,4000}={0,2}")
@@ -235,14 +236,25 @@ class Settings:
 
     @property
     def ai_threads(self) -> int:
-        """Threads of the AI pool. The embedded provider's work is CPU work, about half of it Python (which
-        holds the interpreter lock) and half the sentence encoder's BLAS (one thread, which lets go of it):
-        two jobs overlap one's encoding with the other's Python, a third only contends; so at most two, and
-        no more than the cores (``make bench``: scraps to cards end to end). A
-        server's answers are waited for, so ``jobs.ai_pool_size`` calls overlap."""
+        """Threads of the AI pool without a window (``san jobs run``). The embedded provider's work is CPU
+        work, about half of it Python (which holds the interpreter lock) and half the sentence encoder's BLAS
+        (one thread, which lets go of it): two jobs overlap one's encoding with the other's Python, a third
+        only contends; so at most two, and no more than the cores (``make bench``: scraps to cards end to
+        end). A server's answers are waited for, so ``jobs.ai_pool_size`` calls overlap."""
         if self.ai.provider == "local":
             return max(1, min(self.jobs.ai_pool_size, LOCAL_AI_THREADS, os.cpu_count() or 1))
         return self.jobs.ai_pool_size
+
+    @property
+    def ai_threads_with_window(self) -> int:
+        """Threads of the AI pool while the window runs: the embedded provider makes one card at a time
+        there. A second job's Python takes the interpreter lock from the window each time it paints
+        (``make bench``: after an import of 10,000 notes, two made ~20% more cards a second but the window's
+        worst lag went from ~45 to ~62 ms; a burst of pages from the browser, 18-43 against 40-55 ms, and all
+        its cards were made sooner with one)."""
+        if self.ai.provider == "local":
+            return min(self.ai_threads, LOCAL_AI_THREADS_WITH_WINDOW)
+        return self.ai_threads
 
 
 SECTIONS: dict[str, type[Any]] = {

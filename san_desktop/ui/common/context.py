@@ -55,7 +55,7 @@ class AppContext:
             return
         settings = self.app.settings
         self.runner.apply_settings(
-            settings.jobs, ai_changed=changes.ai_settings_changed, ai_threads=settings.ai_threads
+            settings.jobs, ai_changed=changes.ai_settings_changed, ai_threads=settings.ai_threads_with_window
         )
         if changes.embedding_model_changed:
             self.runner.run_sweep_now()  # its hook re-embeds cards of the old model, through jobs
@@ -83,7 +83,7 @@ def build_context(
             session,
             app.settings.jobs,
             parent,
-            ai_threads=app.settings.ai_threads,
+            ai_threads=app.settings.ai_threads_with_window,
         )
     hub = ChangeHub(parent)
     ops = Ops(hub, parent)

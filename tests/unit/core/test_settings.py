@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -124,3 +125,12 @@ def test_a_hand_edited_url_with_a_password_loses_it_on_loading_and_it_is_not_rep
     assert "ai.base_url holds a user name or password, which is left out: remove it from settings.json" in text
     assert "github.api_url holds a user name or password, which is left out" in text
     assert SECRET not in text
+
+
+def test_the_embedded_provider_makes_one_card_at_a_time_beside_the_window_and_two_without() -> None:
+    embedded = Settings(jobs=JobSettings(ai_pool_size=4))
+    assert embedded.ai_threads == min(2, os.cpu_count() or 1)  # `san jobs run`
+    assert embedded.ai_threads_with_window == 1
+    assert Settings(jobs=JobSettings(ai_pool_size=1)).ai_threads == 1
+    server = Settings(jobs=JobSettings(ai_pool_size=4), ai=AISettings(provider="openai"))
+    assert server.ai_threads == server.ai_threads_with_window == 4  # answers are waited for: calls overlap
