@@ -53,7 +53,7 @@ def _validate(instance: Any, section: str) -> None:
 
 @dataclass(frozen=True)
 class JobSettings:
-    ai_pool_size: int = _number(2, 1, 32)  # the embedded provider runs at most two (Settings.ai_threads)
+    ai_pool_size: int = _number(2, 1, 32)  # the embedded provider: one with the window, two headless (Settings)
     github_pool_size: int = _number(1, 1, 8)
     max_attempts: int = _number(3, 1, 100)
     # transient failures wait backoff_base * 2**(attempt-1) seconds (with jitter), at most backoff_max
@@ -248,10 +248,9 @@ class Settings:
     @property
     def ai_threads_with_window(self) -> int:
         """Threads of the AI pool while the window runs: the embedded provider makes one card at a time
-        there. A second job's Python takes the interpreter lock from the window each time it paints
-        (``make bench``: after an import of 10,000 notes, two made ~20% more cards a second but the window's
-        worst lag went from ~45 to ~62 ms; a burst of pages from the browser, 18-43 against 40-55 ms, and all
-        its cards were made sooner with one)."""
+        there. A second job's Python takes the interpreter lock from the window each time it paints: with
+        two, cards come a fifth faster after a large import, but the window's worst lag passes the 50 ms a
+        person notices (``make bench``: the import and the browser endpoint's burst)."""
         if self.ai.provider == "local":
             return min(self.ai_threads, LOCAL_AI_THREADS_WITH_WINDOW)
         return self.ai_threads
