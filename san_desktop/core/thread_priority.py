@@ -1,6 +1,8 @@
 """Background threads yield the CPU to the window: a job worker or a capture from the browser runs at a lower
 priority than the GUI thread, so that on a machine with few cores the window gets the CPU first when it has
-something to paint (``make bench``: the endpoint's burst and the card making after it).
+something to paint (``make bench``: the endpoint's burst and the card making after it). It is the lowest
+priority, as desktop indexers use: while other programs keep every core busy, cards wait for them; with a
+core free they are made at full speed.
 
 On Linux a thread's nice value is its own (``setpriority`` on its thread id). Raising it needs no privilege
 and cannot be undone without one, which suits threads that only ever run background work (a pool's
@@ -17,7 +19,7 @@ import threading
 
 log = logging.getLogger(__name__)
 
-BACKGROUND_NICE = 10  # CFS gives a nice-0 thread about nine times the CPU of a nice-10 one
+BACKGROUND_NICE = 19  # the lowest: CFS then gives the window (nice 0) about 68 times its share of a busy core
 _WINDOWS_BELOW_NORMAL = -1  # THREAD_PRIORITY_BELOW_NORMAL
 _MACOS_QOS_UTILITY = 0x11  # QOS_CLASS_UTILITY: "long-running tasks the user is not waiting on"
 
