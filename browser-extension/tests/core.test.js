@@ -68,6 +68,30 @@ function fakeApp(received) {
   };
 }
 
+/**
+ * The app as withServer() has it on `appPort`, and another server answering with `handler` on `otherPort` of the
+ * range (another program, or another SAN Desktop); `body` gets the fetch that reaches both and the ports asked.
+ */
+async function withAnother(app, appPort, handler, otherPort, body) {
+  const other = http.createServer(handler);
+  await new Promise((resolve) => other.listen(0, "127.0.0.1", resolve));
+  try {
+    await withServer(app, appPort, async ({ fetchFn }) => {
+      const asked = [];
+      const routed = (url, init) => {
+        const parsed = new URL(url);
+        asked.push(Number(parsed.port));
+        if (parsed.port !== String(otherPort)) return fetchFn(url, init);
+        return fetch(`http://127.0.0.1:${other.address().port}${parsed.pathname}`, init);
+      };
+      await body({ fetchFn: routed, asked });
+    });
+  } finally {
+    other.closeAllConnections();
+    await new Promise((resolve) => other.close(resolve));
+  }
+}
+
 const PAGE = { url: "https://example.org/a", title: "A page", html: "<html><body>hi</body></html>", selection: "" };
 
 test("ports are tried in order, the one that answered last time first", () => {
@@ -120,28 +144,15 @@ test("the app is found past closed ports and another program's port, and the pag
   const received = [];
   const app = fakeApp(received);
   // 41731 is held by something else that answers 200 but is not SAN Desktop
-  const other = http.createServer((request, response) => answer(response, 200, { hello: "world" }));
-  await new Promise((resolve) => other.listen(0, "127.0.0.1", resolve));
-  try {
-    await withServer(app, 41733, async ({ fetchFn }) => {
-      const asked = [];
-      const routed = (url, init) => {
-        const parsed = new URL(url);
-        asked.push(Number(parsed.port));
-        if (parsed.port === "41731") return fetch(`http://127.0.0.1:${other.address().port}${parsed.pathname}`, init);
-        return fetchFn(url, init);
-      };
-      const result = await core.sendScrap({ scrap: core.pageScrap(PAGE), token: "secret", lastPort: null, fetchFn: routed });
-      assert.deepEqual(result, { outcome: { kind: "scrapped", scrapId: "s1" }, port: 41733 });
-      assert.deepEqual(asked, [41730, 41731, 41732, 41733, 41733]);
-      assert.equal(received.length, 1);
-      assert.equal(received[0].contentType, "application/json");
-      assert.equal(received[0].scrap.html, PAGE.html);
-    });
-  } finally {
-    other.closeAllConnections();
-    await new Promise((resolve) => other.close(resolve));
-  }
+  const other = (request, response) => answer(response, 200, { hello: "world" });
+  await withAnother(app, 41733, other, 41731, async ({ fetchFn, asked }) => {
+    const result = await core.sendScrap({ scrap: core.pageScrap(PAGE), token: "secret", lastPort: null, fetchFn });
+    assert.deepEqual(result, { outcome: { kind: "scrapped", scrapId: "s1" }, port: 41733 });
+    assert.deepEqual(asked, [41730, 41731, 41732, 41733, 41733]);
+    assert.equal(received.length, 1);
+    assert.equal(received[0].contentType, "application/json");
+    assert.equal(received[0].scrap.html, PAGE.html);
+  });
 });
 
 test("the remembered port is asked first, and a second scrap of the same page is a duplicate", async () => {
@@ -156,31 +167,18 @@ test("the remembered port is asked first, and a second scrap of the same page is
 test("of two SAN Desktops (another user's first), the page goes to the one that accepts the token", async () => {
   const received = [];
   const mine = fakeApp(received);
-  const theirs = http.createServer((request, response) => answer(response, 401, { error: "The token is missing or wrong." }));
-  await new Promise((resolve) => theirs.listen(0, "127.0.0.1", resolve));
-  try {
-    await withServer(mine, 41732, async ({ fetchFn }) => {
-      const asked = [];
-      const routed = (url, init) => {
-        const parsed = new URL(url);
-        asked.push(Number(parsed.port));
-        if (parsed.port === "41730") return fetch(`http://127.0.0.1:${theirs.address().port}${parsed.pathname}`, init);
-        return fetchFn(url, init);
-      };
-      const result = await core.sendScrap({ scrap: core.pageScrap(PAGE), token: "secret", lastPort: null, fetchFn: routed });
-      assert.deepEqual(result, { outcome: { kind: "scrapped", scrapId: "s1" }, port: 41732 });
-      assert.deepEqual(asked, [41730, 41731, 41732, 41732]);
-      assert.equal(received.length, 1);
-      // with a token neither accepts, the first refusal is what the reader is told
-      const wrong = await core.sendScrap({ scrap: core.pageScrap(PAGE), token: "old", lastPort: 41732, fetchFn: routed });
-      assert.deepEqual(wrong.outcome, { kind: "token-refused", detail: "The token is missing or wrong." });
-      assert.equal(wrong.port, 41732);
-      assert.equal(received.length, 1);
-    });
-  } finally {
-    theirs.closeAllConnections();
-    await new Promise((resolve) => theirs.close(resolve));
-  }
+  const theirs = (request, response) => answer(response, 401, { error: "The token is missing or wrong." });
+  await withAnother(mine, 41732, theirs, 41730, async ({ fetchFn, asked }) => {
+    const result = await core.sendScrap({ scrap: core.pageScrap(PAGE), token: "secret", lastPort: null, fetchFn });
+    assert.deepEqual(result, { outcome: { kind: "scrapped", scrapId: "s1" }, port: 41732 });
+    assert.deepEqual(asked, [41730, 41731, 41732, 41732]);
+    assert.equal(received.length, 1);
+    // with a token neither accepts, the first refusal is what the reader is told
+    const wrong = await core.sendScrap({ scrap: core.pageScrap(PAGE), token: "old", lastPort: 41732, fetchFn });
+    assert.deepEqual(wrong.outcome, { kind: "token-refused", detail: "The token is missing or wrong." });
+    assert.equal(wrong.port, 41732);
+    assert.equal(received.length, 1);
+  });
 });
 
 test("a port that accepts but never answers is given up after the timeout", async () => {
