@@ -41,7 +41,7 @@ def lower_current_thread() -> bool:
             if not kernel32.SetThreadPriority(kernel32.GetCurrentThread(), _WINDOWS_BELOW_NORMAL):
                 raise OSError("SetThreadPriority failed")
         elif sys.platform == "darwin":
-            system = ctypes.CDLL("/usr/lib/libSystem.dylib")
+            system = ctypes.CDLL(None)  # libSystem, loaded in every process
             if system.pthread_set_qos_class_self_np(_MACOS_QOS_UTILITY, 0) != 0:
                 raise OSError("pthread_set_qos_class_self_np failed")
         else:
