@@ -287,6 +287,12 @@ class SanApp:
 
         return None if encoder.warm_up() else encoder.failure()
 
+    def warm_up_extractor(self) -> None:
+        """Load the article extractor now (off the GUI thread), not when the first page arrives."""
+        from san_desktop.web import extract
+
+        extract.warm_up()
+
     @property
     def card_edits(self) -> CardEditService:
         return self.services.card_edits

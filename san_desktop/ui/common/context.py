@@ -37,7 +37,7 @@ class AppContext:
     def start(self, poll_ms: int = POLL_MS) -> None:
         """Run the background operations held until now (the pages' first reads), start the runner (its
         recovery sweep first), watch for other processes' changes, and load the sentence encoder, then
-        the similar-card index, off the GUI thread."""
+        the similar-card index and the article extractor, off the GUI thread."""
         self.ops.release()
         self.runner.start()
         self.hub.watch(self.app, self.ops, poll_ms)
@@ -48,6 +48,7 @@ class AppContext:
             self.hub.message.emit(failure)  # once: the model is not tried again in this process
         model = self.app.providers.embedding_model()  # the encoder's space, or the n-grams' without it
         self.ops.run(lambda: self.app.cards.warm_up(model), lambda n: log.info("Similar-card index ready (%d)", n))
+        self.ops.run(self.app.warm_up_extractor)  # for the first link or page from the browser
 
     def on_hub_changed(self, changes: Changes, _initiator: object) -> None:
         """New settings (saved here or by another program) take effect in the runner at once."""
