@@ -155,7 +155,8 @@ class ScrapService:
     def capture_page(self, url: str, title: str, text: str) -> CaptureResult:
         """A page as the reader's browser showed it (its article already taken from the DOM it sent): stored
         as a link's scrap whose page is in, with its analysis and refinement, and no download. A link of the
-        same address still waiting for its page takes this text instead; one with its page is a duplicate."""
+        same address still waiting for its page takes this text instead (the page came in: not a duplicate, so
+        the browser's badge says scrapped); one with its page is a duplicate."""
         try:
             address = normalize_url(url)
         except ValueError:
@@ -179,7 +180,7 @@ class ScrapService:
             refine = self.queue.active_or_enqueue(connection, JobType.SCRAP_REFINE, scrap_id)
             self._notice(connection, scrap_id)
         log.info("Scrapped a page from the browser %s (%d characters)", scrap_id, len(body))
-        return CaptureResult(scrap_id, existing is None, analysis.id, refine.id)
+        return CaptureResult(scrap_id, True, analysis.id, refine.id)
 
     def analyse_link_now(self, scrap_id: str) -> str:
         """Make the card of a link from its address and title alone (its page could not be fetched, or the

@@ -177,7 +177,7 @@ def test_a_link_still_waiting_for_its_page_takes_the_page_the_browser_sent(
 ) -> None:
     link = app.capture_url("https://blog.invalid/wal").value  # scrapped earlier: its download waits
     sent = _post(endpoint, {"url": "https://blog.invalid/wal", "html": RENDERED, "kind": "page"})
-    assert sent.json() == {"scrap_id": link.scrap_id, "duplicate": True}
+    assert sent.json() == {"scrap_id": link.scrap_id, "duplicate": False}  # the page came in: "scrapped"
     scrap = app.scraps.get(link.scrap_id)
     assert "Readers that stay open can keep a checkpoint from finishing" in scrap.content
     assert not scrap.awaiting_page
