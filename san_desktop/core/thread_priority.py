@@ -51,8 +51,3 @@ def lower_current_thread() -> bool:
         return False
     _this_thread.lowered = True
     return True
-
-
-def thread_nice(ident: int | None = None) -> int:
-    """The nice value of a thread (the calling one by default); Linux only."""
-    return os.getpriority(os.PRIO_PROCESS, threading.get_native_id() if ident is None else ident)

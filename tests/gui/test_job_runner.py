@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import timedelta
 
-import pytest
 from PySide6.QtCore import QCoreApplication, QThread
 from pytestqt.qtbot import QtBot
 from sqlalchemy.orm import Session
@@ -16,7 +14,7 @@ from sqlalchemy.orm import Session
 from san_desktop.bootstrap import Backend
 from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.settings import JobSettings
-from san_desktop.core.thread_priority import BACKGROUND_NICE, thread_nice
+from san_desktop.core.thread_priority import BACKGROUND_NICE
 from san_desktop.db.database import open_database
 from san_desktop.jobs import runner as runner_module
 from san_desktop.jobs.breaker import BreakerState
@@ -29,6 +27,7 @@ from san_desktop.queue.store import JobStore
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.jobs.page import JobsPage
 from tests.support.jobs import RecordingProcessor, jobs_of
+from tests.support.thread_priority import linux_only, thread_nice
 
 
 def _start(qtbot: QtBot, runner: JobRunner) -> None:
@@ -326,7 +325,7 @@ def test_quitting_during_the_start_up_sweep_stops_it_between_rounds_and_loses_no
     assert sorted(job.target_id for job in jobs_of(queue)) == targets
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="nice values are per thread on Linux")
+@linux_only
 def test_jobs_run_at_a_lower_cpu_priority_than_the_window(
     qtbot: QtBot, runner: JobRunner, registry: ProcessorRegistry, queue: JobQueue
 ) -> None:

@@ -309,14 +309,7 @@ class LazyTableModel(QAbstractTableModel, Generic[RowT]):
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if role not in self.ROLES and role != Qt.ItemDataRole.UserRole:
-            return None
-        row = self.row_at(index.row())
-        if row is None:
-            return None
-        if role == Qt.ItemDataRole.UserRole:
-            return self.row_key(row)
-        return self.cell(row, index.column(), role)
+        return self._value(self.row_at(index.row()), index.column(), role)
 
     def multiData(self, index: Index, span: QModelRoleDataSpan | QModelRoleData) -> None:
         """Every role a view asks of a cell, in one call: Qt 6's delegates ask seven at a time, and each call
@@ -326,13 +319,14 @@ class LazyTableModel(QAbstractTableModel, Generic[RowT]):
         items = (span,) if isinstance(span, QModelRoleData) else cast(Any, span)
         row = self.row_at(index.row()) if index.isValid() else None
         for item in items:
-            role = item.role()
-            if row is None or (role not in self.ROLES and role != Qt.ItemDataRole.UserRole):
-                item.clearData()
-            elif role == Qt.ItemDataRole.UserRole:
-                item.setData(self.row_key(row))
-            else:
-                item.setData(self.cell(row, index.column(), role))
+            item.setData(self._value(row, index.column(), item.role()))
+
+    def _value(self, row: RowT | None, column: int, role: int) -> Any:
+        if row is None or (role not in self.ROLES and role != Qt.ItemDataRole.UserRole):
+            return None
+        if role == Qt.ItemDataRole.UserRole:
+            return self.row_key(row)
+        return self.cell(row, column, role)
 
 
 def selected_row(view: QTableView, model: LazyTableModel[RowT]) -> RowT | None:

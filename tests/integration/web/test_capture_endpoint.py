@@ -5,7 +5,6 @@ a wrong token, another Host, a page's Origin, a 20 MB body), a page is stored fr
 from __future__ import annotations
 
 import socket
-import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -15,9 +14,10 @@ import pytest
 
 from san_desktop.app import SanApp
 from san_desktop.core.enums import JobStatus, JobType, SourceType
-from san_desktop.core.thread_priority import BACKGROUND_NICE, thread_nice
+from san_desktop.core.thread_priority import BACKGROUND_NICE
 from san_desktop.web.endpoint import BrowserCapture, CaptureEndpoint
 from tests.support.jobs import jobs_of
+from tests.support.thread_priority import linux_only, thread_nice
 from tests.support.til import run_one
 
 TOKEN = "test-token-0123456789"
@@ -185,7 +185,7 @@ def test_a_link_still_waiting_for_its_page_takes_the_page_the_browser_sent(
     assert "Readers that stay open" in app.scraps.get(link.scrap_id).content  # the browser's page stays
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="nice values are per thread on Linux")
+@linux_only
 def test_a_capture_runs_at_a_lower_cpu_priority_than_the_window() -> None:
     niceness: list[int] = []
 

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 import threading
 
-import pytest
+from san_desktop.core.thread_priority import BACKGROUND_NICE, lower_current_thread
+from tests.support.thread_priority import linux_only, thread_nice
 
-from san_desktop.core.thread_priority import BACKGROUND_NICE, lower_current_thread, thread_nice
-
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="nice values are per thread on Linux")
+pytestmark = linux_only
 
 
 def test_a_thread_lowers_itself_and_no_other() -> None:
