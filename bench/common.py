@@ -136,7 +136,7 @@ def open_window(directory: Path) -> Iterator[tuple[Any, Any]]:
 
     qt = qt_app()
     with open_app(directory, kind="gui", log_to_stderr=False) as app:
-        context = build_context(app)
+        context = build_context(app, ai_in_own_process=True)  # as the app does
         window = MainWindow(context)
         window.show()
         swept = QEventLoop()

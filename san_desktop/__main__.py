@@ -68,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
 
     install_excepthook()
-    context = build_context(san)
+    context = build_context(san, ai_in_own_process=True)
     # The pages' first reads wait, with the runner's sweep, the sentence encoder and the similar-card
     # index, until the window's first frame is on screen.
     context.ops.hold()
@@ -144,6 +144,10 @@ class _SmokeTest:
         waiting = self._waiting_for()
         self._settled_polls = 0 if waiting else self._settled_polls + 1
         if self._settled_polls >= self.SETTLED_POLLS:
+            if self._context.ai_failure is not None:  # (a bundle whose executable cannot start its child)
+                print(f"san-desktop --smoke-test: {self._context.ai_failure}", file=sys.stderr)
+                self._close(1)
+                return
             if self._app.windowIcon().pixmap(32, 32).isNull():
                 print("san-desktop --smoke-test: the window icon cannot be drawn", file=sys.stderr)
                 self._close(1)

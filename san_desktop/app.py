@@ -287,6 +287,11 @@ class SanApp:
 
         return None if encoder.warm_up() else encoder.failure()
 
+    def warm_up_ai(self) -> str | None:
+        """Start the AI provider's child process, when it has one (off the GUI thread); why it works in the
+        window's process instead, or None."""
+        return self.providers.warm_up()
+
     def warm_up_extractor(self) -> None:
         """Load the article extractor now (off the GUI thread), not when the first page arrives."""
         from san_desktop.web import extract
@@ -322,6 +327,7 @@ class SanApp:
         return self._settings
 
     def close(self) -> None:
+        self.providers.close()
         self.backend.close()
 
     def about(self) -> AboutInfo:

@@ -132,3 +132,11 @@ def live_context(qapp: object, app: SanApp) -> Iterator[AppContext]:
     built = build_context(app)
     yield built
     _finish(built)
+
+
+@pytest.fixture
+def own_process_context(qapp: object, app: SanApp) -> Iterator[AppContext]:
+    """``live_context`` with the embedded AI computing in a child process, as in the app."""
+    built = build_context(app, ai_in_own_process=True)
+    yield built
+    _finish(built)

@@ -33,9 +33,14 @@ def embedding_model_of(settings: AISettings) -> str:
     return embedding_model()
 
 
-def make_provider(settings: AISettings, api_key: str | None = None) -> AIProvider:
-    """The provider of ``settings`` (its modules load here: a command that needs no AI loads none)."""
+def make_provider(settings: AISettings, api_key: str | None = None, *, own_process: bool = False) -> AIProvider:
+    """The provider of ``settings`` (its modules load here: a command that needs no AI loads none);
+    ``own_process``: the embedded provider computes in child processes (``ai.own_process``)."""
     if settings.provider == "local":
+        if own_process:
+            from san_desktop.ai.own_process import OwnProcessProvider
+
+            return OwnProcessProvider(time_limit_seconds=settings.local_time_limit_seconds)
         from san_desktop.ai.local import LocalProvider
 
         return LocalProvider(time_limit_seconds=settings.local_time_limit_seconds)
@@ -66,6 +71,7 @@ class ProviderSource:
         self._lock = threading.Lock()
         self._settings = settings
         self._provider: AIProvider | None = None
+        self._own_process = False
         self._leases: dict[int, int] = {}  # id(provider) -> jobs using it
         self._retired: dict[int, AIProvider] = {}
 
@@ -85,10 +91,33 @@ class ProviderSource:
                 return
         _close(old)
 
+    def compute_in_own_process(self) -> None:
+        """From now on the embedded provider computes in child processes (the window asks for it: see
+        ``ai.own_process``); the provider built until now is retired as by a change of settings."""
+        with self._lock:
+            self._own_process = True
+        self.update(self.settings)
+
+    def warm_up(self) -> str | None:
+        """Start what the provider needs before its first job (the embedded one's child process), off the
+        GUI thread; why it works in-process instead, or None."""
+        with self.lease() as provider:
+            warm_up = getattr(provider, "warm_up", None)
+            if callable(warm_up):
+                warm_up()
+            failure: str | None = getattr(provider, "failure", None)
+            return failure
+
+    def close(self) -> None:
+        """Close the current provider (its children, its HTTP client); the next job builds a new one."""
+        self.update(self.settings)
+
     def _current(self) -> AIProvider:
         if self._provider is None:
             remote = self._settings.provider != "local"  # the keyring is asked only when a key is needed
-            self._provider = make_provider(self._settings, self._api_key() if remote else None)
+            self._provider = make_provider(
+                self._settings, self._api_key() if remote else None, own_process=self._own_process
+            )
         return self._provider
 
     def get(self) -> AIProvider:

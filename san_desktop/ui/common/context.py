@@ -26,6 +26,7 @@ class AppContext:
     runner: JobRunner
     hub: ChangeHub
     ops: Ops
+    ai_failure: str | None = None  # why the embedded AI works in the window's process (its own did not start)
 
     @property
     def settings(self) -> Settings:
@@ -49,6 +50,12 @@ class AppContext:
         model = self.app.providers.embedding_model()  # the encoder's space, or the n-grams' without it
         self.ops.run(lambda: self.app.cards.warm_up(model), lambda n: log.info("Similar-card index ready (%d)", n))
         self.ops.run(self.app.warm_up_extractor)  # for the first link or page from the browser
+        self.ops.run(self.app.warm_up_ai, self._on_ai_warmed_up)  # the embedded AI's process, for the first card
+
+    def _on_ai_warmed_up(self, failure: str | None) -> None:
+        self.ai_failure = failure
+        if failure is not None:
+            self.hub.message.emit(failure)
 
     def on_hub_changed(self, changes: Changes, _initiator: object) -> None:
         """New settings (saved here or by another program) take effect in the runner at once."""
@@ -73,9 +80,14 @@ def build_context(
     parent: QObject | None = None,
     *,
     runner: JobRunner | None = None,
+    ai_in_own_process: bool = False,
 ) -> AppContext:
     """The window's context around ``app``: a job runner with the product's processors (or the given
-    ``runner``), the change hub and the background operations, wired together."""
+    ``runner``), the change hub and the background operations, wired together. ``ai_in_own_process``: the
+    embedded provider computes in a child process, as in the app (``ai.own_process``; tests mostly keep it
+    in-process, where they can stand in for it)."""
+    if ai_in_own_process:
+        app.providers.compute_in_own_process()
     if runner is None:
         session = app.backend.require_session()
         runner = JobRunner(
