@@ -248,9 +248,10 @@ class Settings:
     @property
     def ai_threads_with_window(self) -> int:
         """Threads of the AI pool while the window runs: the embedded provider makes one card at a time
-        there. A second job's Python takes the interpreter lock from the window each time it paints: with
-        two, cards come a fifth faster after a large import, but the window's worst lag passes the 50 ms a
-        person notices (``make bench``: the import and the browser endpoint's burst)."""
+        there, in its one child process (``ai.own_process``). A second thread would need a second child (its
+        own sentence encoder's memory again) and, on two cores, leaves the window's own Python (an import's)
+        too little CPU: cards come much faster after a large import, but the window's worst lag passes the
+        50 ms a person notices (``make bench``: the import)."""
         if self.ai.provider == "local":
             return min(self.ai_threads, LOCAL_AI_THREADS_WITH_WINDOW)
         return self.ai_threads
