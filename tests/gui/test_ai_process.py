@@ -12,14 +12,7 @@ from san_desktop.ai.own_process import OwnProcessProvider
 from san_desktop.app import SanApp
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.main_window import MainWindow
-
-
-def is_running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
+from tests.support.processes import is_running
 
 
 def test_cards_are_made_in_the_ai_process_which_ends_with_the_app(

@@ -51,3 +51,12 @@ def marker_appears(marker: Path, child: subprocess.Popen[bytes], seconds: float 
             continue
         return False
     return False
+
+
+def is_running(pid: int) -> bool:
+    """Whether a process with ``pid`` exists (one that ended and was reaped does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

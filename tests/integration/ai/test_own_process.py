@@ -19,6 +19,7 @@ from san_desktop.ai.local import LocalProvider
 from san_desktop.ai.own_process import ChildProcessStoppedError, OwnProcessProvider
 from san_desktop.core.errors import PermanentError, TransientError
 from san_desktop.core.failpoints import ENV_DIR, ENV_POINTS
+from tests.support.processes import is_running
 
 TEXTS = [
     "# SQLite WAL\n\nA checkpoint copies pages from the write-ahead log back into the database file. Readers "
@@ -33,14 +34,6 @@ def provider() -> Iterator[OwnProcessProvider]:
     made = OwnProcessProvider(time_limit_seconds=None)
     yield made
     made.close()
-
-
-def is_running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def test_cards_and_vectors_made_in_the_child_are_those_made_in_process(provider: OwnProcessProvider) -> None:
