@@ -68,7 +68,12 @@ def serve(connection: Connection, time_limit_seconds: float | None) -> None:
                 answer: tuple[bool, Any, str | None] = (True, getattr(provider, name)(*args), None)
             except Exception as exc:  # every error goes back to the job that asked, as the job would have met it
                 answer = (False, portable(exc), causes_of(exc))
-            connection.send(answer)
+            try:
+                connection.send(answer)
+            except (EOFError, OSError):
+                raise
+            except Exception as exc:  # an answer that cannot be pickled (nothing is written before that)
+                connection.send((False, RuntimeError(describe(exc)), None))
     except (EOFError, OSError):
         return  # the parent is gone
 
@@ -161,7 +166,7 @@ class OwnProcessProvider:
         return self._here.similarity_threshold
 
     def process_ids(self) -> list[int]:
-        """The children's process ids (for tests and ``san doctor``-like questions)."""
+        """The children's process ids (those started and not stopped)."""
         with self._lock:
             return [child.process.pid for child in [*self._idle, *self._busy] if child.process.pid is not None]
 
