@@ -653,10 +653,11 @@ class SanApp:
     def _apply(self, settings: Settings) -> Changes:
         old = self._settings
         embedding_changed = embedding_model_of(old.ai) != embedding_model_of(settings.ai)
-        self._settings = settings
         self.providers.update(settings.ai)
         self.queue.settings = settings.jobs
         self.scraps.max_bytes = settings.capture.max_bytes
+        # last: whoever sees the new settings (another thread) finds them in use already
+        self._settings = settings
         return Changes(
             settings=settings != old,
             ai_settings_changed=settings.ai != old.ai,
