@@ -111,7 +111,8 @@ class Database:
         """A DB-API cursor inside ``BEGIN IMMEDIATE`` ... ``COMMIT``, below SQLAlchemy's execution layer:
         for the job queue's hot path, which runs a handful of fixed statements per job and would spend
         most of its time in statement and result bookkeeping otherwise. Errors are explained as in
-        ``write``."""
+        ``write``. (Without the schema check of the engine's ``BEGIN``: job rows cascade into no table
+        with a full-text trigger, which is what SQLite stumbles on after a schema change elsewhere.)"""
         with self._turn(), self._explain_locks():
             connection = self._writer_connection()
             cursor = connection.cursor()

@@ -32,6 +32,7 @@ PRAGMAS = (
     "PRAGMA cache_size=-32768",
 )
 BUSY_TIMEOUT_MS = 30_000
+SCHEMA_CHECK = "SELECT 1 FROM sqlite_master WHERE 0"
 
 
 @functools.cache
@@ -89,6 +90,12 @@ def make_engine(
     def _on_begin(conn: sa.Connection) -> None:
         mode = conn.get_execution_options().get("sqlite_begin", "")
         conn.exec_driver_sql(f"BEGIN {mode}".strip())
+        # A table made by another connection since this one's last statement (a new vector index, made by
+        # a job) makes SQLite fail the first statement after it if that is a DELETE whose foreign keys
+        # cascade into a table with a trigger on a full-text index: "no such table: tags". A statement that
+        # reads the schema table first makes SQLite take up the new schema (BEGIN alone does not).
+        driver_connection: Any = conn.connection.driver_connection  # (open: BEGIN just ran on it)
+        driver_connection.execute(SCHEMA_CHECK).close()  # (a few microseconds)
 
     return engine
 
