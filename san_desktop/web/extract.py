@@ -92,7 +92,7 @@ def _article(page: Download) -> tuple[str, str]:
             markup = page.body  # trafilatura guesses the encoding
     tree = load_html(markup)
     # The title is read here, not by with_metadata=True: that also searches the whole page for a publication
-    # date nothing uses, which took eight times as long as finding the article (GIL-holding regex work, beside
+    # date nothing uses, which took far longer than finding the article (GIL-holding regex work, beside
     # the window, for every page sent in a burst).
     title = _page_title(tree) if tree is not None else ""
     document = trafilatura.bare_extraction(
