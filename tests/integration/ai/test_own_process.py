@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -86,12 +87,14 @@ def test_a_child_killed_under_a_call_fails_that_call_as_transient_and_the_next_c
         except BaseException as exc:
             failure.append(exc)
 
-    caller = threading.Thread(target=second_card)
+    caller = threading.Thread(target=second_card, daemon=True)  # (a test that fails leaves no thread behind)
     caller.start()
     marker = tmp_path / "local.analyze_card.reached"
+    deadline = time.monotonic() + 60
     while not marker.exists():
         caller.join(0.05)
         assert caller.is_alive(), "the call ended before the child reached the fail point"
+        assert time.monotonic() < deadline, "the child never reached the fail point"
     assert int(marker.read_text()) == first
     os.kill(first, signal.SIGKILL)
     caller.join(30)
