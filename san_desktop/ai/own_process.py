@@ -6,9 +6,9 @@ times and each call waits for that GIL, so a card being made while pages arrive 
 (``make bench``: the endpoint's burst). Here the card is made in a child process; the job's thread only waits
 on a pipe, which holds no GIL. ``san jobs run`` has no window to keep responsive and calls in-process.
 
-At most ``children`` children (the window runs one AI job at a time with the embedded provider; a call while
-all are busy waits for one, as one arriving while the first is still starting does), started
-with ``spawn`` (forking a process with Qt's threads is unsafe), each loading its own sentence encoder; a child
+At most ``children`` children, one per job the window runs at once (``Settings.ai_threads_with_window``; a
+call while all are busy waits for one, as one arriving while the first is still starting does), started with
+``spawn`` (forking a process with Qt's threads is unsafe), each loading its own sentence encoder; a child
 lives until the provider is closed, and leaves by itself when the window's process dies (its pipe closes).
 A child that dies under a job fails that job as transient (it is tried again, in a new child); one that cannot
 start, or whose encoder does not load where the window's did, makes the provider work in-process from then
@@ -33,6 +33,7 @@ from san_desktop.ai.local import LocalProvider
 from san_desktop.core.enums import QuizType
 from san_desktop.core.errors import KnownError, PermanentError, TransientError
 from san_desktop.core.redact import CHAIN_SEPARATOR, cause_chain, describe
+from san_desktop.core.settings import LOCAL_AI_THREADS_WITH_WINDOW
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +145,7 @@ class _Child:
 class OwnProcessProvider:
     """The embedded provider, its computing done in child processes (see the module's docstring)."""
 
-    def __init__(self, time_limit_seconds: float | None, children: int = 1) -> None:
+    def __init__(self, time_limit_seconds: float | None, children: int = LOCAL_AI_THREADS_WITH_WINDOW) -> None:
         self._time_limit = time_limit_seconds
         self._here = LocalProvider(time_limit_seconds=time_limit_seconds)
         self._most = children

@@ -63,7 +63,7 @@ def test_the_window_runs_the_embedded_provider_on_one_thread_and_a_server_on_the
     context = live_context
     ai_pool = context.runner.pools[JobPool.AI]
     assert context.settings.ai.provider == "local"
-    embedded = 1  # a second job's Python takes the interpreter lock from the window's painting
+    embedded = 1  # one card at a time, in the embedded AI's one child process (Settings.ai_threads_with_window)
     assert ai_pool.maxThreadCount() == embedded
     server = replace(
         context.settings,
