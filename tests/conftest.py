@@ -29,6 +29,7 @@ from san_desktop.services import secrets
 from san_desktop.ui.common.context import AppContext, build_context
 from tests.support.jobs import fast_settings
 from tests.support.memory_keyring import MemoryKeyring
+from tests.support.postgres import PostgresServer, start_temporary, stop_temporary
 
 
 @pytest.fixture(autouse=True)
@@ -53,6 +54,20 @@ def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Ite
     yield memory
     keyring.set_keyring(previous)
     teardown_logging()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A real PostgreSQL server (with pgvector and pg_trgm) on 127.0.0.1, started when a test first needs it."""
+    server = start_temporary()
+    yield server
+    stop_temporary(server)
+
+
+@pytest.fixture
+def postgres_url(postgres_server: PostgresServer) -> str:
+    """The URL of a new empty database of its own on the test server."""
+    return postgres_server.create_database()
 
 
 @pytest.fixture

@@ -67,6 +67,7 @@ def upgrade() -> None:
         ["source_type", "content_hash"],
         unique=True,
         sqlite_where=sa.text("deleted_at IS NULL"),
+        postgresql_where=sa.text("deleted_at IS NULL"),
     )
     op.create_table(
         "knowledge_cards",

@@ -76,6 +76,7 @@ def upgrade() -> None:
         ["target_id", "job_type"],
         unique=True,
         sqlite_where=sa.text("status IN ('PENDING', 'PROCESSING')"),
+        postgresql_where=sa.text("status IN ('PENDING', 'PROCESSING')"),
     )
     op.create_table(
         "job_attempts",

@@ -45,21 +45,35 @@ class DatabaseError(SanError):
 
 
 class NotADatabaseError(DatabaseError):
-    def __init__(self, path: Path, detail: str = "") -> None:
+    """``path``: a database file; a string: a database on a server (``db.postgres.describe``)."""
+
+    def __init__(self, path: Path | str, detail: str = "") -> None:
         extra = f" ({detail})" if detail else ""
-        super().__init__(
-            f"The file {path} is not a SAN Desktop database{extra}. It was left untouched. "
-            "Move it away or restore it from a backup, then start SAN Desktop again."
-        )
+        if isinstance(path, str):
+            message = (
+                f"The database {path} is not a SAN Desktop database{extra}. It was left untouched. "
+                "Point SAN Desktop at an empty database (or one it made), then start it again."
+            )
+        else:
+            message = (
+                f"The file {path} is not a SAN Desktop database{extra}. It was left untouched. "
+                "Move it away or restore it from a backup, then start SAN Desktop again."
+            )
+        super().__init__(message)
         self.path = path
 
 
 class DatabaseTooNewError(DatabaseError):
-    def __init__(self, path: Path, db_revision: str, app_head: str) -> None:
+    def __init__(self, path: Path | str, db_revision: str, app_head: str) -> None:
+        elsewhere, unchanged = (
+            ("another database", "It was not changed")
+            if isinstance(path, str)
+            else ("another data directory", "The file was not changed")
+        )
         super().__init__(
             f"The database {path} is at schema revision {db_revision}, which this version of SAN Desktop "
             f"does not know (its newest revision is {app_head}). It was probably written by a newer "
-            "version: update SAN Desktop, or point it at another data directory. The file was not changed."
+            f"version: update SAN Desktop, or point it at {elsewhere}. {unchanged}."
         )
         self.path = path
         self.db_revision = db_revision

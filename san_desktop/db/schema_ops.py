@@ -29,8 +29,9 @@ def set_job_types(old: Sequence[str], new: Sequence[str]) -> None:
     """Change the job types ``async_jobs.job_type`` accepts from ``old`` to ``new``."""
     conn = op.get_bind()
     if conn.dialect.name != "sqlite":
-        op.drop_constraint("ck_async_jobs_job_type", "async_jobs", type_="check")
-        op.create_check_constraint("ck_async_jobs_job_type", "async_jobs", _check(new))
+        # (``op.f``: the name as it is; a bare name would get the naming convention's prefix a second time)
+        op.drop_constraint(op.f("ck_async_jobs_job_type"), "async_jobs", type_="check")
+        op.create_check_constraint(op.f("ck_async_jobs_job_type"), "async_jobs", _check(new))
         return
     (jobs,) = _schema(conn, "table", "async_jobs")
     (attempts,) = _schema(conn, "table", "job_attempts")

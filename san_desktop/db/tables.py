@@ -74,6 +74,7 @@ scraps = sa.Table(
         "content_hash",
         unique=True,
         sqlite_where=sa.text("deleted_at IS NULL"),
+        postgresql_where=sa.text("deleted_at IS NULL"),
     ),
     sa.Index("ix_scraps_created_at", "created_at"),
     sa.Index("ix_scraps_import_batch_id", "import_batch_id"),
@@ -114,6 +115,8 @@ knowledge_cards = sa.Table(
     updated_column(),
 )
 
+_ACTIVE = sa.text("status IN (" + ", ".join(f"'{status.value}'" for status in ACTIVE_JOB_STATUSES) + ")")
+
 # The job queue and its record. ``target_id`` has no foreign key: its meaning depends on the type.
 async_jobs = sa.Table(
     "async_jobs",
@@ -141,7 +144,8 @@ async_jobs = sa.Table(
         "target_id",
         "job_type",
         unique=True,
-        sqlite_where=sa.text("status IN (" + ", ".join(f"'{status.value}'" for status in ACTIVE_JOB_STATUSES) + ")"),
+        sqlite_where=_ACTIVE,
+        postgresql_where=_ACTIVE,
     ),
     # claim order: the oldest runnable job first (ids are time-ordered UUIDv7)
     sa.Index("ix_async_jobs_status_id", "status", "id"),

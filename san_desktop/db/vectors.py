@@ -26,7 +26,9 @@ _SHADOW_SUFFIX = re.compile(
 
 def vec_table_names(conn: sa.Connection) -> set[str]:
     """Names of every virtual table (sqlite-vec's vec0, FTS5 and its vocabulary) and of the shadow tables
-    made for them: SQLite-only derived indexes that Alembic's models do not describe."""
+    made for them: SQLite-only derived indexes that Alembic's models do not describe (none elsewhere)."""
+    if conn.dialect.name != "sqlite":
+        return set()
     rows = conn.exec_driver_sql("SELECT name, sql FROM sqlite_master WHERE type = 'table'").all()
     virtual = {
         name

@@ -41,17 +41,29 @@ def enum_columns(metadata: sa.MetaData) -> dict[tuple[str, str], set[str]]:
 _IN_LIST = r"\b{column}\s+IN\s*\(([^)]*)\)"
 
 
+# PostgreSQL keeps ``column IN ('A', 'B')`` as ``((column)::text = ANY ((ARRAY['A'::character varying, ...``
+_PG_ANY = r"\(\(?{column}\)?::text\s*=\s*ANY\s*\(\(?ARRAY\[([^\]]*)\]"
+
+
 def check_constraint_values(conn: sa.Connection, table: str, column: str) -> set[str] | None:
     """The values the CHECK constraint of ``table.column`` allows, read from the database's own DDL."""
-    sql = conn.exec_driver_sql(
-        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
-    ).scalar_one_or_none()
-    if sql is None:
+    if conn.dialect.name == "postgresql":
+        definitions = conn.exec_driver_sql(
+            "SELECT pg_get_constraintdef(c.oid) FROM pg_constraint AS c JOIN pg_class AS t ON t.oid = c.conrelid "
+            "WHERE c.contype = 'c' AND t.relname = %(table)s",
+            {"table": table},
+        ).scalars()
+        pattern = _PG_ANY.format(column=re.escape(column))
+        found = [match.group(1) for text in definitions if (match := re.search(pattern, text))]
+    else:
+        sql = conn.exec_driver_sql(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+        ).scalar_one_or_none()
+        match = re.search(_IN_LIST.format(column=re.escape(column)), sql or "", re.IGNORECASE)
+        found = [match.group(1)] if match else []
+    if not found:
         return None
-    match = re.search(_IN_LIST.format(column=re.escape(column)), sql, re.IGNORECASE)
-    if match is None:
-        return None
-    return set(re.findall(r"'((?:[^']|'')*)'", match.group(1)))
+    return {value for listed in found for value in re.findall(r"'((?:[^']|'')*)'", listed)}
 
 
 def enum_constraint_mismatches(conn: sa.Connection, expected: Mapping[tuple[str, str], set[str]]) -> list[str]:
