@@ -178,10 +178,11 @@ class Changed(Generic[T]):
 class AboutInfo:
     version: str
     data_dir: Path
-    database_file: Path
+    database: str  # the file, or the server's database as people name it
+    on_server: bool  # the library is on a PostgreSQL server
     schema_revision: str
     log_file: Path
-    sqlite: str  # driver and version
+    runs_on: str  # "SQLite 3.50.4 (sqlite3)", "PostgreSQL 18.3"
     created: bool  # the database was made by this start
     upgraded_from: str | None  # the schema revision it was upgraded from by this start
     backup: Path | None
@@ -335,10 +336,11 @@ class SanApp:
         return AboutInfo(
             version=__version__,
             data_dir=self.data_dir,
-            database_file=self.db.path,
+            database=str(self.db.where),
+            on_server=not self.db.is_sqlite,
             schema_revision=migration.head,
             log_file=self.backend.log_file,
-            sqlite=f"SQLite {self.db.driver.sqlite_version} ({self.db.driver.name})",
+            runs_on=self.db.runs_on,
             created=migration.previous is None,
             upgraded_from=migration.previous if migration.upgraded else None,
             backup=migration.backup,

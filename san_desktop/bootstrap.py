@@ -8,10 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from san_desktop import __version__
+from san_desktop.core.errors import SanError
 from san_desktop.core.instance_lock import InstanceLock
 from san_desktop.core.logging_setup import setup_logging
 from san_desktop.core.paths import database_path, ensure_data_dir, resolve_data_dir
-from san_desktop.db.database import Database, open_database
+from san_desktop.core.settings import DATABASE_URL_ENV, database_url
+from san_desktop.db.database import Database, open_database, open_server_database
 from san_desktop.db.integrity import IntegrityCheck
 
 log = logging.getLogger(__name__)
@@ -57,6 +59,20 @@ def _start_session(db: Database, kind: str) -> str:
     return start_session(db, kind)
 
 
+def _open_library(directory: Path, integrity: IntegrityCheck | None) -> Database:
+    """The SQLite file in the data folder, or the PostgreSQL database that ``database.url`` (or
+    $SAN_DATABASE_URL) names."""
+    try:
+        url = database_url(directory)
+    except ValueError as exc:
+        raise SanError(f"{DATABASE_URL_ENV} is not usable: {exc}") from None
+    if not url:
+        return open_database(database_path(directory), checked=integrity)
+    from san_desktop.services.secrets import database_password
+
+    return open_server_database(url, directory, password=database_password())
+
+
 def start_backend(
     data_dir: str | Path | None,
     *,
@@ -75,7 +91,7 @@ def start_backend(
     log_file = setup_logging(directory, stderr=log_to_stderr, stderr_level=stderr_level)
     instance = InstanceLock(directory).acquire() if lock else None
     try:
-        db = open_database(database_path(directory), checked=integrity)
+        db = _open_library(directory, integrity)
     except BaseException:
         if instance is not None:
             instance.release()
@@ -88,12 +104,12 @@ def start_backend(
             instance.release()
         raise
     log.info(
-        "SAN Desktop %s started (%s, session %s, data %s, SQLite driver %s %s)",
+        "SAN Desktop %s started (%s, session %s, data %s, database %s on %s)",
         __version__,
         kind,
         session_id,
         directory,
-        db.driver.name,
-        db.driver.sqlite_version,
+        db.where,
+        db.runs_on,
     )
     return Backend(directory, instance, db, session_id, log_file)

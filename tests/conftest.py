@@ -18,9 +18,9 @@ from san_desktop.bootstrap import Backend, start_backend
 from san_desktop.core import credentials, redact
 from san_desktop.core.logging_setup import teardown_logging
 from san_desktop.core.paths import database_path
-from san_desktop.core.settings import JobSettings, Settings, save_settings
+from san_desktop.core.settings import DATABASE_URL_ENV, JobSettings, Settings, save_settings
 from san_desktop.db import vectors
-from san_desktop.db.database import Database, open_database
+from san_desktop.db.database import Database, open_database, open_server_database
 from san_desktop.github import client as github_client
 from san_desktop.jobs.registry import ProcessorRegistry
 from san_desktop.jobs.runner import JobRunner
@@ -40,6 +40,7 @@ def isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Ite
         monkeypatch.setenv(var, str(tmp_path / "xdg" / var.lower()))
     monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
     monkeypatch.delenv("SAN_SQLITE_DRIVER", raising=False)
+    monkeypatch.delenv(DATABASE_URL_ENV, raising=False)  # the library is the data folder's file unless a test says
     # Child processes cannot share the in-memory backend: make sure they find no real one either.
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
     # module-level state of the app that one test could leave for the next
@@ -70,16 +71,23 @@ def postgres_url(postgres_server: PostgresServer) -> str:
     return postgres_server.create_database()
 
 
+# SAN_TEST_DATABASE=postgresql: every library of the run is on the test server (each test's a database of its own)
+TEST_DATABASE_ENV = "SAN_TEST_DATABASE"
+
+
 @pytest.fixture
-def data_dir(tmp_path: Path) -> Path:
+def data_dir(tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Path:
+    if os.environ.get(TEST_DATABASE_ENV) == "postgresql":
+        monkeypatch.setenv(DATABASE_URL_ENV, request.getfixturevalue("postgres_url"))
     return tmp_path / "san-data"
 
 
 @pytest.fixture
 def db(data_dir: Path) -> Iterator[Database]:
-    """A database file migrated to head (never ``create_all``)."""
+    """A database file migrated to head (never ``create_all``); on a server with SAN_TEST_DATABASE=postgresql."""
     data_dir.mkdir(parents=True, exist_ok=True)
-    database = open_database(database_path(data_dir))
+    url = os.environ.get(DATABASE_URL_ENV)
+    database = open_server_database(url, data_dir) if url else open_database(database_path(data_dir))
     yield database
     database.dispose()
 

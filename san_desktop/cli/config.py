@@ -11,7 +11,8 @@ from san_desktop.core.errors import SanError
 from san_desktop.core.paths import ensure_data_dir, resolve_data_dir
 from san_desktop.core.settings import load_settings, load_settings_checked, save_settings, with_value
 
-SECRET_KEYS = {"ai.api_key": "ai-api-key"}  # services.secrets.AI_API_KEY (not imported: it loads the keyring)
+# keys that are secrets: kept in the keyring under services.secrets' names (not imported: it loads the keyring)
+SECRET_KEYS = {"ai.api_key": ("ai-api-key", "API key"), "database.password": ("database-password", "Database password")}
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -22,7 +23,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     show.set_defaults(handler=cmd_show)
     set_ = sub.add_parser(
         "set",
-        help="change one setting, e.g. `ai.provider openai`; `ai.api_key` reads the key from standard input",
+        help="change one setting, e.g. `ai.provider openai`; `ai.api_key` and `database.password` read the secret "
+        "from standard input",
     )
     set_.add_argument("key", metavar="KEY", help="section.name, e.g. ai.base_url")
     set_.add_argument("value", metavar="VALUE", nargs="?")
@@ -30,15 +32,16 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from san_desktop.services.secrets import AI_API_KEY, secret_with_source
+    from san_desktop.services.secrets import AI_API_KEY, DATABASE_PASSWORD, secret_with_source
 
     directory = resolve_data_dir(args.data_dir)
     settings, problems = load_settings_checked(directory)
     for problem in problems:
         print(f"san: settings.json: {problem}", file=sys.stderr)
     data = settings.as_dict()
-    source = secret_with_source(AI_API_KEY)[1]
-    data["ai"]["api_key"] = {"keyring": "stored in keyring", "none": "not set"}.get(source, f"from {source}")
+    for section, key, name in (("ai", "api_key", AI_API_KEY), ("database", "password", DATABASE_PASSWORD)):
+        source = secret_with_source(name)[1]
+        data[section][key] = {"keyring": "stored in keyring", "none": "not set"}.get(source, f"from {source}")
     if args.json:
         print_json(data)
         return 0
@@ -53,6 +56,7 @@ def cmd_set(args: argparse.Namespace) -> int:
 
     directory = ensure_data_dir(resolve_data_dir(args.data_dir))
     if args.key in SECRET_KEYS:
+        name, what = SECRET_KEYS[args.key]
         if args.value is not None:
             raise SanError(
                 f"Secrets are never taken from the command line (it ends up in shell history). Run "
@@ -60,13 +64,13 @@ def cmd_set(args: argparse.Namespace) -> int:
             )
         if sys.stdin is None or sys.stdin.closed:
             raise SanError(f"Standard input is closed: pipe the key in (`... | san config set {args.key}`).")
-        secret = getpass.getpass("API key: ") if sys.stdin.isatty() else sys.stdin.readline(4096).strip()
+        secret = getpass.getpass(f"{what}: ") if sys.stdin.isatty() else sys.stdin.readline(4096).strip()
         if not secret:
-            deleted = delete_secret(SECRET_KEYS[args.key])
-            print("API key removed." if deleted else "No API key was stored.")
+            deleted = delete_secret(name)
+            print(f"{what} removed." if deleted else f"No {what[0].lower() + what[1:]} was stored.")
             return 0
-        set_secret(SECRET_KEYS[args.key], secret)
-        print("API key stored in the system keyring.")
+        set_secret(name, secret)
+        print(f"{what} stored in the system keyring.")
         return 0
     if args.value is None:
         raise SanError(f"Give a value: san config set {args.key} VALUE")

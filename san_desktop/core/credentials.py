@@ -14,17 +14,25 @@ import threading
 AI_API_KEY = "ai-api-key"
 GITHUB_TOKEN = "github-token"
 CAPTURE_TOKEN = "capture-token"  # the browser extension's, made by the app (``services.capture_token``)
+DATABASE_PASSWORD = "database-password"  # of the PostgreSQL server in ``database.url`` (libpq also reads ~/.pgpass)
 # environment variables read (in this order) when the keyring holds no such secret
 ENVIRONMENT: dict[str, tuple[str, ...]] = {
     AI_API_KEY: ("OPENAI_API_KEY",),
     GITHUB_TOKEN: ("GH_TOKEN", "GITHUB_TOKEN"),
     CAPTURE_TOKEN: ("SAN_CAPTURE_TOKEN",),
+    DATABASE_PASSWORD: ("PGPASSWORD",),
 }
-_WHAT = {AI_API_KEY: "the API key", GITHUB_TOKEN: "the GitHub token", CAPTURE_TOKEN: "the browser capture token"}
+_WHAT = {
+    AI_API_KEY: "the API key",
+    GITHUB_TOKEN: "the GitHub token",
+    CAPTURE_TOKEN: "the browser capture token",
+    DATABASE_PASSWORD: "the database password",
+}
 _COMMANDS = {
     AI_API_KEY: "`san config set ai.api_key`",
     GITHUB_TOKEN: "`san github token set`",
     CAPTURE_TOKEN: "Settings → Browser (Regenerate)",
+    DATABASE_PASSWORD: "`san config set database.password`",
 }
 
 _lock = threading.Lock()

@@ -80,8 +80,17 @@ class DatabaseTooNewError(DatabaseError):
         self.app_head = app_head
 
 
+class DatabaseServerError(DatabaseError):
+    """The library's PostgreSQL server cannot be reached, refuses the login, or is out of room."""
+
+    def __init__(self, where: str, problem: str, remedy: str, cause: str = "") -> None:
+        said = f" ({cause})" if cause else ""
+        super().__init__(f"The database {where} {problem}{said}. {remedy}")
+        self.where = where
+
+
 class DatabaseLockedError(DatabaseError):
-    def __init__(self, path: Path, *, by_this_app: bool = False) -> None:
+    def __init__(self, path: Path | str, *, by_this_app: bool = False) -> None:
         if by_this_app:
             message = (
                 f"The database {path} stayed busy with another task of SAN Desktop for too long. "

@@ -202,6 +202,39 @@ class NotificationSettings:
         _validate(self, "notifications")
 
 
+DATABASE_URL_ENV = "SAN_DATABASE_URL"  # overrides ``database.url`` (a machine's service, a test)
+_POSTGRES_SCHEMES = ("postgresql", "postgresql+psycopg", "postgres")
+
+
+def check_database_url(value: str) -> None:
+    """A PostgreSQL URL without a password: a password never goes into ``settings.json``."""
+    parts = urlsplit(value)
+    if parts.scheme not in _POSTGRES_SCHEMES:
+        raise ValueError(
+            "give a PostgreSQL URL such as postgresql://user@host/san (empty: the SQLite file in the data folder)"
+        )
+    if not parts.hostname and "host=" not in parts.query:
+        raise ValueError("the URL names no server (postgresql://user@HOST/san)")
+    if not parts.path.strip("/"):
+        raise ValueError("the URL names no database (postgresql://user@host/DATABASE)")
+    if parts.password is not None or "password=" in parts.query:
+        raise ValueError(
+            "keep the password out of the URL (settings.json is plain text): store it with "
+            "`san config set database.password`, or set PGPASSWORD or use ~/.pgpass"
+        )
+
+
+@dataclass(frozen=True)
+class DatabaseSettings:
+    """Where the library is kept: empty, the SQLite file in the data folder; a PostgreSQL URL, a database on a
+    server that several machines can share (``$SAN_DATABASE_URL`` wins over this)."""
+
+    url: str = field(default="", metadata={"check": _unless_empty(check_database_url)})
+
+    def __post_init__(self) -> None:
+        _validate(self, "database")
+
+
 @dataclass(frozen=True)
 class WindowSettings:
     """How the main window looked when it last closed, restored at the next start: its geometry (Qt's
@@ -230,6 +263,7 @@ class Settings:
     quiz: QuizSettings = field(default_factory=QuizSettings)
     stars: StarSettings = field(default_factory=StarSettings)
     window: WindowSettings = field(default_factory=WindowSettings)
+    database: DatabaseSettings = field(default_factory=DatabaseSettings)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -267,6 +301,7 @@ SECTIONS: dict[str, type[Any]] = {
     "quiz": QuizSettings,
     "stars": StarSettings,
     "window": WindowSettings,
+    "database": DatabaseSettings,
 }
 
 
@@ -418,6 +453,14 @@ def load_settings_checked(data_dir: Path) -> tuple[Settings, list[str]]:
 
 def _reject_constant(name: str) -> Any:
     return name  # NaN and Infinity come back as text, which the key's type then refuses by name
+
+
+def database_url(data_dir: Path) -> str:
+    """The library's PostgreSQL URL ($SAN_DATABASE_URL, else ``database.url``), or "" for the SQLite file."""
+    if from_environment := os.environ.get(DATABASE_URL_ENV, "").strip():
+        check_database_url(from_environment)
+        return from_environment
+    return load_settings(data_dir).database.url
 
 
 def save_settings(data_dir: Path, settings: Settings) -> None:

@@ -3,6 +3,9 @@ does): a message may change between SQLite versions, or quote a table, a path or
 hold "locked". Both drivers (``sqlite3`` and ``sqlean``) put the code on their exceptions as
 ``sqlite_errorcode``; ``sqlean`` gives the primary code only, so only primary codes are compared
 (https://www.sqlite.org/rescode.html). SQLAlchemy's wrappers carry the driver's exception as ``orig``.
+
+A library on PostgreSQL: psycopg's errors carry the server's SQLSTATE (``sqlstate``); the conditions the
+queue tells apart (a constraint, a lock) are told by it the same way.
 """
 
 from __future__ import annotations
@@ -31,8 +34,21 @@ def sqlite_code(exc: BaseException | None) -> int | None:
     return None
 
 
+def sqlstate(exc: BaseException | None) -> str:
+    """The SQLSTATE of the PostgreSQL error ``exc`` is or wraps ("" when it is none)."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        state = getattr(exc, "sqlstate", None)
+        if isinstance(state, str) and state:
+            return state
+        exc = getattr(exc, "orig", None) or exc.__cause__ or exc.__context__
+    return ""
+
+
 def is_locked(exc: BaseException) -> bool:
-    return sqlite_code(exc) in (SQLITE_BUSY, SQLITE_LOCKED)
+    # PostgreSQL: lock_not_available (a lock_timeout passed)
+    return sqlite_code(exc) in (SQLITE_BUSY, SQLITE_LOCKED) or sqlstate(exc) == "55P03"
 
 
 def is_damaged(exc: BaseException) -> bool:
@@ -41,4 +57,5 @@ def is_damaged(exc: BaseException) -> bool:
 
 
 def is_constraint(exc: BaseException) -> bool:
-    return sqlite_code(exc) == SQLITE_CONSTRAINT
+    # PostgreSQL: class 23, integrity constraint violation (unique, foreign key, check, not null)
+    return sqlite_code(exc) == SQLITE_CONSTRAINT or sqlstate(exc).startswith("23")

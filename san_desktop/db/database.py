@@ -1,4 +1,5 @@
-"""The app's handle on its database: engine, driver and session factory."""
+"""The app's handle on its database: engine, driver and session factory; a SQLite file in the data folder, or a
+database on a PostgreSQL server (``open_server_database``)."""
 
 from __future__ import annotations
 
@@ -30,10 +31,12 @@ _AFTER_COMMIT = "san_after_commit"
 
 @dataclass
 class Database:
-    path: Path
-    driver: SqliteDriver
+    path: Path | None  # the SQLite file; None: a database on a server (``server``)
+    driver: SqliteDriver | None  # the SQLite module; None on a server
     engine: sa.Engine
     migration: MigrationResult
+    data_dir: Path  # this machine's folder: settings, logs, the instance lock, generated files
+    server: str | None = None  # a server's database as people name it (``db.postgres.describe``), no password
     # Writers of this process take turns here rather than in SQLite's busy handler, which sleeps longer and
     # longer between tries (up to a tenth of a second): two card workers slept past each other's commits that
     # way, and a GUI write behind a worker's would too. Re-entrant, so a thread that nests writes fails
@@ -45,10 +48,34 @@ class Database:
     # and back (with the pool's reset) for every job cost the job queue more than its statements did.
     _writer: Any = field(default=None, repr=False)
 
+    @property
+    def is_sqlite(self) -> bool:
+        return self.path is not None
+
+    @property
+    def runs_on(self) -> str:
+        """``SQLite 3.50.4 (sqlite3)``, ``PostgreSQL 18.3``."""
+        if self.driver is not None:
+            return f"SQLite {self.driver.sqlite_version} ({self.driver.name})"
+        version = self.engine.dialect.server_version_info or ()
+        return "PostgreSQL " + ".".join(str(part) for part in version)
+
+    @property
+    def file(self) -> Path:
+        """The SQLite file, for what only a file has (its backup, its integrity check, its size)."""
+        if self.path is None:
+            raise RuntimeError(f"the library is on a server ({self.server}), not in a file")
+        return self.path
+
+    @property
+    def where(self) -> Path | str:
+        """The database in messages: its file, or its server's name for it."""
+        return self.path if self.path is not None else str(self.server)
+
     @contextmanager
     def _turn(self) -> Iterator[None]:
         if not self._write_turn.acquire(timeout=BUSY_TIMEOUT_MS / 1000):
-            raise DatabaseLockedError(self.path, by_this_app=True)
+            raise DatabaseLockedError(self.where, by_this_app=True)
         try:
             yield
         finally:
@@ -112,11 +139,20 @@ class Database:
         for the job queue's hot path, which runs a handful of fixed statements per job and would spend
         most of its time in statement and result bookkeeping otherwise. Errors are explained as in
         ``write``. (Without the schema check of the engine's ``BEGIN``: job rows cascade into no table
-        with a full-text trigger, which is what SQLite stumbles on after a schema change elsewhere.)"""
+        with a full-text trigger, which is what SQLite stumbles on after a schema change elsewhere.) On a
+        server, the cursor takes the same placeholders (``db.postgres.PortableCursor``)."""
         with self._turn(), self._explain_locks():
             connection = self._writer_connection()
-            cursor = connection.cursor()
+            cursor = self._cursor(connection)
             try:
+                if self.path is None:  # a server's driver begins a transaction by itself
+                    try:
+                        yield cursor
+                        connection.commit()
+                    except BaseException:
+                        connection.rollback()
+                        raise
+                    return
                 cursor.execute("BEGIN IMMEDIATE")
                 try:
                     yield cursor
@@ -135,20 +171,35 @@ class Database:
         job queue's commonest write. Takes the write turn and explains errors as ``write_cursor`` does."""
         # the turn and the explanation inline, not as two more context managers: this runs for every job
         if not self._write_turn.acquire(timeout=BUSY_TIMEOUT_MS / 1000):
-            raise DatabaseLockedError(self.path, by_this_app=True)
+            raise DatabaseLockedError(self.where, by_this_app=True)
         try:
-            cursor = self._writer_connection().cursor()
+            connection = self._writer_connection()
+            cursor = self._cursor(connection)
             try:
                 yield cursor
+                if self.path is None:  # a server's driver began a transaction: end it
+                    connection.commit()
+            except BaseException:
+                if self.path is None:
+                    connection.rollback()
+                raise
             finally:
                 cursor.close()
-        except (sa.exc.DBAPIError, self.driver.module.Error) as exc:
+        except self._driver_errors as exc:
             explained = self._explained(exc)
             if explained is exc:
                 raise
             raise explained from exc
         finally:
             self._write_turn.release()
+
+    def _cursor(self, connection: Any) -> Any:
+        """A DB-API cursor that takes SQLite's placeholders (``queue.claims``' SQL), on either database."""
+        if self.path is not None:
+            return connection.cursor()
+        from san_desktop.db.postgres import PortableCursor
+
+        return PortableCursor(connection.cursor())
 
     def _writer_connection(self) -> Any:
         """The connection of ``write_cursor`` and ``write_statement`` (the caller has the write turn)."""
@@ -164,14 +215,26 @@ class Database:
         program, disk full or read-only, damaged."""
         try:
             yield
-        except (sa.exc.DBAPIError, self.driver.module.Error) as exc:
+        except self._driver_errors as exc:
             explained = self._explained(exc)
             if explained is exc:
                 raise
             raise explained from exc
 
+    @cached_property
+    def _driver_errors(self) -> tuple[type[Exception], ...]:
+        if self.driver is not None:
+            return (sa.exc.DBAPIError, self.driver.module.Error)
+        import psycopg
+
+        return (sa.exc.DBAPIError, psycopg.Error)
+
     def _explained(self, exc: Exception) -> Exception:
         """``exc`` in words that say what to do, or ``exc`` itself when it is a bug."""
+        if self.path is None:
+            from san_desktop.db.postgres import explained
+
+            return explained(exc, str(self.server))
         if is_locked(exc):
             return DatabaseLockedError(self.path)
         if is_storage_full(exc, self.path):
@@ -195,9 +258,22 @@ def open_database(path: Path, driver: SqliteDriver | None = None, *, checked: In
     chosen = driver or (checked.driver if checked is not None else choose_driver())
     result = migrate(path, chosen, checked=checked)
     engine = make_engine(path, chosen)
-    return Database(
-        path=path,
-        driver=chosen,
-        engine=engine,
-        migration=result,
-    )
+    return Database(path=path, driver=chosen, engine=engine, migration=result, data_dir=path.parent)
+
+
+def open_server_database(url: str, data_dir: Path, *, password: str | None = None) -> Database:
+    """Open (and migrate) the library on a PostgreSQL server; raises ``DatabaseError`` subclasses: the server
+    unreachable, refusing the login, a newer or a foreign database."""
+    from san_desktop.db.postgres import describe, explained, make_server_engine, migrate_server
+
+    engine = make_server_engine(url, password=password)
+    where = describe(url)
+    try:
+        result = migrate_server(engine)
+    except sa.exc.DBAPIError as exc:
+        engine.dispose()
+        raise explained(exc, where) from exc
+    except BaseException:
+        engine.dispose()
+        raise
+    return Database(path=None, driver=None, engine=engine, migration=result, data_dir=data_dir, server=where)

@@ -10,13 +10,17 @@ administrator's to back up (``pg_dump``).
 
 from __future__ import annotations
 
+import functools
 import logging
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy import event
 
-from san_desktop.core.errors import DatabaseTooNewError, NotADatabaseError
+from san_desktop.core.errors import DatabaseLockedError, DatabaseServerError, DatabaseTooNewError, NotADatabaseError
 from san_desktop.db.migrate import MigrationResult, alembic_config, head_revision, known_revisions
 
 log = logging.getLogger(__name__)
@@ -36,15 +40,31 @@ def describe(url: sa.URL | str) -> str:
     return f"{parsed.database or '(default)'} on {where}"
 
 
-def make_server_engine(url: sa.URL | str, *, echo: bool = False) -> sa.Engine:
-    """An engine for a PostgreSQL URL (``postgresql+psycopg://…``; a bare ``postgresql://`` gets psycopg)."""
+def make_server_engine(url: sa.URL | str, *, password: str | None = None, echo: bool = False) -> sa.Engine:
+    """An engine for a PostgreSQL URL (``postgresql+psycopg://…``; a bare ``postgresql://`` gets psycopg).
+    ``password``: from the keyring or PGPASSWORD (never in the URL kept in settings; without one, libpq
+    looks in ~/.pgpass)."""
     parsed = sa.make_url(url)
-    if parsed.get_backend_name() != "postgresql":
+    if parsed.get_backend_name() not in ("postgresql", "postgres"):
         raise ValueError(f"not a PostgreSQL URL: {parsed.render_as_string(hide_password=True)}")
     if parsed.get_driver_name() != "psycopg":
         parsed = parsed.set(drivername="postgresql+psycopg")
     connect_args: dict[str, Any] = {"connect_timeout": CONNECT_TIMEOUT_SECONDS, "options": "-c timezone=UTC"}
-    return sa.create_engine(parsed, connect_args=connect_args, pool_pre_ping=True, echo=echo)
+    if password:
+        connect_args["password"] = password
+    engine = sa.create_engine(parsed, connect_args=connect_args, pool_pre_ping=True, echo=echo)
+
+    @event.listens_for(engine, "before_cursor_execute", retval=True)
+    def _portable(
+        _conn: Any, _cursor: Any, statement: str, parameters: Any, context: Any, _executemany: bool
+    ) -> tuple[str, Any]:
+        # SQL the app hands the driver itself (``exec_driver_sql``) is written once, with SQLite's
+        # placeholders; what SQLAlchemy compiles has psycopg's already
+        if parameters and context is not None and context.compiled is None:
+            return _pyformat(statement), parameters
+        return statement, parameters
+
+    return engine
 
 
 def read_revision(conn: sa.Connection) -> tuple[str | None, bool]:
@@ -85,6 +105,48 @@ def migrate_server(engine: sa.Engine) -> MigrationResult:
     return MigrationResult(current, head, None)
 
 
+_UNREACHABLE = (
+    "cannot be reached",
+    "Check that the server runs and that this machine can reach it (host, port, firewall); nothing was changed",
+)
+_LOGIN = (
+    "refused the login",
+    "Check the user in database.url, and store its password with `san config set database.password` (or set "
+    "PGPASSWORD, or use ~/.pgpass)",
+)
+# SQLSTATE (or its two-letter class) -> (problem, remedy)
+_BY_STATE = {
+    "08": _UNREACHABLE,
+    "57P01": _UNREACHABLE,  # the server shut down
+    "57P02": _UNREACHABLE,
+    "57P03": _UNREACHABLE,  # it cannot take connections now (starting, recovering)
+    "28": _LOGIN,
+    "3D000": ("does not exist", "Create it on the server (createdb), or correct database.url"),
+    "42501": (
+        "does not let this user do what SAN Desktop needs",
+        "Grant the user the rights to create tables in the database (or make it the database's owner)",
+    ),
+    "53": ("is out of room on its server", "Free disk space (or memory) on the database server, then try again"),
+}
+
+
+def explained(exc: BaseException, where: str) -> Exception:
+    """A server's condition that is not a bug in words that say what to do (``DatabaseServerError``,
+    ``DatabaseLockedError``), or ``exc`` itself. The cause is the driver's first line (never a password:
+    libpq does not repeat it)."""
+    original = getattr(exc, "orig", None) or exc
+    state = str(getattr(original, "sqlstate", None) or "")
+    cause = (str(original).strip().splitlines() or [""])[0][:300]
+    if state == "55P03":  # lock_not_available
+        return DatabaseLockedError(where)
+    said = _BY_STATE.get(state) or _BY_STATE.get(state[:2])
+    if said is None and not state and type(original).__name__ == "OperationalError":
+        said = _UNREACHABLE  # no answer at all: refused, timed out, unknown host
+    if said is None:
+        return exc if isinstance(exc, Exception) else RuntimeError(str(exc))
+    return DatabaseServerError(where, said[0], said[1], cause)
+
+
 @dataclass(frozen=True)
 class ServerFacts:
     """What ``san doctor`` reports of a server database."""
@@ -99,7 +161,7 @@ def server_facts(engine: sa.Engine) -> ServerFacts:
     with engine.connect() as conn:
         version = str(conn.exec_driver_sql("SHOW server_version").scalar_one())
         rows = conn.exec_driver_sql(
-            "SELECT name, installed_version FROM pg_available_extensions WHERE name = ANY(%(names)s)",
+            "SELECT name, installed_version FROM pg_available_extensions WHERE name = ANY(:names)",
             {"names": list(EXTENSIONS)},
         ).all()
     available = {str(name): (str(installed) if installed else None) for name, installed in rows}
@@ -109,3 +171,48 @@ def server_facts(engine: sa.Engine) -> ServerFacts:
         extensions=available,
         missing=tuple(name for name in EXTENSIONS if name not in available),
     )
+
+
+_QMARK = re.compile(r"\?|(?<![:\w]):(\w+)")
+
+
+@functools.lru_cache(maxsize=1024)
+def _pyformat(sql: str) -> str:
+    """SQLite's ``?`` and ``:name`` placeholders as psycopg's ``%s`` and ``%(name)s``, a literal ``%`` doubled
+    (the app's SQL quotes no text holding ``?`` or ``:word``)."""
+    escaped = sql.replace("%", "%%")
+    return _QMARK.sub(lambda match: f"%({match.group(1)})s" if match.group(1) else "%s", escaped)
+
+
+class PortableCursor:
+    """A psycopg cursor that takes the SQL of the job queue's hot path as written for SQLite's DB-API
+    (``queue.claims``): the statements are the same on both, their placeholders are not."""
+
+    __slots__ = ("_cursor",)
+
+    def __init__(self, cursor: Any) -> None:
+        self._cursor = cursor
+
+    def execute(self, sql: str, params: Any = ()) -> PortableCursor:
+        self._cursor.execute(_pyformat(sql), params)
+        return self
+
+    def fetchall(self) -> list[Any]:
+        return list(self._cursor.fetchall())
+
+    def fetchone(self) -> Any:
+        return self._cursor.fetchone()
+
+    def executemany(self, sql: str, params: Any) -> PortableCursor:
+        self._cursor.executemany(_pyformat(sql), params)
+        return self
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._cursor)
+
+    @property
+    def rowcount(self) -> int:
+        return int(self._cursor.rowcount)
+
+    def close(self) -> None:
+        self._cursor.close()

@@ -1,8 +1,10 @@
-"""sqlite-vec tables.
+"""Card vectors: the canonical rows of ``card_embeddings``, the in-memory index that similar cards are found
+with, and (SQLite) sqlite-vec tables.
 
-The canonical vectors are rows of ``card_embeddings``. A vec0 index per (model, dimension) is derived
-from them and can be dropped and rebuilt at any time, like a cache; Alembic never manages vec0 tables or
-their shadow tables, so autogenerate and the drift guard skip them through ``include_name``.
+A vec0 index per (model, dimension) is derived from the rows and can be dropped and rebuilt at any time, like
+a cache; Alembic never manages vec0 tables or their shadow tables, so autogenerate and the drift guard skip
+them through ``include_name``. A library on PostgreSQL has no vec0 tables; the in-memory index serves it
+the same way.
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ def ensure_card_index(conn: sa.Connection, model_id: str, dim: int) -> str:
         raise ValueError(f"embedding dimension out of range: {dim}")
     table = card_index_table(model_id, dim)
     key = (str(conn.engine.url), table)
-    if key not in _ensured:
+    if key not in _ensured and conn.dialect.name == "sqlite":
         columns = f"card_id text primary key, embedding bit[{SIMHASH_BITS}]"
         conn.exec_driver_sql(f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0({columns})")
         _ensured.add(key)
@@ -144,6 +146,8 @@ def index_card_vector(
     conn: sa.Connection, card_id: str, model_id: str, vector: npt.NDArray[np.float32], *, new: bool = False
 ) -> None:
     """Put a card's SimHash bits in its space's vec0 index, replacing earlier ones (none when ``new``)."""
+    if conn.dialect.name != "sqlite":
+        return
     bits = simhash(np.asarray(vector, dtype=np.float32)[None, :])[0].tobytes()
     dim = int(vector.shape[0])
     for last_try in (False, True):
@@ -160,6 +164,8 @@ def index_card_vector(
 
 
 def unindex_card(conn: sa.Connection, card_id: str, model_id: str, dim: int) -> None:
+    if conn.dialect.name != "sqlite":
+        return
     table = card_index_table(model_id, dim)
     if conn.exec_driver_sql("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).first():
         conn.exec_driver_sql(f"DELETE FROM {table} WHERE card_id = ?", (card_id,))
@@ -171,7 +177,7 @@ class _SpaceIndex:
     codes with a scale per card (``dim`` bytes) to rank the candidates; ids as fixed-width bytes. About 61 MB for
     100,000 cards of 512 dimensions."""
 
-    generation: tuple[int, int]  # (count, newest rowid) of the space's rows when loaded
+    generation: tuple[int, Any]  # (count, newest) of the space's rows when loaded (``_newest``)
     ids: npt.NDArray[np.bytes_]
     bits: npt.NDArray[np.uint64]  # (SIMHASH_BITS // 64, n): word by word, each contiguous
     codes: npt.NDArray[np.int8]
@@ -182,19 +188,25 @@ _indexes: dict[tuple[str, str, int], _SpaceIndex] = {}  # (database, model, dime
 _indexes_lock = threading.Lock()
 
 
-def _newest_rowid(conn: sa.Connection, model_id: str) -> int:
-    """Grows whenever a vector of this model is added (re-embedding deletes and inserts, so it grows
-    then too), by this process or another; one step down the model_id index."""
-    return int(
-        conn.exec_driver_sql(
-            "SELECT coalesce(max(rowid), 0) FROM card_embeddings WHERE model_id = ?", (model_id,)
-        ).scalar_one()
-    )
+def _order(conn: sa.Connection) -> str:
+    """The column that grows with every vector added (re-embedding deletes and inserts, so it grows then
+    too), by this process or another: SQLite's rowid; on a server, the time the row was written (the
+    machines' clocks agree with the server's: ``queue.server_clock``)."""
+    return "rowid" if conn.dialect.name == "sqlite" else "created_at"
+
+
+def _newest(conn: sa.Connection, model_id: str) -> Any:
+    """The greatest ``_order`` of the model's vectors (one step down an index on SQLite)."""
+    return conn.execute(
+        sa.text(f"SELECT max({_order(conn)}) FROM card_embeddings WHERE model_id = :model"), {"model": model_id}
+    ).scalar_one()
 
 
 def _count(conn: sa.Connection, model_id: str) -> int:
     return int(
-        conn.exec_driver_sql("SELECT count(*) FROM card_embeddings WHERE model_id = ?", (model_id,)).scalar_one()
+        conn.execute(
+            sa.text("SELECT count(*) FROM card_embeddings WHERE model_id = :model"), {"model": model_id}
+        ).scalar_one()
     )
 
 
@@ -209,16 +221,19 @@ def _encode(rows: Sequence[Any], dim: int) -> tuple[Any, Any, Any, Any]:
 
 
 def _space_index(conn: sa.Connection, model_id: str, dim: int) -> _SpaceIndex:
-    newest = _newest_rowid(conn, model_id)
+    newest = _newest(conn, model_id)
     key = (str(conn.engine.url), model_id, dim)
     with _indexes_lock:
         cached = _indexes.get(key)
     if cached is not None and cached.generation[1] == newest:
         return cached  # (rows only removed since: they drop out when the shown cards are read)
     generation = (_count(conn, model_id), newest)
-    query = "SELECT card_id, vector FROM card_embeddings WHERE model_id = ? AND dim = ?"
-    if cached is not None and generation[0] > cached.generation[0]:
-        added = conn.exec_driver_sql(query + " AND rowid > ?", (model_id, dim, cached.generation[1])).all()
+    query = "SELECT card_id, vector FROM card_embeddings WHERE model_id = :model AND dim = :dim"
+    space = {"model": model_id, "dim": dim}
+    if cached is not None and generation[0] > cached.generation[0] and cached.generation[1] is not None:
+        added = conn.execute(
+            sa.text(f"{query} AND {_order(conn)} > :after"), {**space, "after": cached.generation[1]}
+        ).all()
         if cached.generation[0] + len(added) == generation[0]:  # only additions since: append them
             ids, bits, codes, scales = _encode(added, dim)
             index = _SpaceIndex(
@@ -231,7 +246,7 @@ def _space_index(conn: sa.Connection, model_id: str, dim: int) -> _SpaceIndex:
             with _indexes_lock:
                 _indexes[key] = index
             return index
-    ids, bits, codes, scales = _encode(conn.exec_driver_sql(query, (model_id, dim)).all(), dim)
+    ids, bits, codes, scales = _encode(conn.execute(sa.text(query), space).all(), dim)
     index = _SpaceIndex(generation, ids, bits, codes, scales)
     with _indexes_lock:
         _indexes[key] = index
@@ -243,7 +258,9 @@ def warm_up(conn: sa.Connection, model_id: str) -> int:
     thread). Returns how many vectors were loaded."""
     dims = [
         row[0]
-        for row in conn.exec_driver_sql("SELECT DISTINCT dim FROM card_embeddings WHERE model_id = ?", (model_id,))
+        for row in conn.execute(
+            sa.text("SELECT DISTINCT dim FROM card_embeddings WHERE model_id = :model"), {"model": model_id}
+        )
     ]
     return sum(len(_space_index(conn, model_id, int(dim)).ids) for dim in dims)
 

@@ -56,7 +56,7 @@ class JobExecutor:
         self.registry = registry
         self.session_id = session_id
         self.breakers = breakers
-        self.artifacts = artifacts or ArtifactStore(queue.db.path.parent)
+        self.artifacts = artifacts or ArtifactStore(queue.db.data_dir)
         self.on_progress = on_progress
         self.shutdown_event = threading.Event()
         self._running: dict[str, JobContext] = {}
@@ -244,7 +244,7 @@ class JobExecutor:
         with self._lock:
             said, self._storage_full = self._storage_full, True
         if not said:
-            reason = exc if isinstance(exc, StorageFullError) else StorageFullError(self.queue.db.path, str(exc))
+            reason = exc if isinstance(exc, StorageFullError) else StorageFullError(self.queue.db.where, str(exc))
             log.warning("%s Jobs wait until there is room.", reason)
 
     def _storage_has_room(self) -> None:

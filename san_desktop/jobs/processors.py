@@ -263,7 +263,7 @@ def old_notices_hook(session: Session, queue: JobStore) -> int:
 def orphan_artifacts_hook(session: Session, _queue: JobStore) -> int:
     """Files of runs that died between writing and publishing: removed once no row references them and
     they are a day old (a live run publishes long before). Reports what it removed in the log."""
-    store = ArtifactStore(_queue.db.path.parent)
+    store = ArtifactStore(_queue.db.data_dir)
     store.sweep_orphans(TilService.referenced(session))
     return 0
 

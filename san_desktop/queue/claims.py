@@ -29,12 +29,19 @@ JOB_COLUMNS = (
 )  # fmt: skip
 RETURNING = "RETURNING " + ", ".join(JOB_COLUMNS)
 Row = tuple[Any, ...]  # a job row of JOB_COLUMNS, as the driver returns it
+_SKIP_LOCKED = " FOR UPDATE SKIP LOCKED"
 
 
 @contextmanager
 def cursor_of(conn: sa.Connection) -> Iterator[Any]:
-    """A DB-API cursor on ``conn``'s connection, inside whatever transaction ``conn`` has open."""
-    with closing(conn.connection.cursor()) as cursor:
+    """A DB-API cursor on ``conn``'s connection, inside whatever transaction ``conn`` has open (on a server,
+    one that takes this module's placeholders)."""
+    cursor: Any = conn.connection.cursor()
+    if conn.dialect.name == "postgresql":
+        from san_desktop.db.postgres import PortableCursor
+
+        cursor = PortableCursor(cursor)
+    with closing(cursor):
         yield cursor
 
 
@@ -44,9 +51,13 @@ def db_time(value: datetime) -> str:
     return value.astimezone(UTC).isoformat(" ", "microseconds")[:26]
 
 
-def _parse_time(value: str | None) -> datetime | None:
-    # parsed with its offset rather than given one afterwards (``replace`` costs more than the parse)
-    return datetime.fromisoformat(value + "+00:00") if value else None
+def _parse_time(value: str | datetime | None) -> datetime | None:
+    if not value:
+        return None
+    if isinstance(value, str):
+        # parsed with its offset rather than given one afterwards (``replace`` costs more than the parse)
+        return datetime.fromisoformat(value + "+00:00")
+    return value.astimezone(UTC)  # a server's timestamp with time zone
 
 
 _JOB_TYPES = {job_type.value: job_type for job_type in JobType}
@@ -73,8 +84,8 @@ def record_from_row(row: Row) -> JobRecord:
         run_after=_parse_time(run_after),
         owner_session=owner_session,
         lease_until=_parse_time(lease_until),
-        created_at=datetime.fromisoformat(created_at + "+00:00"),
-        updated_at=datetime.fromisoformat(updated_at + "+00:00"),
+        created_at=_parse_time(created_at),  # type: ignore[arg-type]  # (never NULL)
+        updated_at=_parse_time(updated_at),  # type: ignore[arg-type]
         started_at=_parse_time(started_at),
         finished_at=_parse_time(finished_at),
         run_id=run_id,
@@ -82,7 +93,14 @@ def record_from_row(row: Row) -> JobRecord:
 
 
 def claim_rows(
-    cursor: Any, session_id: str, job_types: Collection[JobType], now: datetime, lease_until: datetime, limit: int
+    cursor: Any,
+    session_id: str,
+    job_types: Collection[JobType],
+    now: datetime,
+    lease_until: datetime,
+    limit: int,
+    *,
+    skip_locked: bool = False,
 ) -> list[Row]:
     """Claim up to ``limit`` of the oldest runnable jobs and start each one's attempt on its row (its
     number, start, session, lease and run); an attempt gets a row of its own only if it does not succeed.
@@ -92,14 +110,16 @@ def claim_rows(
     A SELECT picks the jobs and one conditional UPDATE takes them, in the caller's IMMEDIATE transaction (no
     other writer comes between the two). They are two statements because each job gets a run id of its
     own, made here: run ids are time-ordered UUIDv7 (the newest run of a kind is the greatest), which
-    SQL cannot make."""
+    SQL cannot make. ``skip_locked`` (PostgreSQL, where workers of several machines claim at once): the
+    SELECT locks the jobs it picks and passes over those another transaction is taking, so that two
+    claims never wait for each other nor take the same job."""
     types = sorted(job_type.value for job_type in job_types)
     stamp = db_time(now)
     picked = [
         row[0]
         for row in cursor.execute(
             f"SELECT id FROM async_jobs WHERE status = 'PENDING' AND job_type IN ({', '.join('?' for _ in types)}) "
-            "AND (run_after IS NULL OR run_after <= ?) ORDER BY id LIMIT ?",
+            f"AND (run_after IS NULL OR run_after <= ?) ORDER BY id LIMIT ?{_SKIP_LOCKED if skip_locked else ''}",
             (*types, stamp, limit),
         )
     ]
@@ -246,8 +266,8 @@ _ACTIVE = _quoted((JobStatus.PENDING, JobStatus.PROCESSING))
 # what each status sets beside itself when a job is moved to it (a claim and a finish set their own)
 _SET_WITH = {
     # run again: one fresh attempt, now, by whichever worker claims it
-    JobStatus.PENDING: "max_attempts = max(max_attempts, attempts + 1), run_after = NULL, finished_at = NULL, "
-    "owner_session = NULL, lease_until = NULL",
+    JobStatus.PENDING: "max_attempts = CASE WHEN max_attempts > attempts THEN max_attempts ELSE attempts + 1 END, "
+    "run_after = NULL, finished_at = NULL, owner_session = NULL, lease_until = NULL",
     JobStatus.CANCELLED: "finished_at = :now, lease_until = NULL",
     JobStatus.FAILED: "finished_at = :now, lease_until = NULL, owner_session = NULL",
     JobStatus.COMPLETED: "finished_at = :now, lease_until = NULL, owner_session = NULL",

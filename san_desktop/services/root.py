@@ -58,7 +58,7 @@ class Services:
     def of_store(cls, queue: JobStore, settings: Callable[[], Settings] = Settings) -> Services:
         """The services of the library ``queue`` works on, its artifacts beside its database (a headless
         run, a test or a benchmark without the application)."""
-        return cls(queue.db, queue, ArtifactStore(queue.db.path.parent), settings, clock=queue.clock)
+        return cls(queue.db, queue, ArtifactStore(queue.db.data_dir), settings, clock=queue.clock)
 
     @cached_property
     def til(self) -> TilService:

@@ -186,9 +186,10 @@ def live_in_space(conn: sa.Connection, card_ids: Sequence[str], model_id: str) -
     if not card_ids:
         return set()
     marks = ", ".join("?" for _ in card_ids)
+    join = "CROSS JOIN" if conn.dialect.name == "sqlite" else "JOIN"  # (PostgreSQL plans this order by itself)
     rows = conn.exec_driver_sql(
-        "SELECT kc.id FROM knowledge_cards AS kc CROSS JOIN scraps AS s ON s.id = kc.scrap_id "
-        "CROSS JOIN card_embeddings AS ce ON ce.card_id = kc.id "
+        f"SELECT kc.id FROM knowledge_cards AS kc {join} scraps AS s ON s.id = kc.scrap_id "
+        f"{join} card_embeddings AS ce ON ce.card_id = kc.id "
         f"WHERE kc.id IN ({marks}) AND s.deleted_at IS NULL AND ce.model_id = ?",
         (*card_ids, model_id),
     )

@@ -12,6 +12,7 @@ import os
 
 from san_desktop.core.credentials import (
     AI_API_KEY,
+    DATABASE_PASSWORD,
     ENVIRONMENT,
     GITHUB_TOKEN,
     environment_phrase,
@@ -26,9 +27,11 @@ from san_desktop.core.redact import register_secret
 
 __all__ = [
     "AI_API_KEY",
+    "DATABASE_PASSWORD",
     "GITHUB_TOKEN",
     "SERVICE",
     "ai_api_key",
+    "database_password",
     "delete_secret",
     "get_secret",
     "github_token",
@@ -93,6 +96,11 @@ def ai_api_key() -> str | None:
 
 def github_token() -> str | None:
     return secret_with_source(GITHUB_TOKEN)[0]
+
+
+def database_password() -> str | None:
+    """The PostgreSQL server's password, from the keyring or PGPASSWORD (None: libpq looks in ~/.pgpass)."""
+    return secret_with_source(DATABASE_PASSWORD)[0]
 
 
 def _require_backend(name: str, done: str) -> None:

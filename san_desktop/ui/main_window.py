@@ -216,8 +216,8 @@ class MainWindow(QMainWindow):
 
     def _build_status_bar(self) -> None:
         about = self._app.about()
-        self.database_label = QLabel(f"Data: {about.data_dir}")
-        self.database_label.setToolTip(str(about.database_file))
+        self.database_label = QLabel(f"Library: {about.database}" if about.on_server else f"Data: {about.data_dir}")
+        self.database_label.setToolTip(about.database)
         self.watch_indicator = WatchIndicator(self)  # while the clipboard watcher runs, with Stop
         self.watch_indicator.stop_requested.connect(self._on_watch_indicator_stop_requested)
         self.statusBar().addPermanentWidget(self.watch_indicator)

@@ -191,7 +191,7 @@ def test_jobs_enqueued_by_another_process_are_picked_up_by_polling(
     settings = JobSettings()  # the real poll interval
     runner = JobRunner(JobQueue(backend.db, settings), registry, backend.require_session(), settings)
     registry.register(JobType.CARD_ANALYSIS, RecordingProcessor())
-    other_process = open_database(backend.db.path)  # its own engine, like `san` in another process
+    other_process = open_database(backend.db.file)  # its own engine, like `san` in another process
     try:
         _start(qtbot, runner)
         with qtbot.waitSignal(runner.job_changed, check_params_cb=_completed_for_any, timeout=2 * 2000 + 1000) as done:
@@ -209,7 +209,7 @@ def test_changes_made_by_another_process_reach_the_views(
     page = JobsPage(context)
     qtbot.addWidget(page)
     _start(qtbot, runner)
-    other_process = open_database(backend.db.path)
+    other_process = open_database(backend.db.file)
     try:
         cli_queue = JobQueue(other_process, runner.settings)
         with qtbot.waitSignal(runner.job_changed, check_params_cb=lambda e: e.external, timeout=5_000) as seen:
@@ -233,7 +233,7 @@ def test_a_change_stamped_before_the_last_seen_one_is_still_announced(
     _start(qtbot, runner)
     with qtbot.waitSignal(runner.job_changed, timeout=5_000):
         ours = queue.enqueue(JobType.GITHUB_STAR_RECOMMENDATION, "account-ours")  # no processor: it waits
-    other_process = open_database(backend.db.path)
+    other_process = open_database(backend.db.file)
     try:
         earlier = ours.updated_at - timedelta(seconds=2)
         late_commit = JobQueue(other_process, runner.settings, clock=lambda: earlier)

@@ -91,7 +91,7 @@ def test_closing_the_window_ends_the_session_and_frees_the_data_directory(
     with InstanceLock(backend.data_dir) as again:  # another instance may start now
         assert again.held
     # the engine was disposed; a fresh one reads the recorded end of the session
-    engine = sa.create_engine(f"sqlite:///{backend.db.path}")
+    engine = sa.create_engine(f"sqlite:///{backend.db.file}")
     try:
         with engine.connect() as conn:
             ended = conn.execute(

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -35,9 +37,10 @@ class AboutDialog(QDialog):
         self.data_dir_label = self._selectable(str(about.data_dir))
         form.addRow("Version:", self.version_label)
         form.addRow("Data directory:", self.data_dir_label)
-        form.addRow("Database:", self._selectable(f"{about.database_file.name} (schema {about.schema_revision})"))
+        database = about.database if about.on_server else Path(about.database).name
+        form.addRow("Database:", self._selectable(f"{database} (schema {about.schema_revision})"))
         form.addRow("Log file:", self._selectable(str(about.log_file)))
-        runs_on = f"PySide6 {pyside_version}, {about.sqlite}"
+        runs_on = f"PySide6 {pyside_version}, {about.runs_on}"
         form.addRow("Runs on:", self._selectable(runs_on))
         self.model_label = self._selectable(about.embedded_model)
         form.addRow("Embedded model:", self.model_label)

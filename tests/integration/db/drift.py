@@ -50,7 +50,7 @@ def check_constraint_values(conn: sa.Connection, table: str, column: str) -> set
     if conn.dialect.name == "postgresql":
         definitions = conn.exec_driver_sql(
             "SELECT pg_get_constraintdef(c.oid) FROM pg_constraint AS c JOIN pg_class AS t ON t.oid = c.conrelid "
-            "WHERE c.contype = 'c' AND t.relname = %(table)s",
+            "WHERE c.contype = 'c' AND t.relname = :table",
             {"table": table},
         ).scalars()
         pattern = _PG_ANY.format(column=re.escape(column))

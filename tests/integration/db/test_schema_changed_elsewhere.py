@@ -27,7 +27,7 @@ def database(tmp_path: Path) -> Iterator[Database]:
 
 def made_elsewhere(database: Database, name: str) -> None:
     """Another connection (another thread's, or another process's) adds a table."""
-    with raw_connection(database.path) as other:
+    with raw_connection(database.file) as other:
         other.execute(f"CREATE TABLE {name} (x)")
 
 

@@ -110,9 +110,10 @@ def test_immediate_transactions_take_the_write_lock_up_front(tmp_path: Path) -> 
 def test_a_database_locked_elsewhere_is_explained(tmp_path: Path) -> None:
     opened = open_database(tmp_path / "san.db")
     opened.dispose()
-    impatient = make_engine(opened.path, opened.driver, busy_timeout_ms=50)  # not 30 s in a test
+    assert opened.driver is not None
+    impatient = make_engine(opened.file, opened.driver, busy_timeout_ms=50)  # not 30 s in a test
     db = replace(opened, engine=impatient)
-    other = db.driver.module.connect(str(db.path), timeout=0)
+    other = opened.driver.module.connect(str(db.file), timeout=0)
     other.isolation_level = None
     other.execute("BEGIN IMMEDIATE")  # another program holds the write lock
     try:
