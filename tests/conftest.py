@@ -93,6 +93,16 @@ def db(data_dir: Path) -> Iterator[Database]:
 
 
 @pytest.fixture
+def sqlite_db(tmp_path: Path) -> Iterator[Database]:
+    """A SQLite library whatever the run's database: for what only SQLite has (vec0 tables, the file)."""
+    folder = tmp_path / "sqlite-only"
+    folder.mkdir()
+    database = open_database(database_path(folder))
+    yield database
+    database.dispose()
+
+
+@pytest.fixture
 def backend(data_dir: Path, job_settings: JobSettings) -> Iterator[Backend]:
     data_dir.mkdir(parents=True, exist_ok=True)
     save_settings(data_dir, Settings(jobs=job_settings))  # what the facade of these tests loads

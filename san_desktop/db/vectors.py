@@ -46,11 +46,27 @@ def vec_table_names(conn: sa.Connection) -> set[str]:
     return virtual | shadows
 
 
+# PostgreSQL's word indexes (revision 0020): tables and indexes the migrations keep and the models do not describe
+SERVER_DERIVED_TABLES = frozenset({"card_search", "til_search"})
+SERVER_DERIVED_INDEXES = frozenset({"ix_scraps_content_words"})
+
+
+def derived_table_names(conn: sa.Connection) -> set[str]:
+    """The derived tables of the database: SQLite's virtual tables (``vec_table_names``), PostgreSQL's word
+    indexes."""
+    if conn.dialect.name == "sqlite":
+        return vec_table_names(conn)
+    return set(SERVER_DERIVED_TABLES)
+
+
 def make_include_name(conn: sa.Connection) -> Callable[[str | None, str, Mapping[str, str | None]], bool]:
-    """An Alembic ``include_name`` filter that hides vec0 tables and their shadow tables."""
-    excluded = vec_table_names(conn)
+    """An Alembic ``include_name`` filter that hides derived tables (vec0 and FTS5 tables with their shadow
+    tables; PostgreSQL's word indexes)."""
+    excluded = derived_table_names(conn)
 
     def include_name(name: str | None, type_: str, _parent_names: Mapping[str, str | None]) -> bool:
+        if type_ == "index":
+            return name not in SERVER_DERIVED_INDEXES
         return not (type_ == "table" and name in excluded)
 
     return include_name

@@ -5,7 +5,8 @@ are searched the same way, by their words (``til_search``, revision 0015) and me
 their own (a day, not a card).
 
 Words come from FTS5 indexes (``card_search``, trigrams, revisions 0007 and 0009; ``scrap_search``, words
-matched as prefixes, revision 0014). Meaning needs a model that embeds a query as cards are embedded (the
+matched as prefixes, revision 0014); on PostgreSQL from the tables and indexes of revision 0020, found the
+same way (``_server_*``). Meaning needs a model that embeds a query as cards are embedded (the
 shipped sentence encoder): its nearest cards above the model's search floor (``ai.calibration``) join
 in, so "트랜잭션 격리" finds an English card on isolation levels. Without one, words alone.
 """
@@ -75,6 +76,8 @@ def card_word_matches(
     matched as a substring of the same index's text. Without ``scrap_ids`` only the newest
     ``SEARCH_CANDIDATES`` matches are ranked, so a word in every card stays fast."""
     conn = session.connection()
+    if conn.dialect.name != "sqlite":
+        return _server_card_word_matches(conn, search, limit=limit, scrap_ids=scrap_ids)
     matches: list[str] = []
     short_words: list[str] = []
     for word in search.split():
@@ -97,7 +100,7 @@ def card_word_matches(
     # columns c0..c3): a plain table scan, without the virtual table's work per row
     columns = ("title", "summary", "tags", "category") if matches else ("c0", "c1", "c2", "c3")
     for word in short_words:
-        pattern = "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        pattern = _like_pattern(word)
         where.append("(" + " OR ".join(f"{column} LIKE ? ESCAPE '\\'" for column in columns) + ")")
         params.extend([pattern] * len(columns))
     if matches:
@@ -124,6 +127,56 @@ def card_word_matches(
     return [row[0] for row in rows]
 
 
+def _like_pattern(word: str) -> str:
+    return "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+# what a word found in each of a card's fields adds to its rank: the weights of SQLite's bm25 (title first)
+SERVER_FIELD_WEIGHTS = (("title", 10), ("tags", 3), ("category", 2), ("summary", 1))
+
+
+def _server_card_word_matches(
+    conn: sa.Connection, search: str, *, limit: int, scrap_ids: Collection[str] | None
+) -> list[str]:
+    """``card_word_matches`` on PostgreSQL: every word found anywhere in a card's four fields (pg_trgm's
+    index serves words of three letters or more; shorter ones are found by the same condition, scanning),
+    ranked by the weights of the fields it is found in, among the newest ``SEARCH_CANDIDATES`` matches."""
+    words = search.split()
+    if not words:
+        return []
+    params: dict[str, object] = {f"w{index}": _like_pattern(word) for index, word in enumerate(words)}
+    found = " AND ".join(f"cs.document ILIKE :w{index} ESCAPE '\\'" for index in range(len(words)))
+    rank = " + ".join(
+        f"(CASE WHEN cs.{field} ILIKE :w{index} ESCAPE '\\' THEN {weight} ELSE 0 END)"
+        for index in range(len(words))
+        for field, weight in SERVER_FIELD_WEIGHTS
+    )
+    params["candidates"] = SEARCH_CANDIDATES if scrap_ids is None else None
+    params["limit"] = limit
+    live = "s.deleted_at IS NULL"
+    if scrap_ids is not None:
+        live += " AND kc.scrap_id IN :scraps"
+        params["scraps"] = tuple(scrap_ids)
+    rows = conn.execute(
+        sa.text(
+            f"SELECT kc.id FROM (SELECT cs.card_id, {rank} AS rank FROM card_search AS cs WHERE {found} "
+            "ORDER BY cs.card_id DESC LIMIT :candidates) AS found "
+            "JOIN knowledge_cards AS kc ON kc.id = found.card_id JOIN scraps AS s ON s.id = kc.scrap_id "
+            f"WHERE {live} ORDER BY found.rank DESC, kc.id DESC LIMIT :limit"
+        ).bindparams(*([sa.bindparam("scraps", expanding=True)] if scrap_ids is not None else [])),
+        params,
+    )
+    return [row[0] for row in rows]
+
+
+def _server_prefix_query(search: str) -> str | None:
+    """``_prefix_query`` as PostgreSQL's ``to_tsquery`` takes it: every word as a quoted prefix."""
+    words = [word for word in search.split() if len(word) >= 2]
+    if not words:
+        return None
+    return " & ".join("'" + word.replace("\\", "\\\\").replace("'", "''") + "':*" for word in words)
+
+
 def _prefix_query(search: str) -> str | None:
     """Every word of ``search`` as a prefix (a Korean word with its particle, a word with its plural)."""
     words = [word for word in search.split() if len(word) >= 2]
@@ -137,6 +190,8 @@ def text_word_matches(
 ) -> list[str]:
     """Ids of live cards whose scrap's text has every word of ``search`` (as a word's start), best first
     (bm25), among the newest ``SEARCH_CANDIDATES`` matches."""
+    if session.connection().dialect.name != "sqlite":
+        return _server_text_word_matches(session.connection(), search, limit=limit, scrap_ids=scrap_ids)
     query = _prefix_query(search)
     if query is None:
         return []
@@ -151,6 +206,35 @@ def text_word_matches(
         f"JOIN knowledge_cards AS kc ON kc.scrap_id = s.id WHERE {' AND '.join(live)} "
         "ORDER BY found.rank, s.rowid DESC LIMIT ?",
         (*params, limit),
+    )
+    return [row[0] for row in rows]
+
+
+def _server_text_word_matches(
+    conn: sa.Connection, search: str, *, limit: int, scrap_ids: Collection[str] | None
+) -> list[str]:
+    """``text_word_matches`` on PostgreSQL, through the index of the scraps' words (revision 0020)."""
+    query = _server_prefix_query(search)
+    if query is None:
+        return []
+    params: dict[str, object] = {
+        "query": query,
+        "candidates": SEARCH_CANDIDATES if scrap_ids is None else None,
+        "limit": limit,
+    }
+    live = "s.deleted_at IS NULL"
+    if scrap_ids is not None:
+        live += " AND s.id IN :scraps"
+        params["scraps"] = tuple(scrap_ids)
+    rows = conn.execute(
+        sa.text(
+            "SELECT kc.id FROM (SELECT s.id, ts_rank(to_tsvector('simple', s.content), q) AS rank "
+            "FROM scraps AS s, to_tsquery('simple', :query) AS q "
+            "WHERE to_tsvector('simple', s.content) @@ q ORDER BY s.id DESC LIMIT :candidates) AS found "
+            "JOIN scraps AS s ON s.id = found.id JOIN knowledge_cards AS kc ON kc.scrap_id = s.id "
+            f"WHERE {live} ORDER BY found.rank DESC, s.id DESC LIMIT :limit"
+        ).bindparams(*([sa.bindparam("scraps", expanding=True)] if scrap_ids is not None else [])),
+        params,
     )
     return [row[0] for row in rows]
 
@@ -242,9 +326,25 @@ def search_cards(
 def til_word_matches(session: Session, search: str, *, limit: int) -> list[str]:
     """Ids of days whose current TIL text has every word of ``search`` (as a word's start), best first
     (bm25, the title weighted over the text)."""
-    query = _prefix_query(search)
     conn = session.connection()
-    if query is None or conn.dialect.name != "sqlite":
+    if conn.dialect.name != "sqlite":
+        server_query = _server_prefix_query(search)
+        if server_query is None:
+            return []
+        return list(
+            conn.execute(
+                sa.text(
+                    "SELECT ts.summary_id FROM til_search AS ts JOIN daily_summaries AS ds ON ds.id = ts.summary_id "
+                    "WHERE ts.words @@ to_tsquery('simple', :query) AND ds.current_version = ts.version "
+                    # weights {D, C, B, A}: the body (D) counts a fifth of the title (A), as bm25's 1 and 5 do
+                    "ORDER BY ts_rank('{0.2, 0, 0, 1}', ts.words, to_tsquery('simple', :query)) DESC, "
+                    "ds.local_date DESC LIMIT :limit"
+                ),
+                {"query": server_query, "limit": limit},
+            ).scalars()
+        )
+    query = _prefix_query(search)
+    if query is None:
         return []
     rows = conn.exec_driver_sql(
         "SELECT ts.summary_id FROM til_search AS ts JOIN daily_summaries AS ds ON ds.id = ts.summary_id "

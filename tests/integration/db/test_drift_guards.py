@@ -23,10 +23,10 @@ CHECK_FAILED = "CHECK constraint failed|violates check constraint"
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def engine(request: pytest.FixtureRequest, db: Database) -> Iterator[sa.Engine]:
+def engine(request: pytest.FixtureRequest, sqlite_db: Database) -> Iterator[sa.Engine]:
     """A database migrated to head, as a SQLite file and on a PostgreSQL server."""
     if request.param == "sqlite":
-        yield db.engine
+        yield sqlite_db.engine
         return
     server = make_server_engine(request.getfixturevalue("postgres_url"))
     migrate_server(server)
@@ -42,8 +42,8 @@ def test_migrated_schema_matches_the_models(engine: sa.Engine) -> None:
         assert schema_differences(conn, Base.metadata) == []
 
 
-def test_the_schema_guard_hides_vec0_indexes_and_their_shadow_tables(db: Database) -> None:
-    with db.engine.begin() as conn:
+def test_the_schema_guard_hides_vec0_indexes_and_their_shadow_tables(sqlite_db: Database) -> None:
+    with sqlite_db.engine.begin() as conn:
         # a vec0 index and its shadow tables exist in real databases: the filter must hide them
         table = ensure_card_index(conn, "local-hash-ngram-v1", 8)
         assert table in vec_table_names(conn)
@@ -58,8 +58,8 @@ def test_schema_guard_reports_a_missing_index(engine: sa.Engine) -> None:
     assert any(diff[0] == "add_index" and diff[1].name == "ix_async_jobs_updated_at" for diff in differences)
 
 
-def test_schema_guard_without_the_vec_filter_would_see_vec_tables(db: Database) -> None:
-    with db.engine.begin() as conn:
+def test_schema_guard_without_the_vec_filter_would_see_vec_tables(sqlite_db: Database) -> None:
+    with sqlite_db.engine.begin() as conn:
         table = ensure_card_index(conn, "some-model", 16)
         differences = schema_differences(conn, Base.metadata, include_name=lambda *_args: True)
     removed = {diff[1].name for diff in differences if diff[0] == "remove_table"}

@@ -115,6 +115,8 @@ def test_every_revision_runs_up_on_postgresql_with_rows_in_the_ones_that_move_da
             )
         ).scalars()
         assert set(kinds) == {"timestamp with time zone"}
+        # 0020: the cards already there are in the word index
+        assert conn.execute(sa.text("SELECT card_id, title, summary FROM card_search")).all() == [("c1", "t", "s")]
         conn.exec_driver_sql("SET TIME ZONE 'Asia/Seoul'")
         created = conn.execute(sa.text("SELECT created_at FROM scraps WHERE id = 's2'")).scalar_one()
         assert created == datetime(2026, 1, 1, 9, 0, tzinfo=UTC)
