@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import uuid
 from pathlib import Path
 
 import platformdirs
@@ -14,6 +15,7 @@ DATA_DIR_ENV = "SAN_DATA_DIR"
 DATABASE_FILE = "san.db"
 LOCK_FILE = "san.lock"
 LOG_DIR = "logs"
+MACHINE_ID_FILE = "machine-id"
 
 
 def resolve_data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
@@ -46,3 +48,20 @@ def ensure_data_dir(path: Path) -> Path:
 
 def database_path(data_dir: Path) -> Path:
     return data_dir / DATABASE_FILE
+
+
+def machine_id(data_dir: Path) -> str:
+    """This data folder's id, made once: the machine in a library that several machines share (``app_sessions``
+    names it, so that a restart ends only its own machine's earlier sessions)."""
+    path = data_dir / MACHINE_ID_FILE
+    try:
+        found = path.read_text(encoding="ascii").strip()
+    except (FileNotFoundError, UnicodeDecodeError):
+        found = ""
+    if len(found) == 36:
+        return found
+    made = str(uuid.uuid4())
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(made + "\n", encoding="ascii")
+    os.replace(temporary, path)
+    return made

@@ -59,6 +59,8 @@ class AppSession(Base):
     app_version: Mapped[str] = mapped_column(sa.String(40))
     started_at: Mapped[datetime] = _created_column()
     ended_at: Mapped[datetime | None]
+    # the data folder it runs from (``core.paths.machine_id``): a machine of a shared library; NULL before 0021
+    machine_id: Mapped[str | None] = mapped_column(sa.String(36))
 
 
 class Scrap(Base):

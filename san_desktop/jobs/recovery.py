@@ -100,8 +100,14 @@ def sweep(
 
 
 def _end_dead_sessions(session: Session, live_session: str, now: datetime) -> int:
+    """End this machine's other sessions: its instance lock makes them dead. Another machine's sessions of a
+    shared library are its own to end (their jobs are recovered once their leases run out)."""
+    machine = session.scalar(sa.select(AppSession.machine_id).where(AppSession.id == live_session))
+    same_machine = sa.or_(AppSession.machine_id.is_(None), AppSession.machine_id == machine) if machine else sa.true()
     result = session.execute(
-        sa.update(AppSession).where(AppSession.id != live_session, AppSession.ended_at.is_(None)).values(ended_at=now)
+        sa.update(AppSession)
+        .where(AppSession.id != live_session, AppSession.ended_at.is_(None), same_machine)
+        .values(ended_at=now)
     )
     return int(getattr(result, "rowcount", 0) or 0)
 

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session, aliased
 
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JOB_POOLS, AttemptOutcome, ErrorKind, JobStatus, JobType
 from san_desktop.core.settings import JobSettings
-from san_desktop.db.models import AsyncJob, JobAttempt
+from san_desktop.db.models import AppSession, AsyncJob, JobAttempt
 from san_desktop.queue.records import JobEvent, JobRecord
 from san_desktop.queue.store import Recovered
 from san_desktop.queue.transitions import RETRYABLE_STATUSES, check_job_transition
@@ -21,14 +21,21 @@ INTERRUPTED_TOO_OFTEN = "Interrupted {count} times (the app stopped while runnin
 
 
 def recover_interrupted(session: Session, live_session: str, settings: JobSettings, now: datetime) -> Recovered:
-    """Every attempt running in a session other than ``live_session`` (the single-instance lock makes those
-    dead) joins its job's history as INTERRUPTED; the job goes back to PENDING without spending an attempt,
-    or to FAILED once it was interrupted ``max_interruptions`` times (a job that kills the app every time)."""
+    """Every attempt running in a dead session joins its job's history as INTERRUPTED; the job goes back to
+    PENDING without spending an attempt, or to FAILED once it was interrupted ``max_interruptions`` times (a
+    job that kills the app every time). Dead: ended (the sweep ends this machine's sessions other than
+    ``live_session``, which its instance lock makes dead) or unknown; or, a session of another machine
+    sharing the library, its lease ran out (that machine stopped, or lost the server)."""
     recovered = Recovered()
+    live = sa.select(AppSession.id).where(AppSession.ended_at.is_(None))
     orphans = session.scalars(
         sa.select(AsyncJob).where(
             AsyncJob.status == JobStatus.PROCESSING,
-            sa.or_(AsyncJob.owner_session.is_(None), AsyncJob.owner_session != live_session),
+            sa.or_(
+                AsyncJob.owner_session.is_(None),
+                AsyncJob.owner_session.not_in(live),
+                sa.and_(AsyncJob.owner_session != live_session, AsyncJob.lease_until < now),
+            ),
         )
     ).all()
     for job in orphans:
@@ -74,7 +81,13 @@ def recover_interrupted(session: Session, live_session: str, settings: JobSettin
         check_job_transition(JobStatus.PROCESSING, JobStatus(str(values["status"])))
         updated = session.execute(
             sa.update(AsyncJob)
-            .where(AsyncJob.id == job.id, AsyncJob.status == JobStatus.PROCESSING)
+            .where(
+                AsyncJob.id == job.id,
+                AsyncJob.status == JobStatus.PROCESSING,
+                # still the attempt found: another machine's may have ended it and claimed it again since
+                AsyncJob.owner_session.is_not_distinct_from(job.owner_session),
+                AsyncJob.attempts == job.attempts,
+            )
             .values(owner_session=None, lease_until=None, run_after=None, updated_at=now, **values)
             .returning(AsyncJob)
             .execution_options(synchronize_session=False, populate_existing=True)

@@ -8,6 +8,7 @@ import socket
 import sqlalchemy as sa
 
 from san_desktop import __version__
+from san_desktop.core.paths import machine_id
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.database import Database
 from san_desktop.db.models import AppSession
@@ -15,7 +16,13 @@ from san_desktop.db.models import AppSession
 
 def start_session(db: Database, kind: str) -> str:
     with db.write() as session:
-        row = AppSession(pid=os.getpid(), hostname=socket.gethostname()[:255], kind=kind, app_version=__version__[:40])
+        row = AppSession(
+            pid=os.getpid(),
+            hostname=socket.gethostname()[:255],
+            kind=kind,
+            app_version=__version__[:40],
+            machine_id=machine_id(db.data_dir),
+        )
         session.add(row)
         session.flush()
         return row.id
