@@ -42,7 +42,6 @@ from san_desktop.core.settings import (
     save_settings,
     with_value,
 )
-from san_desktop.core.timeutil import utcnow
 from san_desktop.db.changes import CARD_NOTICE, ChangeLog
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import BulkResult, JobEvent, JobRecord
@@ -208,13 +207,14 @@ class SanApp:
     """Scraps, cards, jobs and settings of one data directory. Thread-safe where its parts are: the
     window calls it from background operations, never holding a session across threads."""
 
-    def __init__(self, backend: Backend, *, clock: Callable[[], datetime] = utcnow) -> None:
+    def __init__(self, backend: Backend, *, clock: Callable[[], datetime] | None = None) -> None:
+        """``clock``: the database's (a server's time on PostgreSQL) unless given."""
         self.backend = backend
         self.db = backend.db
         self.data_dir = backend.data_dir
-        self.clock = clock
+        self.clock = clock or self.db.clock
         self.origin = new_id()  # this process's notices are not news to itself
-        self.changelog = ChangeLog(self.origin)
+        self.changelog = ChangeLog(self.origin, clock=self.clock)
         settings, self.settings_problems = load_settings_checked(self.data_dir)
         for problem in self.settings_problems:
             log.warning("settings.json: %s", problem)
@@ -222,7 +222,7 @@ class SanApp:
         self._settings_stamp = _stamp(self.settings_path)
         self._writing: Settings | None = None  # being saved by this app: a poll meanwhile is not news
         self.providers = ProviderSource(settings.ai, api_key=ai_api_key)
-        self.queue = JobQueue(self.db, settings.jobs, clock=clock)
+        self.queue = JobQueue(self.db, settings.jobs, clock=self.clock)
         self.queue.add_listener(self._on_queue_job)
         self.artifacts = ArtifactStore(self.data_dir)
         # each service built once, shared with the jobs' processors (``jobs.processors.registry_for``)
@@ -231,7 +231,7 @@ class SanApp:
             self.queue,
             self.artifacts,
             lambda: self._settings,
-            clock=clock,
+            clock=self.clock,
             changelog=self.changelog,
             github_token=self.github_token,
         )
@@ -695,6 +695,26 @@ class SanApp:
             provider.close()
 
     # --- other processes ----------------------------------------------------------------------
+
+    def watch_external(self, callback: Callable[[], None]) -> bool:
+        """Call ``callback`` (from another thread) when another process or machine wrote change notices:
+        ``poll_external`` has news then. False when nothing will call (a SQLite library: poll)."""
+        if self.db.is_sqlite:
+            return False
+        from san_desktop.db.postgres import CHANGES_CHANNEL  # (psycopg: loaded for a server's library only)
+
+        return self.db.listen(CHANGES_CHANNEL, callback)
+
+    def unwatch_external(self, callback: Callable[[], None]) -> None:
+        if not self.db.is_sqlite:
+            from san_desktop.db.postgres import CHANGES_CHANNEL
+
+            self.db.unlisten(CHANGES_CHANNEL, callback)
+
+    @property
+    def external_told(self) -> bool:
+        """Whether other processes' change notices are being told now (``watch_external``' calls come)."""
+        return self.db.notified
 
     def poll_external(self) -> Changes:
         """What other processes changed since the last poll: scraps (from their notices) and settings."""

@@ -4,8 +4,8 @@ without the ORM."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from datetime import datetime
+from collections.abc import Callable, Iterable
+from datetime import datetime, timedelta
 
 import sqlalchemy as sa
 
@@ -17,14 +17,23 @@ from san_desktop.db.tables import change_notices
 CARD_NOTICE = "card"
 
 
-class ChangeLog:
-    """Notices written by one process (``origin``)."""
+# On a server, ids are handed out as rows are inserted, not as their transactions commit: a notice with a
+# smaller id can become visible after a greater one was read. A reader there remembers the ids it passed
+# over (gaps) and asks for them again until they appear, or for this long (a rolled-back insert leaves a gap
+# for good).
+GAP_PATIENCE = timedelta(seconds=30)
 
-    def __init__(self, origin: str) -> None:
+
+class ChangeLog:
+    """Notices written by one process (``origin``), and what it reads of the others'."""
+
+    def __init__(self, origin: str, *, clock: Callable[[], datetime] = utcnow) -> None:
         self.origin = origin
+        self.clock = clock
+        self._gaps: dict[int, datetime] = {}  # (a server's) ids passed over, and since when
 
     def record(self, session: SessionOrConnection, kind: str, item_ids: Iterable[str]) -> None:
-        now = utcnow()
+        now = self.clock()
         rows = [{"origin": self.origin, "kind": kind, "item_id": item, "created_at": now} for item in item_ids]
         if rows:
             session.execute(sa.insert(change_notices), rows)
@@ -35,15 +44,24 @@ class ChangeLog:
     def since(
         self, session: SessionOrConnection, after_id: int, limit: int = 1000
     ) -> tuple[int, list[tuple[str, str]]]:
-        """(newest id read, [(kind, item id)]) of other processes' notices above ``after_id``."""
+        """(newest id read, [(kind, item id)]) of other processes' notices above ``after_id`` (on a server,
+        and those passed over earlier that appeared since)."""
         notices = change_notices.c
-        rows = session.execute(
-            sa.select(notices.id, notices.origin, notices.kind, notices.item_id)
-            .where(notices.id > after_id)
-            .order_by(notices.id)
-            .limit(limit)
-        ).all()
+        conn = session if isinstance(session, sa.Connection) else session.connection()
+        on_server = conn.dialect.name != "sqlite"
+        columns = (notices.id, notices.origin, notices.kind, notices.item_id)
+        rows = list(session.execute(sa.select(*columns).where(notices.id > after_id).order_by(notices.id).limit(limit)))
         newest = rows[-1].id if rows else after_id
+        if on_server:
+            now = self.clock()
+            if self._gaps:
+                late = session.execute(sa.select(*columns).where(notices.id.in_(list(self._gaps)))).all()
+                for row in late:
+                    del self._gaps[row.id]
+                rows = [*late, *rows]
+                self._gaps = {gap: since for gap, since in self._gaps.items() if now - since < GAP_PATIENCE}
+            found = {row.id for row in rows}
+            self._gaps.update((gap, now) for gap in range(after_id + 1, newest) if gap not in found)
         return newest, [(row.kind, row.item_id) for row in rows if row.origin != self.origin]
 
 

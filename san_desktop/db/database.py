@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -15,6 +16,7 @@ import sqlalchemy as sa
 
 from san_desktop.core.errors import DatabaseDamagedError, DatabaseLockedError, StorageFullError, is_storage_full
 from san_desktop.core.sqlite_codes import is_damaged, is_locked
+from san_desktop.core.timeutil import utcnow
 from san_desktop.db.engine import BUSY_TIMEOUT_MS, SqliteDriver, choose_driver, make_engine
 from san_desktop.db.integrity import IntegrityCheck
 from san_desktop.db.migrate import MigrationResult, latest_backup, migrate
@@ -37,6 +39,8 @@ class Database:
     migration: MigrationResult
     data_dir: Path  # this machine's folder: settings, logs, the instance lock, generated files
     server: str | None = None  # a server's database as people name it (``db.postgres.describe``), no password
+    # the time jobs and notices are stamped with: this machine's; on a server, the server's (``ServerClock``)
+    clock: Callable[[], datetime] = utcnow
     # Writers of this process take turns here rather than in SQLite's busy handler, which sleeps longer and
     # longer between tries (up to a tenth of a second): two card workers slept past each other's commits that
     # way, and a GUI write behind a worker's would too. Re-entrant, so a thread that nests writes fails
@@ -47,10 +51,35 @@ class Database:
     # transactions take turns, so one connection serves them all; checking one out of SQLAlchemy's pool
     # and back (with the pool's reset) for every job cost the job queue more than its statements did.
     _writer: Any = field(default=None, repr=False)
+    _notices: Any = field(default=None, repr=False)  # a server's ``ServerNotices`` (its thread: the first ``listen``)
 
     @property
     def is_sqlite(self) -> bool:
         return self.path is not None
+
+    def listen(self, channel: str, callback: Callable[[], None]) -> bool:
+        """Call ``callback`` (from a thread of its own) whenever ``channel`` is notified: another process or
+        machine changed what it announces (``db.postgres.JOBS_CHANNEL``, ``CHANGES_CHANNEL``). False when
+        nothing will call: a SQLite library has no notifications (its readers look for changes instead)."""
+        if self._notices is None:
+            return False
+        self._notices.listen(channel, callback)
+        return True
+
+    def unlisten(self, channel: str, callback: Callable[[], None]) -> None:
+        if self._notices is not None:
+            self._notices.unlisten(channel, callback)
+
+    @property
+    def notified(self) -> bool:
+        """Whether notifications come now (a server's library whose listening connection is up)."""
+        return self._notices is not None and self._notices.listening.is_set()
+
+    def resync_clock(self) -> None:
+        """Measure the server's time again (a server's library; the recovery sweep calls this)."""
+        measure = getattr(self.clock, "measure", None)
+        if measure is not None:
+            measure()
 
     @property
     def runs_on(self) -> str:
@@ -245,6 +274,8 @@ class Database:
         return exc
 
     def dispose(self) -> None:
+        if self._notices is not None:
+            self._notices.stop()
         with self._turn():
             writer, self._writer = self._writer, None
         if writer is not None:
@@ -264,16 +295,28 @@ def open_database(path: Path, driver: SqliteDriver | None = None, *, checked: In
 def open_server_database(url: str, data_dir: Path, *, password: str | None = None) -> Database:
     """Open (and migrate) the library on a PostgreSQL server; raises ``DatabaseError`` subclasses: the server
     unreachable, refusing the login, a newer or a foreign database."""
-    from san_desktop.db.postgres import describe, explained, make_server_engine, migrate_server
+    from san_desktop.db.postgres import (
+        ServerClock,
+        ServerNotices,
+        describe,
+        explained,
+        make_server_engine,
+        migrate_server,
+    )
 
     engine = make_server_engine(url, password=password)
     where = describe(url)
     try:
         result = migrate_server(engine)
+        clock = ServerClock(engine)
     except sa.exc.DBAPIError as exc:
         engine.dispose()
         raise explained(exc, where) from exc
     except BaseException:
         engine.dispose()
         raise
-    return Database(path=None, driver=None, engine=engine, migration=result, data_dir=data_dir, server=where)
+    database = Database(
+        path=None, driver=None, engine=engine, migration=result, data_dir=data_dir, server=where, clock=clock
+    )
+    database._notices = ServerNotices(engine)
+    return database

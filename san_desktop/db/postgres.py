@@ -13,14 +13,19 @@ from __future__ import annotations
 import functools
 import logging
 import re
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import psycopg
 import sqlalchemy as sa
+from psycopg import sql
 from sqlalchemy import event
 
 from san_desktop.core.errors import DatabaseLockedError, DatabaseServerError, DatabaseTooNewError, NotADatabaseError
+from san_desktop.core.timeutil import utcnow
 from san_desktop.db.migrate import MigrationResult, alembic_config, head_revision, known_revisions
 
 log = logging.getLogger(__name__)
@@ -216,3 +221,109 @@ class PortableCursor:
 
     def close(self) -> None:
         self._cursor.close()
+
+
+class ServerClock:
+    """The server's time, told without asking it: this machine's clock plus the difference measured when the
+    library opened, and again at every recovery sweep (``measure``, off the GUI thread). Leases and job
+    times of machines sharing a library are then on one clock, whatever their own clocks say."""
+
+    def __init__(self, engine: sa.Engine) -> None:
+        self._engine = engine
+        self.offset = timedelta(0)
+        self.measure()
+
+    def measure(self) -> None:
+        with self._engine.connect() as conn:
+            before = utcnow()
+            server = conn.exec_driver_sql("SELECT clock_timestamp()").scalar_one()
+            after = utcnow()
+        self.offset = server.astimezone(UTC) - (before + (after - before) / 2)
+
+    def __call__(self) -> datetime:
+        return utcnow() + self.offset
+
+
+# channels of the library's notifications (revision 0022): a job row changed; a change notice was written
+JOBS_CHANNEL = "san_jobs"
+CHANGES_CHANNEL = "san_changes"
+# notifications that arrive together are answered once, after at most this long
+NOTICE_GATHER_SECONDS = 0.2
+RECONNECT_SECONDS = 5.0
+
+
+class ServerNotices:
+    """Listens to the library's channels on a connection of its own, on a daemon thread, and calls each
+    channel's callbacks (from that thread) when a notification arrives: what another machine or process did
+    is known at once, without polling. A lost connection is made again; after it, every callback is called
+    (what was notified meanwhile is unknown)."""
+
+    def __init__(self, engine: sa.Engine) -> None:
+        self._connect_args = {
+            **engine.url.translate_connect_args(username="user", database="dbname"),
+            **{key: value for key, value in engine.url.query.items() if isinstance(value, str)},
+        }
+        self._callbacks: dict[str, list[Callable[[], None]]] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.listening = threading.Event()  # set while the connection listens (tests wait for it)
+
+    def listen(self, channel: str, callback: Callable[[], None]) -> None:
+        with self._lock:
+            self._callbacks.setdefault(channel, []).append(callback)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="san-server-notices", daemon=True)
+                self._thread.start()
+
+    def unlisten(self, channel: str, callback: Callable[[], None]) -> None:
+        """No more calls of ``callback`` (the connection keeps listening: cheap, and others may listen too)."""
+        with self._lock:
+            callbacks = self._callbacks.get(channel, [])
+            if callback in callbacks:
+                callbacks.remove(callback)
+
+    def stop(self) -> None:
+        self._stop.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=5)
+
+    def _call(self, channels: Iterable[str]) -> None:
+        with self._lock:
+            callbacks = [callback for channel in channels for callback in self._callbacks.get(channel, ())]
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:
+                log.exception("A listener of the database's notifications failed")
+
+    def _run(self) -> None:
+        first = True
+        while not self._stop.is_set():
+            try:
+                with psycopg.connect(
+                    **self._connect_args,
+                    autocommit=True,
+                    connect_timeout=CONNECT_TIMEOUT_SECONDS,
+                    options="-c timezone=UTC",
+                ) as conn:
+                    listened: set[str] = set()
+                    while not self._stop.is_set():
+                        with self._lock:
+                            wanted = set(self._callbacks) - listened
+                        for channel in sorted(wanted):
+                            conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
+                            listened.add(channel)
+                        if wanted and not first:
+                            self._call(wanted)  # reconnected: what was notified meanwhile is unknown
+                        first = False
+                        self.listening.set()
+                        arrived = {notice.channel for notice in conn.notifies(timeout=NOTICE_GATHER_SECONDS)}
+                        if arrived:
+                            self._call(arrived)
+            except psycopg.Error as exc:
+                self.listening.clear()
+                log.warning("Lost the database's notifications (%s); connecting again", exc)
+                self._stop.wait(RECONNECT_SECONDS)
+        self.listening.clear()

@@ -71,7 +71,9 @@ def sweep(
 ) -> SweepReport:
     """``stop``: once set, no further hook round starts (the app is closing: a library of 50,000 cards
     made the hooks' rounds run for over a minute, and quitting waited for them)."""
-    now = now or queue.clock()
+    if now is None:
+        queue.db.resync_clock()  # a server's library: machines' clocks drift
+        now = queue.clock()
     report = SweepReport()
     events: list[JobEvent] = []
     with queue.db.write() as session:

@@ -198,6 +198,7 @@ class JobRunner(QObject):
     # Announcements made on worker threads cross to the runner's thread through these, so that every
     # public signal is emitted on the GUI thread and reaches its receivers directly.
     _queue_events = Signal()
+    _others_changed = Signal()  # another process or machine changed jobs (a server's notification)
     _breaker_event = Signal(object)
     _progress_event = Signal(object)
 
@@ -241,6 +242,7 @@ class JobRunner(QObject):
         self._sweeping = False
         self._sweep_signals: _SweepSignals | None = None
         self._poll_signals: _PollSignals | None = None  # a read of other processes' changes under way
+        self._read_again = False  # told of another change while that read was under way
         self._seen_until: datetime = queue.clock()  # newest job change this runner has announced
         self._seen: dict[tuple[str, datetime], None] = {}  # (job, updated_at) announced lately
         # queue events from any thread wait here for the runner's thread; one wake-up per batch, none while
@@ -263,7 +265,11 @@ class JobRunner(QObject):
         self._queue_events.connect(self._on_queue_events_arrived)
         self._breaker_event.connect(self._on_breaker_event_arrived)
         self._progress_event.connect(self._on_progress_event_arrived)
+        self._others_changed.connect(self._on_others_changed)
         queue.add_listener(self._on_queue_event)
+        # a server's library tells of other machines' job changes at once: no need to look for them
+        self._tell_others = self._others_changed.emit  # (one bound method: the same to unwatch)
+        self._told_of_others = queue.watch_others(self._tell_others)
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -313,6 +319,8 @@ class JobRunner(QObject):
         self._sweep_timer.stop()
         self._look_timer.stop()
         self.queue.remove_listener(self._on_queue_event)
+        if self._told_of_others:
+            self.queue.unwatch_others(self._tell_others)
         self.executor.shutdown_event.set()
         deadline = time.monotonic() + wait_ms / 1000  # for all the pools together
         finished = all(
@@ -466,15 +474,27 @@ class JobRunner(QObject):
 
     @Slot()
     def _on_poll_timer_timeout(self) -> None:
-        self._announce_external_changes()
+        if not (self._told_of_others and self.queue.others_notify):
+            self._announce_external_changes()
         self.dispatch()
 
-    def _announce_external_changes(self) -> None:
+    @Slot()
+    def _on_others_changed(self) -> None:
+        """Another process or machine changed jobs: announce what changed, and run what it queued."""
+        if self._started and not self._stopped:
+            self._announce_external_changes(busy_too=True)
+            self.dispatch()
+
+    def _announce_external_changes(self, *, busy_too: bool = False) -> None:
         """Announce job changes made by another process (``san jobs retry``, ``san scrap add``...), so
-        views stay live. Only while this runner's own workers are idle: their changes are announced
-        already, and a drain would make this query return them again. The read runs on the maintenance
-        thread; its result arrives in ``_on_poll_done``."""
-        if any(self._in_flight.values()) or self._sweeping or self._poll_signals is not None:
+        views stay live. Looking for them, only while this runner's own workers are idle: their changes are
+        announced already, and a drain would make this query return them again. Told of them (``busy_too``:
+        another machine's workers drain the same queue), at once. The read runs on the maintenance thread;
+        its result arrives in ``_on_poll_done``."""
+        busy = any(self._in_flight.values()) and not busy_too
+        if busy_too and self._poll_signals is not None:
+            self._read_again = True  # the read under way may have started before this change committed
+        if busy or self._sweeping or self._poll_signals is not None:
             return
         # Look back a little: another process stamps updated_at before it commits, so its change can
         # become visible after one of ours with a later stamp. Pairs already announced are skipped.
@@ -489,6 +509,9 @@ class JobRunner(QObject):
         time), unless announced already or on their way (this process's bulk retry, read before its
         events arrived)."""
         self._poll_signals = None
+        if self._read_again and not self._stopped:
+            self._read_again = False
+            QTimer.singleShot(0, self, self._on_others_changed)
         if self._stopped or changed is None:
             return
         with self._inbox_lock:

@@ -31,7 +31,6 @@ from san_desktop.core.ids import new_id
 from san_desktop.core.redact import error_details, error_message
 from san_desktop.core.settings import JobSettings
 from san_desktop.core.sqlite_codes import is_constraint
-from san_desktop.core.timeutil import utcnow
 from san_desktop.db.database import Database, SessionOrConnection
 from san_desktop.db.tables import async_jobs
 from san_desktop.queue import claims
@@ -80,12 +79,13 @@ class JobQueue:
         db: Database,
         settings: JobSettings,
         *,
-        clock: Callable[[], datetime] = utcnow,
+        clock: Callable[[], datetime] | None = None,
         jitter: Callable[[], float] = random.random,
     ) -> None:
+        """``clock``: the database's (``Database.clock``: a server's time on PostgreSQL) unless given."""
         self.db = db
         self.settings = settings
-        self.clock = clock
+        self.clock = clock or db.clock
         self.jitter = jitter
         self._listeners: list[Listener] = []
         self._listeners_lock = threading.Lock()
@@ -101,6 +101,23 @@ class JobQueue:
         with self._listeners_lock:
             if listener in self._listeners:
                 self._listeners.remove(listener)
+
+    def watch_others(self, callback: Callable[[], None]) -> bool:
+        if self.db.is_sqlite:
+            return False
+        from san_desktop.db.postgres import JOBS_CHANNEL  # (psycopg: loaded for a server's library only)
+
+        return self.db.listen(JOBS_CHANNEL, callback)
+
+    def unwatch_others(self, callback: Callable[[], None]) -> None:
+        if not self.db.is_sqlite:
+            from san_desktop.db.postgres import JOBS_CHANNEL
+
+            self.db.unlisten(JOBS_CHANNEL, callback)
+
+    @property
+    def others_notify(self) -> bool:
+        return self.db.notified
 
     def announce(self, events: Iterable[JobEvent]) -> None:
         with self._listeners_lock:

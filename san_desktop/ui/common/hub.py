@@ -1,6 +1,7 @@
 """One hub announces every change to the pages (after Anki's ``operation_did_execute``): the window's own
 writes, the job runner's events, and what other processes changed (the command line: database changes
-within a poll, ``settings.json`` edits as soon as the file watcher sees them)."""
+within a poll, or as soon as a server's library tells of them; ``settings.json`` edits as soon as the file
+watcher sees them)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ class ChangeHub(QObject):
 
     changed = Signal(object, object)
     message = Signal(str)
+    _told = Signal()  # a server's library told of another process's or machine's change notices
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -47,6 +49,9 @@ class ChangeHub(QObject):
         self._ops: Ops | None = None
         self._polling = False
         self._bug_reported = False
+        self._tell = self._told.emit  # (one bound method: the same to unwatch)
+        self._told_by_server = False
+        self._told.connect(self.poll_now)
 
     def announce(self, changes: Changes, initiator: object | None = None) -> None:
         """A write of this window: announced at once."""
@@ -67,12 +72,16 @@ class ChangeHub(QObject):
         self._app, self._ops = app, ops
         self._poll.setInterval(poll_ms)
         self._poll.start()
+        self._told_by_server = app.watch_external(self._tell)
         self._watcher = QFileSystemWatcher([str(app.data_dir)], self)
         self._watcher.directoryChanged.connect(self._on_watcher_directory_changed)
 
     def stop(self) -> None:
         self._poll.stop()
         self._tick.stop()
+        if self._told_by_server and self._app is not None:
+            self._app.unwatch_external(self._tell)
+            self._told_by_server = False
         if self._watcher is not None:
             self._watcher.directoryChanged.disconnect(self._on_watcher_directory_changed)
             self._watcher = None
@@ -97,6 +106,8 @@ class ChangeHub(QObject):
             self.changed.emit(pending, None)
 
     def _on_poll_timeout(self) -> None:
+        if self._told_by_server and self._app is not None and self._app.external_told:
+            return  # the server tells of changes as they commit (settings.json: the file watcher)
         self.poll_now()
 
     def _on_watcher_directory_changed(self, _path: str) -> None:
