@@ -71,13 +71,15 @@ def postgres_url(postgres_server: PostgresServer) -> str:
     return postgres_server.create_database()
 
 
-# SAN_TEST_DATABASE=postgresql: every library of the run is on the test server (each test's a database of its own)
+# SAN_TEST_DATABASE=postgresql: every library of the run is on the test server (each test's a database of its own);
+# a test marked ``postgresql`` has its library there in every run
 TEST_DATABASE_ENV = "SAN_TEST_DATABASE"
 
 
 @pytest.fixture
 def data_dir(tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Path:
-    if os.environ.get(TEST_DATABASE_ENV) == "postgresql":
+    on_server = request.node.get_closest_marker("postgresql") is not None
+    if on_server or os.environ.get(TEST_DATABASE_ENV) == "postgresql":
         monkeypatch.setenv(DATABASE_URL_ENV, request.getfixturevalue("postgres_url"))
     return tmp_path / "san-data"
 

@@ -57,6 +57,14 @@ class Database:
     def is_sqlite(self) -> bool:
         return self.path is not None
 
+    def serialize(self, session: SessionOrConnection, key: str) -> None:
+        """Make ``session``'s write transaction wait for any other that serialised on ``key`` until it ends: what
+        it reads and then writes is as if alone. SQLite: every write transaction is (``BEGIN IMMEDIATE``).
+        On a server, a transaction-level advisory lock on the key (the seeds serialise a day's TIL request
+        with ``SELECT … FOR UPDATE``; a lock on the key also covers the request that creates the row)."""
+        if self.path is None:
+            session.execute(sa.text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"), {"key": key})
+
     def listen(self, channel: str, callback: Callable[[], None]) -> bool:
         """Call ``callback`` (from a thread of its own) whenever ``channel`` is notified: another process or
         machine changed what it announces (``db.postgres.JOBS_CHANNEL``, ``CHANGES_CHANNEL``). False when

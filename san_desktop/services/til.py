@@ -219,10 +219,11 @@ class TilService:
 
     def generate(self, local_date: str) -> JobRecord:
         """Start generating (or resume) the day's TIL; a request while one is active returns that job.
-        The summary is created and its job enqueued in one immediate transaction (seed 002), so two
-        requests at once make one summary and one job."""
+        The summary is created and its job enqueued in one immediate transaction (seed 002; on a server,
+        serialised on the day), so two requests at once make one summary and one job."""
         local_date = parse_day(local_date)
         with self.db.write() as session:
+            self.db.serialize(session, f"til-request:{local_date}")
             summary = session.scalar(sa.select(DailySummary).where(DailySummary.local_date == local_date))
             if summary is None:
                 if not self._day_cards(session, local_date):
