@@ -32,6 +32,12 @@ from san_desktop.queue.store import JobStore
 log = logging.getLogger(__name__)
 
 EXTERNAL_LOOKBACK = timedelta(seconds=10)
+# ... on a server's library, where the queue's writes stamp their rows with the server's time just before their
+# one statement commits, and where machines draining together change hundreds of jobs a second (a look-back
+# re-reads all of them)
+SERVER_LOOKBACK = timedelta(seconds=2)
+CHANGES_PAGE = 500
+MOST_CHANGES_READ = 50_000  # a read that finds more leaves the rest to the next one
 # How long a thread may hold the GIL while another waits for it (a tenth of Python's default). Workers hand
 # the database's write turn to each other many times a second, and one that got the turn waited for the
 # GIL while holding it, a whole default interval at worst; the GUI thread waited as long for its next event.
@@ -165,8 +171,18 @@ class _PollWorker(QRunnable):
     def run(self) -> None:
         changed: list[JobRecord] | None = None
         try:
-            changed = self.queue.changed_since(self.since)
+            # page by page: a read that stopped at a page would find the same page again next time (more
+            # changes than a page within the look-back: an import, a bulk retry, machines draining together)
+            changed = []
+            since, after = self.since, ""
+            while len(changed) < MOST_CHANGES_READ:
+                page = self.queue.changed_since(since, CHANGES_PAGE, after)
+                changed.extend(page)
+                if len(page) < CHANGES_PAGE:
+                    break
+                since, after = page[-1].updated_at, page[-1].id
         except Exception:
+            changed = None
             log.exception("Could not look for job changes made by other processes")
         finally:
             self.signals.done.emit(self.since, changed)
@@ -270,6 +286,7 @@ class JobRunner(QObject):
         # a server's library tells of other machines' job changes at once: no need to look for them
         self._tell_others = self._others_changed.emit  # (one bound method: the same to unwatch)
         self._told_of_others = queue.watch_others(self._tell_others)
+        self._lookback = SERVER_LOOKBACK if self._told_of_others else EXTERNAL_LOOKBACK
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -498,7 +515,7 @@ class JobRunner(QObject):
             return
         # Look back a little: another process stamps updated_at before it commits, so its change can
         # become visible after one of ours with a later stamp. Pairs already announced are skipped.
-        worker = _PollWorker(self.queue, self._seen_until - EXTERNAL_LOOKBACK)
+        worker = _PollWorker(self.queue, self._seen_until - self._lookback)
         worker.signals.done.connect(self._on_poll_done)
         self._poll_signals = worker.signals  # alive until its result arrived
         self._maintenance.start(worker)
@@ -524,7 +541,7 @@ class JobRunner(QObject):
             self._inbox.extend(news)
             wake = bool(news) and not self._looking  # (otherwise this thread looks by itself)
             self._looking = self._looking or wake
-        horizon = since - EXTERNAL_LOOKBACK
+        horizon = since - self._lookback
         self._seen = {pair: None for pair in self._seen if pair[1] >= horizon}
         if wake:
             self._queue_events.emit()

@@ -244,11 +244,14 @@ def _bind(value: object) -> object:
     return value
 
 
-def changed_since(cursor: Any, since: datetime, limit: int) -> list[JobRecord]:
-    """Jobs whose row changed after ``since``, oldest change first (uses the updated_at index)."""
+def changed_since(cursor: Any, since: datetime, limit: int, after_id: str = "") -> list[JobRecord]:
+    """Jobs whose row changed after ``since`` (or at ``since``, with an id above ``after_id``: the page after
+    one that ended there), oldest change first (uses the updated_at index)."""
+    stamp = db_time(since)
     rows = cursor.execute(
-        f"SELECT {', '.join(JOB_COLUMNS)} FROM async_jobs WHERE updated_at > ? ORDER BY updated_at LIMIT ?",
-        (db_time(since), limit),
+        f"SELECT {', '.join(JOB_COLUMNS)} FROM async_jobs WHERE updated_at >= ? "
+        "AND (updated_at > ? OR id > ?) ORDER BY updated_at, id LIMIT ?",
+        (stamp, stamp, after_id, limit),
     )
     return [record_from_row(row) for row in rows]
 

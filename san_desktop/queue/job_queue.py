@@ -641,9 +641,9 @@ class JobQueue:
                 )
             return found
 
-    def changed_since(self, since: datetime, limit: int = 500) -> list[JobRecord]:
+    def changed_since(self, since: datetime, limit: int = 500, after_id: str = "") -> list[JobRecord]:
         with self.db.engine.connect() as conn, claims.cursor_of(conn) as cursor:
-            return claims.changed_since(cursor, since, limit)
+            return claims.changed_since(cursor, since, limit, after_id)
 
 
 def _set_values(record: JobRecord) -> dict[str, object]:
