@@ -206,8 +206,9 @@ DATABASE_URL_ENV = "SAN_DATABASE_URL"  # overrides ``database.url`` (a machine's
 _POSTGRES_SCHEMES = ("postgresql", "postgresql+psycopg", "postgres")
 
 
-def check_database_url(value: str) -> None:
-    """A PostgreSQL URL without a password: a password never goes into ``settings.json``."""
+def check_database_url(value: str, *, password_allowed: bool = False) -> None:
+    """A PostgreSQL URL, without a password unless ``password_allowed`` (the environment's: a password never
+    goes into ``settings.json``)."""
     parts = urlsplit(value)
     if parts.scheme not in _POSTGRES_SCHEMES:
         raise ValueError(
@@ -217,7 +218,7 @@ def check_database_url(value: str) -> None:
         raise ValueError("the URL names no server (postgresql://user@HOST/san)")
     if not parts.path.strip("/"):
         raise ValueError("the URL names no database (postgresql://user@host/DATABASE)")
-    if parts.password is not None or "password=" in parts.query:
+    if not password_allowed and (parts.password is not None or "password=" in parts.query):
         raise ValueError(
             "keep the password out of the URL (settings.json is plain text): store it with "
             "`san config set database.password`, or set PGPASSWORD or use ~/.pgpass"
@@ -458,7 +459,7 @@ def _reject_constant(name: str) -> Any:
 def database_url(data_dir: Path) -> str:
     """The library's PostgreSQL URL ($SAN_DATABASE_URL, else ``database.url``), or "" for the SQLite file."""
     if from_environment := os.environ.get(DATABASE_URL_ENV, "").strip():
-        check_database_url(from_environment)
+        check_database_url(from_environment, password_allowed=True)
         return from_environment
     return load_settings(data_dir).database.url
 

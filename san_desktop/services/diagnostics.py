@@ -13,8 +13,9 @@ from san_desktop import __version__
 from san_desktop.core.credentials import keyring_status
 from san_desktop.core.errors import DatabaseTooNewError, SanError
 from san_desktop.core.paths import database_path
+from san_desktop.core.settings import DATABASE_URL_ENV, database_url
 from san_desktop.db.engine import SqliteDriver, can_load_extensions, choose_driver, load_sqlite_vec
-from san_desktop.db.migrate import head_revision, inspect_database
+from san_desktop.db.migrate import head_revision, inspect_database, known_revisions
 from san_desktop.services.secrets import AI_API_KEY, GITHUB_TOKEN, secret_with_source
 
 
@@ -29,7 +30,9 @@ class DoctorReport:
     stdlib_sqlite_loads_extensions: bool
     sqlite_vec_version: str
     data_dir: str
-    database_file: str
+    database_kind: str  # "SQLite file" or "PostgreSQL server" (database.url or $SAN_DATABASE_URL)
+    database_file: str  # the file, or the server's database as people name it (never its password)
+    database_server: str  # a server's version and its extensions ("" for a file)
     database_exists: bool
     database_revision: str | None
     code_head_revision: str
@@ -76,11 +79,60 @@ def _database_status(path: Path, driver: SqliteDriver) -> tuple[str | None, str]
     return state.revision, f"will be migrated from {state.revision} to {state.head} on next start"
 
 
+def _server_status(url: str) -> tuple[str, str, bool, str | None, str]:
+    """(where, server facts, reachable, revision, status) of a server's library, read without changing it."""
+    from san_desktop.db.postgres import describe, explained, make_server_engine, read_revision, server_facts
+    from san_desktop.services.secrets import database_password
+
+    where = describe(url)
+    engine = make_server_engine(url, password=database_password())
+    try:
+        facts = server_facts(engine)
+        with engine.connect() as conn:
+            revision, has_tables = read_revision(conn)
+    except Exception as exc:
+        return where, "", False, None, f"refused: {explained(exc, where)}"
+    finally:
+        engine.dispose()
+    said = ", ".join(
+        f"{name} {version}" if version else f"{name} available (installed by the first start)"
+        for name, version in sorted(facts.extensions.items())
+    )
+    missing = ", ".join(facts.missing)
+    server = f"PostgreSQL {facts.server_version}; {said or 'no extensions'}" + (
+        f"; MISSING: {missing} (similar cards and word search work without, more slowly)" if missing else ""
+    )
+    head = head_revision()
+    if revision is not None and revision not in known_revisions():
+        status = f"refused: newer than this version (schema revision {revision}; this version knows up to {head})"
+    elif revision is None:
+        status = "refused: it holds tables but no SAN Desktop schema" if has_tables else "empty (made on first start)"
+    elif revision == head:
+        status = "up to date"
+    else:
+        status = f"will be migrated from {revision} to {head} on next start"
+    return where, server, True, revision, status
+
+
 def collect(data_dir: Path) -> DoctorReport:
     driver = choose_driver()
-    db_file = database_path(data_dir)
     head = head_revision()
-    revision, status = _database_status(db_file, driver)
+    try:
+        url = database_url(data_dir)
+    except ValueError as exc:
+        url, refused = "", f"refused: {DATABASE_URL_ENV} is not usable: {exc}"
+    else:
+        refused = ""
+    if refused:
+        kind, where, server, exists, revision, status = "PostgreSQL server", "(not usable)", "", False, None, refused
+    elif url:
+        where, server, exists, revision, status = _server_status(url)
+        kind = "PostgreSQL server"
+    else:
+        kind, server = "SQLite file", ""
+        file = database_path(data_dir)
+        revision, status = _database_status(file, driver)
+        where, exists = str(file), file.exists()
     kr_name, kr_ok, kr_message = keyring_status()
     return DoctorReport(
         app_version=__version__,
@@ -92,8 +144,10 @@ def collect(data_dir: Path) -> DoctorReport:
         stdlib_sqlite_loads_extensions=can_load_extensions(__import__("sqlite3")),
         sqlite_vec_version=_sqlite_vec_version(driver),
         data_dir=str(data_dir),
-        database_file=str(db_file),
-        database_exists=db_file.exists(),
+        database_kind=kind,
+        database_file=where,
+        database_server=server,
+        database_exists=exists,
         database_revision=revision,
         code_head_revision=head,
         database_status=status,
