@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 from san_desktop import __version__
 from san_desktop.ai.factory import ProviderSource, embedding_model_of
-from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.bootstrap import Backend, start_backend
 from san_desktop.core.enums import (
     JOB_TARGETS,
@@ -45,6 +44,7 @@ from san_desktop.core.settings import (
 from san_desktop.db.changes import CARD_NOTICE, ChangeLog
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import BulkResult, JobEvent, JobRecord
+from san_desktop.services.artifact_stores import artifact_store
 from san_desktop.services.root import Services
 from san_desktop.services.scraps import SCRAP_NOTICE, CaptureResult
 from san_desktop.services.secrets import (
@@ -224,7 +224,7 @@ class SanApp:
         self.providers = ProviderSource(settings.ai, api_key=ai_api_key)
         self.queue = JobQueue(self.db, settings.jobs, clock=self.clock)
         self.queue.add_listener(self._on_queue_job)
-        self.artifacts = ArtifactStore(self.data_dir)
+        self.artifacts = artifact_store(self.db)
         # each service built once, shared with the jobs' processors (``jobs.processors.registry_for``)
         self.services = Services(
             self.db,

@@ -71,6 +71,12 @@ def postgres_url(postgres_server: PostgresServer) -> str:
     return postgres_server.create_database()
 
 
+@pytest.fixture
+def postgres_library_url(postgres_server: PostgresServer) -> str:
+    """The URL of a new database of its own on the test server, at the newest schema (what opening it makes)."""
+    return postgres_server.create_database(template=postgres_server.migrated_template())
+
+
 # SAN_TEST_DATABASE=postgresql: every library of the run is on the test server (each test's a database of its own);
 # a test marked ``postgresql`` has its library there in every run
 TEST_DATABASE_ENV = "SAN_TEST_DATABASE"
@@ -80,7 +86,7 @@ TEST_DATABASE_ENV = "SAN_TEST_DATABASE"
 def data_dir(tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Path:
     on_server = request.node.get_closest_marker("postgresql") is not None
     if on_server or os.environ.get(TEST_DATABASE_ENV) == "postgresql":
-        monkeypatch.setenv(DATABASE_URL_ENV, request.getfixturevalue("postgres_url"))
+        monkeypatch.setenv(DATABASE_URL_ENV, request.getfixturevalue("postgres_library_url"))
     return tmp_path / "san-data"
 
 

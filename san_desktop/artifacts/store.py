@@ -30,6 +30,11 @@ def artifact_name(target_id: str, version: int, run_id: str, ext: str) -> str:
     return f"{target_id}_v{version}_{run_id}.{ext}"
 
 
+def check_kind(kind: str) -> None:
+    if not _SAFE_PART.match(kind):
+        raise ValueError(f"not a safe folder name: {kind!r}")
+
+
 class ArtifactStore:
     """The artifacts folder of one data directory; keys are paths relative to it (``til/<name>``)."""
 
@@ -44,6 +49,9 @@ class ArtifactStore:
 
     def read_text(self, key: str) -> str:
         return self.path(key).read_text(encoding="utf-8")
+
+    def exists(self, key: str) -> bool:
+        return self.path(key).is_file()
 
     def read_bytes(self, key: str) -> bytes:
         return self.path(key).read_bytes()
@@ -91,8 +99,7 @@ class RunFiles:
     def write_bytes(self, kind: str, target_id: str, version: int, ext: str, data: bytes) -> str:
         """Write atomically (a temporary file, then linked to its name) under a name no other run can have;
         a name this run already wrote is refused, never overwritten."""
-        if not _SAFE_PART.match(kind):
-            raise ValueError(f"not a safe folder name: {kind!r}")
+        check_kind(kind)
         folder = self.store.root / kind
         folder.mkdir(parents=True, exist_ok=True)
         name = artifact_name(target_id, version, self.run_id, ext)

@@ -227,6 +227,17 @@ class DailySummary(Base):
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
 
 
+class Artifact(Base):
+    """A generated file of a library on a server (``services.artifact_stores``): kept in the database, so that
+    every machine sharing the library reads it. A SQLite library keeps its files in the data folder."""
+
+    __tablename__ = "artifacts"
+
+    key: Mapped[str] = mapped_column(sa.String(300), primary_key=True)  # as a file's: ``til/<name>``
+    data: Mapped[bytes] = mapped_column(sa.LargeBinary)
+    created_at: Mapped[datetime] = _created_column()
+
+
 class TilVersion(Base):
     """Every generated or edited TIL text; the text itself is a file (``artifact_key``)."""
 

@@ -18,6 +18,7 @@ from san_desktop.jobs.registry import JobContext, ProcessorRegistry, ProgressLis
 from san_desktop.queue.errors import JobCancelledError, JobInterruptedError, JobSupersededError
 from san_desktop.queue.records import Claim, Classification, NextClaim
 from san_desktop.queue.store import JobStore
+from san_desktop.services.artifact_stores import artifact_store
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +57,7 @@ class JobExecutor:
         self.registry = registry
         self.session_id = session_id
         self.breakers = breakers
-        self.artifacts = artifacts or ArtifactStore(queue.db.data_dir)
+        self.artifacts = artifacts or artifact_store(queue.db)
         self.on_progress = on_progress
         self.shutdown_event = threading.Event()
         self._running: dict[str, JobContext] = {}

@@ -18,7 +18,6 @@ from sqlalchemy.orm import Session
 
 from san_desktop.ai.base import DEFAULT_CATEGORIES, AIProvider, CardDraft, embedding_text
 from san_desktop.ai.factory import ProviderSource
-from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus, JobType
 from san_desktop.core.errors import TargetNotFoundError
 from san_desktop.core.failpoints import pause_here
@@ -40,6 +39,7 @@ from san_desktop.queue.errors import DuplicateJobError
 from san_desktop.queue.job_queue import SWEEP_HOOK_BATCH
 from san_desktop.queue.payloads import CardAnalysisPayload, dump_payload, load_payload
 from san_desktop.queue.store import JobStore
+from san_desktop.services.artifact_stores import artifact_store
 from san_desktop.services.card_edits import kept_edits
 from san_desktop.services.cards import mark_embedding_stale, save_card, save_embedding
 from san_desktop.services.root import Services
@@ -263,7 +263,7 @@ def old_notices_hook(session: Session, queue: JobStore) -> int:
 def orphan_artifacts_hook(session: Session, _queue: JobStore) -> int:
     """Files of runs that died between writing and publishing: removed once no row references them and
     they are a day old (a live run publishes long before). Reports what it removed in the log."""
-    store = ArtifactStore(_queue.db.data_dir)
+    store = artifact_store(_queue.db)
     store.sweep_orphans(TilService.referenced(session))
     return 0
 

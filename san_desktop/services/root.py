@@ -14,6 +14,7 @@ from san_desktop.core.settings import Settings
 from san_desktop.core.timeutil import local_zone, utcnow
 from san_desktop.db.database import Database
 from san_desktop.queue.store import JobStore
+from san_desktop.services.artifact_stores import artifact_store
 from san_desktop.services.scraps import ScrapService
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ class Services:
     def of_store(cls, queue: JobStore, settings: Callable[[], Settings] = Settings) -> Services:
         """The services of the library ``queue`` works on, its artifacts beside its database (a headless
         run, a test or a benchmark without the application)."""
-        return cls(queue.db, queue, ArtifactStore(queue.db.data_dir), settings, clock=queue.clock)
+        return cls(queue.db, queue, artifact_store(queue.db), settings, clock=queue.clock)
 
     @cached_property
     def til(self) -> TilService:

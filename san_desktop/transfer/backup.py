@@ -24,7 +24,7 @@ from san_desktop import __version__
 from san_desktop.artifacts.store import ARTIFACT_DIR, ArtifactStore
 from san_desktop.core.errors import SanError, StorageFullError, is_storage_full
 from san_desktop.core.paths import DATABASE_FILE, database_path
-from san_desktop.core.settings import SETTINGS_FILE, load_settings_checked
+from san_desktop.core.settings import DATABASE_URL_ENV, SETTINGS_FILE, database_url, load_settings_checked
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.driver import SqliteDriver, choose_driver
 from san_desktop.db.migrate import inspect_database
@@ -227,6 +227,20 @@ def _artifact_files(data_dir: Path, keys: list[str]) -> dict[str, Path]:
     return files
 
 
+def refuse_server_library(data_dir: Path, what: str) -> None:
+    """A backup .zip holds a SQLite library; a library on a server is copied with ``san db copy``."""
+    try:
+        url = database_url(data_dir)
+    except ValueError:
+        url = "(not usable)"
+    if url:
+        raise SanError(
+            f"This library is on a PostgreSQL server ({DATABASE_URL_ENV} or database.url), so it cannot be {what} "
+            "here. Copy it into a SQLite file with `san db copy --from URL --to-file FILE` (or use the "
+            "server's pg_dump), or unset the URL to work on the data folder's own library."
+        )
+
+
 def export_all(
     data_dir: Path,
     zip_path: Path,
@@ -238,6 +252,7 @@ def export_all(
     """Back up the library of ``data_dir`` into ``zip_path`` (replaced only once the new one is whole).
     Needs no instance lock: the window may be open and writing. Raises ``BackupCancelledError`` when
     ``cancelled`` says so, ``SanError`` for what is in the way."""
+    refuse_server_library(data_dir, "backed up to a .zip")
     chosen = driver or choose_driver()
     source = _check_library(data_dir, chosen)
     if cancelled is not None and cancelled():

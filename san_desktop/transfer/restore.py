@@ -38,6 +38,7 @@ from san_desktop.transfer.backup import (
     Progress,
     member_path,
     read_only_engine,
+    refuse_server_library,
     schema_revision,
     summary_of,
     table_counts,
@@ -228,6 +229,7 @@ def restore_backup(
     """Restore the backup ``zip_path`` into ``data_dir``, which must hold no library with data; takes its
     instance lock (no window or runner may have it open). Raises ``BackupCancelledError`` when
     ``cancelled`` says so, ``SanError`` subclasses saying why a backup is refused."""
+    refuse_server_library(data_dir, "restored from a .zip")
     chosen = driver or choose_driver()
     try:
         archive = zipfile.ZipFile(zip_path)

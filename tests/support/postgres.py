@@ -60,6 +60,7 @@ class PostgresServer:
     port: int = 0
     account: pwd.struct_passwd | None = None
     _names: itertools.count[int] = field(default_factory=itertools.count, repr=False)
+    _template: str | None = field(default=None, repr=False)
 
     @property
     def data(self) -> Path:
@@ -106,18 +107,33 @@ class PostgresServer:
         if (self.data / "postmaster.pid").exists():
             self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
 
-    def create_database(self, prefix: str = "san") -> str:
-        """A new empty database; returns its URL."""
+    def create_database(self, prefix: str = "san", *, template: str = "template0") -> str:
+        """A new database, a copy of ``template`` (empty by default); returns its URL."""
         import sqlalchemy as sa
 
         name = f"{prefix}_{os.getpid()}_{next(self._names)}"
         admin = sa.create_engine(self.url(), isolation_level="AUTOCOMMIT")
         try:
             with admin.connect() as conn:
-                conn.exec_driver_sql(f"CREATE DATABASE \"{name}\" TEMPLATE template0 ENCODING 'UTF8'")
+                conn.exec_driver_sql(f'CREATE DATABASE "{name}" TEMPLATE "{template}" ENCODING \'UTF8\'')
         finally:
             admin.dispose()
         return self.url(name)
+
+    def migrated_template(self) -> str:
+        """The name of a database migrated to head, made once, that ``create_database`` can copy: a copy is
+        a file copy, where migrating every test's database would run every revision again."""
+        if self._template is None:
+            from san_desktop.db.postgres import make_server_engine, migrate_server
+
+            url = self.create_database("san_template")
+            engine = make_server_engine(url)
+            try:
+                migrate_server(engine)
+            finally:
+                engine.dispose()
+            self._template = url.rsplit("/", 1)[1]
+        return self._template
 
 
 def start_temporary() -> PostgresServer:

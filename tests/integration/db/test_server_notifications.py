@@ -21,11 +21,11 @@ WAIT_SECONDS = 10  # a bound, not a pace: the notification comes within a fifth 
 
 
 @pytest.fixture
-def machines(postgres_url: str, tmp_path: Path) -> Iterator[tuple[Database, Database]]:
+def machines(postgres_library_url: str, tmp_path: Path) -> Iterator[tuple[Database, Database]]:
     opened = []
     for name in ("laptop", "desktop"):
         (tmp_path / name).mkdir()
-        opened.append(open_server_database(postgres_url, tmp_path / name))
+        opened.append(open_server_database(postgres_library_url, tmp_path / name))
     yield opened[0], opened[1]
     for database in opened:
         database.dispose()

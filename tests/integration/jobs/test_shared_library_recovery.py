@@ -25,12 +25,12 @@ AI_TYPES = frozenset({JobType.CARD_ANALYSIS})
 
 
 @pytest.fixture
-def machines(postgres_url: str, tmp_path: Path) -> Iterator[tuple[Database, Database]]:
+def machines(postgres_library_url: str, tmp_path: Path) -> Iterator[tuple[Database, Database]]:
     folders = [tmp_path / "laptop", tmp_path / "desktop"]
     opened = []
     for folder in folders:
         folder.mkdir()
-        opened.append(open_server_database(postgres_url, folder))
+        opened.append(open_server_database(postgres_library_url, folder))
     yield opened[0], opened[1]
     for database in opened:
         database.dispose()

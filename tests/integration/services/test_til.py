@@ -10,7 +10,6 @@ import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -134,25 +133,25 @@ def test_a_card_added_while_drafting_leaves_the_version_without_a_revision(
 
 
 def test_a_failed_run_deletes_its_own_files_and_never_another_runs(app: SanApp) -> None:
-    planted = app.artifacts.root / "til" / "summary-1_v1_another-run.md"
-    planted.parent.mkdir(parents=True)
-    planted.write_text("published by another run", encoding="utf-8")
-    written: list[Path] = []
+    another = app.artifacts.run("another-run")
+    planted = another.write_text("til", "summary-1", 1, "md", "published by another run")
+    another.publish_pending()
+    written: list[str] = []
 
     def writes_then_fails(context: JobContext) -> None:
         key = context.files.write_text("til", "summary-1", 1, "md", "this run's draft")
-        written.append(context.files.store.path(key))
-        assert written[0].exists()
+        written.append(key)
+        assert context.files.store.exists(key)
         raise ValueError("the step after the file failed")
 
     registry = ProcessorRegistry()
     registry.register(JobType.TIL_GENERATION, writes_then_fails)
     app.queue.enqueue(JobType.TIL_GENERATION, "summary-1")
     _run_til(app, _executor(app, registry))
-    assert written[0].name.startswith("summary-1_v1_")
-    assert written[0].name != planted.name
-    assert not written[0].exists()  # its own file: gone
-    assert planted.read_text(encoding="utf-8") == "published by another run"  # another run's: untouched
+    assert written[0].startswith("til/summary-1_v1_")
+    assert written[0] != planted
+    assert not app.artifacts.exists(written[0])  # its own file: gone
+    assert app.artifacts.read_text(planted) == "published by another run"  # another run's: untouched
 
 
 def test_two_concurrent_generate_commands_make_one_summary_and_one_job(app: SanApp) -> None:
