@@ -85,7 +85,8 @@ TEST_DATABASE_ENV = "SAN_TEST_DATABASE"
 @pytest.fixture
 def data_dir(tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Path:
     on_server = request.node.get_closest_marker("postgresql") is not None
-    if on_server or os.environ.get(TEST_DATABASE_ENV) == "postgresql":
+    on_file = request.node.get_closest_marker("sqlite") is not None
+    if on_server or (os.environ.get(TEST_DATABASE_ENV) == "postgresql" and not on_file):
         monkeypatch.setenv(DATABASE_URL_ENV, request.getfixturevalue("postgres_library_url"))
     return tmp_path / "san-data"
 

@@ -236,8 +236,8 @@ def refuse_server_library(data_dir: Path, what: str) -> None:
     if url:
         raise SanError(
             f"This library is on a PostgreSQL server ({DATABASE_URL_ENV} or database.url), so it cannot be {what} "
-            "here. Copy it into a SQLite file with `san db copy --from URL --to-file FILE` (or use the "
-            "server's pg_dump), or unset the URL to work on the data folder's own library."
+            "here. Copy it into a data folder of its own with `san db copy --from URL --into DIR` (or "
+            "use the server's pg_dump), or unset the URL to work on the data folder's own library."
         )
 
 
