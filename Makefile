@@ -1,6 +1,7 @@
 # SAN Desktop — the two commands of the README's quick start, plus benchmarks and lint.
 #   make run    install into .venv (first time or when pyproject.toml changed) and start the app
-#   make test   install the same way, then lint, type-check and run the whole test suite
+#   make test   install the same way, then lint, type-check and run the whole test suite (then the database's,
+#               the jobs' and the window's tests again on a PostgreSQL server it starts)
 #   make bench  run the benchmarks under bench/ and print a table
 #   make package  the one-folder app (PyInstaller) in dist/san-desktop/ and its tar.gz (packaging/smoke_test.sh
 #                 checks it: .ci/run runs both). Built from a non-editable install in build/package-venv (made once, and
@@ -44,9 +45,13 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+# run again with every test's library on the test PostgreSQL server (tests/support/postgres.py starts it)
+POSTGRES_TESTS := tests/integration/db tests/integration/queue tests/integration/services tests/integration/jobs tests/gui
+
 test: lint
 	tests/system_deps.sh
 	QT_QPA_PLATFORM=offscreen $(BIN)/pytest $(PYTEST_ARGS)
+	SAN_TEST_DATABASE=postgresql QT_QPA_PLATFORM=offscreen $(BIN)/pytest $(PYTEST_ARGS) $(POSTGRES_TESTS)
 
 package: $(PKG_STAMP)
 	packaging/build.sh $(PKG_VENV)/bin/python

@@ -53,6 +53,10 @@ class ArtifactStore:
     def exists(self, key: str) -> bool:
         return self.path(key).is_file()
 
+    def delete(self, key: str) -> None:
+        """Remove a published file no row refers to any more (gone already: nothing to do)."""
+        self.path(key).unlink(missing_ok=True)
+
     def read_bytes(self, key: str) -> bytes:
         return self.path(key).read_bytes()
 

@@ -303,6 +303,7 @@ def open_database(path: Path, driver: SqliteDriver | None = None, *, checked: In
 def open_server_database(url: str, data_dir: Path, *, password: str | None = None) -> Database:
     """Open (and migrate) the library on a PostgreSQL server; raises ``DatabaseError`` subclasses: the server
     unreachable, refusing the login, a newer or a foreign database."""
+    from san_desktop.db import server_vectors
     from san_desktop.db.postgres import (
         ServerClock,
         ServerNotices,
@@ -316,6 +317,7 @@ def open_server_database(url: str, data_dir: Path, *, password: str | None = Non
     where = describe(url)
     try:
         result = migrate_server(engine)
+        server_vectors.install(engine)  # similar cards by its HNSW index where the server has pgvector
         clock = ServerClock(engine)
     except sa.exc.DBAPIError as exc:
         engine.dispose()

@@ -21,6 +21,8 @@ import numpy as np
 import numpy.typing as npt
 import sqlalchemy as sa
 
+from san_desktop.db import server_vectors
+
 _SHADOW_SUFFIX = re.compile(
     r"_(chunks|info|rowids|auxiliary|vector_chunks\d+|metadatachunks\d+|metadatatext\d+|data|idx|content|docsize|config)$"
 )
@@ -56,7 +58,11 @@ def derived_table_names(conn: sa.Connection) -> set[str]:
     indexes."""
     if conn.dialect.name == "sqlite":
         return vec_table_names(conn)
-    return set(SERVER_DERIVED_TABLES)
+    spaces = conn.execute(
+        sa.text("SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE :prefix"),
+        {"prefix": server_vectors.TABLE_PREFIX + "%"},
+    ).scalars()
+    return set(SERVER_DERIVED_TABLES) | set(spaces)
 
 
 def make_include_name(conn: sa.Connection) -> Callable[[str | None, str, Mapping[str, str | None]], bool]:
@@ -161,8 +167,11 @@ def _stored_codes(blobs: Sequence[bytes], dim: int) -> tuple[npt.NDArray[np.int8
 def index_card_vector(
     conn: sa.Connection, card_id: str, model_id: str, vector: npt.NDArray[np.float32], *, new: bool = False
 ) -> None:
-    """Put a card's SimHash bits in its space's vec0 index, replacing earlier ones (none when ``new``)."""
+    """Put a card's SimHash bits in its space's vec0 index, replacing earlier ones (none when ``new``). On a
+    server with pgvector, the card's vector in its space's table (``server_vectors``)."""
     if conn.dialect.name != "sqlite":
+        if server_vectors.available(conn):
+            server_vectors.put(conn, card_id, model_id, vector)
         return
     bits = simhash(np.asarray(vector, dtype=np.float32)[None, :])[0].tobytes()
     dim = int(vector.shape[0])
@@ -181,6 +190,8 @@ def index_card_vector(
 
 def unindex_card(conn: sa.Connection, card_id: str, model_id: str, dim: int) -> None:
     if conn.dialect.name != "sqlite":
+        if server_vectors.available(conn):
+            server_vectors.remove(conn, card_id, model_id, dim)
         return
     table = card_index_table(model_id, dim)
     if conn.exec_driver_sql("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).first():
@@ -271,7 +282,14 @@ def _space_index(conn: sa.Connection, model_id: str, dim: int) -> _SpaceIndex:
 
 def warm_up(conn: sa.Connection, model_id: str) -> int:
     """Load every space of ``model_id`` into memory ahead of the first query (start-up, off the GUI
-    thread). Returns how many vectors were loaded."""
+    thread). Returns how many vectors were loaded. On a server with pgvector, each space's table is made
+    (filled from ``card_embeddings`` the first time) instead."""
+    if conn.dialect.name != "sqlite" and server_vectors.available(conn):
+        spaces = conn.execute(
+            sa.text("SELECT DISTINCT dim FROM card_embeddings WHERE model_id = :model"), {"model": model_id}
+        ).scalars()
+        tables = [server_vectors.ensure(conn, model_id, int(dim)) for dim in list(spaces)]
+        return sum(int(conn.execute(sa.text(f"SELECT count(*) FROM {table}")).scalar_one()) for table in tables)
     dims = [
         row[0]
         for row in conn.execute(
@@ -294,7 +312,10 @@ def nearest(
 ) -> list[tuple[str, float]]:
     """(id, cosine similarity) of the ``limit`` cards nearest to ``vector`` in its space, best first: the
     ``SCAN_CANDIDATES`` whose SimHash bits differ least, scored on their 8-bit codes — the very vectors
-    ``card_embeddings`` stores (float32 rows of older databases: within 0.001 of their cosine)."""
+    ``card_embeddings`` stores (float32 rows of older databases: within 0.001 of their cosine). On a server
+    with pgvector, its HNSW index over the same vectors (``server_vectors``)."""
+    if conn.dialect.name != "sqlite" and server_vectors.available(conn):
+        return server_vectors.nearest(conn, model_id, vector, limit, exclude)
     index = _space_index(conn, model_id, int(vector.shape[0]))
     if not len(index.ids):
         return []

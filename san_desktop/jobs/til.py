@@ -141,7 +141,7 @@ class _Run:
             )
             done_with = _KeptDraftParts.forget(session, self.summary_id) if step.name == "draft" else []
         for part in done_with:  # (no row refers to them any more)
-            context.files.store.path(part).unlink(missing_ok=True)
+            context.files.store.delete(part)
 
     def _collect(self) -> tuple[str, dict[str, Any]]:
         self.cards, self.revision = self.owner.til.collect(self.local_date)

@@ -44,6 +44,10 @@ class ServerArtifactStore(ArtifactStore):
     def read_text(self, key: str) -> str:
         return self.read_bytes(key).decode("utf-8")
 
+    def delete(self, key: str) -> None:
+        with self.db.write() as session:
+            session.execute(sa.delete(Artifact).where(Artifact.key == key))
+
     def exists(self, key: str) -> bool:
         with self.db.sessions() as session:
             return session.scalar(sa.select(sa.literal(1)).where(Artifact.key == key)) is not None

@@ -72,6 +72,7 @@ def test_a_refusal_is_shown_in_the_dialog(qtbot: QtBot, live_context: AppContext
 
 
 @pytest.mark.qt_log_ignore("propagateSizeHints", "does not support raise")  # the offscreen platform
+@pytest.mark.sqlite  # a backup .zip holds a SQLite library (a server's: `san db copy`)
 def test_a_full_backup_from_the_file_menu_restores_elsewhere(
     qtbot: QtBot, window: MainWindow, live_context: AppContext, tmp_path: Path
 ) -> None:

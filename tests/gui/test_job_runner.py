@@ -15,7 +15,6 @@ from san_desktop.bootstrap import Backend
 from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.settings import JobSettings
 from san_desktop.core.thread_priority import BACKGROUND_NICE
-from san_desktop.db.database import open_database
 from san_desktop.jobs import runner as runner_module
 from san_desktop.jobs.breaker import BreakerState
 from san_desktop.jobs.recovery import sweep
@@ -26,6 +25,7 @@ from san_desktop.queue.records import JobEvent, JobRecord
 from san_desktop.queue.store import JobStore
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.jobs.page import JobsPage
+from tests.support.db import open_again
 from tests.support.jobs import RecordingProcessor, jobs_of
 from tests.support.thread_priority import linux_only, thread_nice
 
@@ -191,7 +191,7 @@ def test_jobs_enqueued_by_another_process_are_picked_up_by_polling(
     settings = JobSettings()  # the real poll interval
     runner = JobRunner(JobQueue(backend.db, settings), registry, backend.require_session(), settings)
     registry.register(JobType.CARD_ANALYSIS, RecordingProcessor())
-    other_process = open_database(backend.db.file)  # its own engine, like `san` in another process
+    other_process = open_again(backend.db)  # its own engine, like `san` in another process
     try:
         _start(qtbot, runner)
         with qtbot.waitSignal(runner.job_changed, check_params_cb=_completed_for_any, timeout=2 * 2000 + 1000) as done:
@@ -209,7 +209,7 @@ def test_changes_made_by_another_process_reach_the_views(
     page = JobsPage(context)
     qtbot.addWidget(page)
     _start(qtbot, runner)
-    other_process = open_database(backend.db.file)
+    other_process = open_again(backend.db)
     try:
         cli_queue = JobQueue(other_process, runner.settings)
         with qtbot.waitSignal(runner.job_changed, check_params_cb=lambda e: e.external, timeout=5_000) as seen:
@@ -233,7 +233,7 @@ def test_a_change_stamped_before_the_last_seen_one_is_still_announced(
     _start(qtbot, runner)
     with qtbot.waitSignal(runner.job_changed, timeout=5_000):
         ours = queue.enqueue(JobType.GITHUB_STAR_RECOMMENDATION, "account-ours")  # no processor: it waits
-    other_process = open_database(backend.db.file)
+    other_process = open_again(backend.db)
     try:
         earlier = ours.updated_at - timedelta(seconds=2)
         late_commit = JobQueue(other_process, runner.settings, clock=lambda: earlier)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 import sqlalchemy as sa
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
@@ -21,6 +22,7 @@ from san_desktop.ui.main_window import PAGES, MainWindow
 from san_desktop.ui.quizzes.page import QuizzesPage
 from san_desktop.ui.stars.page import StarsPage
 from san_desktop.ui.til.page import TilPage
+from tests.support.db import open_again
 
 
 def _window(qtbot: QtBot, context: AppContext) -> MainWindow:
@@ -59,6 +61,7 @@ def test_every_page_is_built(qtbot: QtBot, backend: Backend, runner: JobRunner, 
     ]  # each page says what it is for
 
 
+@pytest.mark.sqlite  # a server's library is made by whoever opens it first: no welcome of a new file here
 def test_status_bar_welcomes_a_new_database(
     qtbot: QtBot, backend: Backend, runner: JobRunner, context: AppContext
 ) -> None:
@@ -91,15 +94,15 @@ def test_closing_the_window_ends_the_session_and_frees_the_data_directory(
     with InstanceLock(backend.data_dir) as again:  # another instance may start now
         assert again.held
     # the engine was disposed; a fresh one reads the recorded end of the session
-    engine = sa.create_engine(f"sqlite:///{backend.db.file}")
+    reopened = open_again(backend.db)
     try:
-        with engine.connect() as conn:
+        with reopened.engine.connect() as conn:
             ended = conn.execute(
                 sa.select(AppSession.ended_at).where(AppSession.id == backend.require_session())
             ).scalar_one()
         assert ended is not None
     finally:
-        engine.dispose()
+        reopened.dispose()
 
 
 def test_status_bar_tells_about_a_paused_ai_pool_and_stalled_jobs(

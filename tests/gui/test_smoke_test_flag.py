@@ -8,9 +8,9 @@ import pytest
 from PySide6.QtWidgets import QApplication
 
 from san_desktop import __main__ as entry
-from san_desktop.db.engine import choose_driver
-from san_desktop.db.migrate import head_revision, read_revision
+from san_desktop.db.migrate import head_revision
 from san_desktop.ui.main_window import MainWindow
+from tests.support.db import library_revision
 from tests.support.processes import run_python
 
 
@@ -19,7 +19,7 @@ def test_smoke_test_opens_the_window_on_a_fresh_data_directory_and_exits_0(data_
 
     assert result.returncode == 0, result.stderr
     assert "shown and settled; closing" in result.stdout  # the window was built and shown, not skipped
-    assert read_revision(data_dir / "san.db", choose_driver()) == head_revision()
+    assert library_revision(data_dir) == head_revision()
 
 
 def test_smoke_test_fails_when_start_up_does_not_settle_in_time(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
@@ -12,9 +13,9 @@ from pytestqt.qtbot import QtBot
 from san_desktop.__main__ import main
 from san_desktop.core.instance_lock import InstanceLock
 from san_desktop.db.engine import choose_driver
-from san_desktop.db.migrate import head_revision, migrate, read_revision
+from san_desktop.db.migrate import head_revision, migrate
 from san_desktop.ui.main_window import MainWindow
-from tests.support.db import raw_connection
+from tests.support.db import library_revision, raw_connection
 from tests.support.processes import run_python
 
 
@@ -36,7 +37,7 @@ def test_main_starts_on_a_fresh_data_directory_and_exits_cleanly(qtbot: QtBot, d
     QTimer.singleShot(0, close_main_window)
     assert main(["san-desktop", "--data-dir", str(data_dir)]) == 0
     assert len(seen) == 1
-    assert read_revision(data_dir / "san.db", choose_driver()) == head_revision()
+    assert library_revision(data_dir) == head_revision()
     with InstanceLock(data_dir) as lock:  # released on exit
         assert lock.held
     for window in seen:
@@ -52,6 +53,7 @@ def test_second_instance_is_refused(data_dir: Path) -> None:
     assert str(data_dir) in result.stderr
 
 
+@pytest.mark.sqlite  # the data folder's file itself
 def test_newer_database_is_refused_at_start(data_dir: Path) -> None:
     data_dir.mkdir(parents=True)
     migrate(data_dir / "san.db", choose_driver())
@@ -65,6 +67,7 @@ def test_newer_database_is_refused_at_start(data_dir: Path) -> None:
     assert "update SAN Desktop" in result.stderr
 
 
+@pytest.mark.sqlite  # the data folder's file itself
 def test_corrupt_database_is_refused_at_start(data_dir: Path) -> None:
     data_dir.mkdir(parents=True)
     (data_dir / "san.db").write_bytes(b"\x00\xff" * 5000)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -9,8 +10,13 @@ from typing import Any
 import sqlite_vec
 from alembic import command
 
+from san_desktop.core.paths import database_path
+from san_desktop.core.settings import DATABASE_URL_ENV
+from san_desktop.db.database import Database, open_database, open_server_database
 from san_desktop.db.engine import choose_driver, make_engine
-from san_desktop.db.migrate import alembic_config
+from san_desktop.db.migrate import alembic_config, read_revision
+from san_desktop.db.postgres import make_server_engine
+from san_desktop.db.postgres import read_revision as server_revision
 
 
 def stdlib_loads_sqlite_vec() -> bool:
@@ -48,3 +54,24 @@ def raw_connection(path: Path) -> Iterator[Any]:
         conn.commit()
     finally:
         conn.close()
+
+
+def open_again(db: Database) -> Database:
+    """Another handle on ``db``'s library with an engine of its own, as another process of the same machine
+    opens it (the command line beside a window): the same file, or the same server database."""
+    if db.is_sqlite:
+        return open_database(db.file)
+    return open_server_database(db.engine.url.render_as_string(hide_password=False), db.data_dir)
+
+
+def library_revision(data_dir: Path) -> str | None:
+    """The schema revision of the library a data folder opens: its SQLite file, or $SAN_DATABASE_URL's."""
+    url = os.environ.get(DATABASE_URL_ENV)
+    if not url:
+        return read_revision(database_path(data_dir), choose_driver())
+    engine = make_server_engine(url)
+    try:
+        with engine.connect() as conn:
+            return server_revision(conn)[0]
+    finally:
+        engine.dispose()

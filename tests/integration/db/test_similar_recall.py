@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
+import pytest
 
 from san_desktop.ai.encoder import embedding_model as local_embedding_model
 from san_desktop.ai.local import LocalProvider
@@ -12,6 +13,10 @@ from san_desktop.core.ids import new_id
 from san_desktop.db.database import Database
 from san_desktop.db.vectors import candidates, to_stored
 from tests.support.real_text import card_texts
+
+# the in-memory index's recall, over vectors written straight into a SQLite file (a server's library with
+# pgvector answers through its HNSW index: bench/bench_postgres.py measures that one's recall)
+pytestmark = pytest.mark.sqlite
 
 
 def _index(db: Database, vectors: npt.NDArray[np.float32]) -> list[str]:

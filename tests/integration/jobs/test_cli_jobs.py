@@ -82,7 +82,7 @@ def test_sweep_recovers_and_refuses_while_an_app_runs(db: Database, data_dir: ob
     assert json.loads(swept.stdout)["requeued_interrupted"] == [job.id]
     assert queue.get(job.id).status is JobStatus.PENDING
 
-    with InstanceLock(db.file.parent):
+    with InstanceLock(db.data_dir):
         refused = run_san("jobs", "sweep")
         running = run_san("jobs", "run", "--until-idle")
     assert refused.returncode == 3

@@ -22,6 +22,9 @@ from tests.support.jobs import fast_settings
 from tests.support.processes import child_env, marker_appears, run_san
 from tests.support.til import cards_of
 
+# reads the vectors of the SQLite file itself (its kill points are the file's)
+pytestmark = pytest.mark.sqlite
+
 CARDS = 60
 KILLED_AFTER = 20
 TOPICS = (
