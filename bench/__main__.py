@@ -13,6 +13,7 @@ from bench import (
     bench_jobs,
     bench_meaning,
     bench_monitor,
+    bench_postgres,
     bench_quizzes,
     bench_stars,
     bench_startup,
@@ -35,6 +36,7 @@ def main() -> int:
         + bench_backup.run_all()
         + bench_import.run_all()
         + bench_endpoint.run_all()
+        + bench_postgres.run_all()
     )
     print_table(rows)
     return 0

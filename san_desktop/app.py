@@ -39,12 +39,15 @@ from san_desktop.core.settings import (
     Settings,
     load_settings_checked,
     save_settings,
+    shared_values,
+    with_shared,
     with_value,
 )
 from san_desktop.db.changes import CARD_NOTICE, ChangeLog
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import BulkResult, JobEvent, JobRecord
 from san_desktop.services.artifact_stores import artifact_store
+from san_desktop.services.library_settings import read_shared, write_shared
 from san_desktop.services.root import Services
 from san_desktop.services.scraps import SCRAP_NOTICE, CaptureResult
 from san_desktop.services.secrets import (
@@ -218,6 +221,7 @@ class SanApp:
         settings, self.settings_problems = load_settings_checked(self.data_dir)
         for problem in self.settings_problems:
             log.warning("settings.json: %s", problem)
+        settings = self._with_library_settings(settings, seed=True)
         self._settings = settings
         self._settings_stamp = _stamp(self.settings_path)
         self._writing: Settings | None = None  # being saved by this app: a poll meanwhile is not news
@@ -634,18 +638,42 @@ class SanApp:
             raise SettingsConflictError(self.settings_path)
         self._writing = settings  # (the data folder's watcher may poll before this returns)
         try:
+            if not self.db.is_sqlite and shared_values(settings) != shared_values(self._settings):
+                write_shared(self.db, settings, self.changelog)
             save_settings(self.data_dir, settings)
             self._settings_stamp = _stamp(self.settings_path)
         finally:
             self._writing = None
         return self._apply(settings)
 
+    def _with_library_settings(self, settings: Settings, *, seed: bool = False) -> Settings:
+        """``settings`` with the values a library on a server keeps for all its machines; with ``seed``, the
+        first machine's own values become the library's when it keeps none yet. A SQLite library's are its
+        file's."""
+        if self.db.is_sqlite:
+            return settings
+        shared = read_shared(self.db)
+        if not shared and seed:
+            write_shared(self.db, settings, self.changelog)
+            return settings
+        merged, problems = with_shared(settings, shared)
+        for problem in problems:
+            log.warning("library settings: %s", problem)
+        return merged
+
     def reload_settings(self) -> Changes:
-        """Take up ``settings.json`` if another process changed it; no changes otherwise."""
+        """Take up ``settings.json`` if another process changed it, and (a library on a server) the library's
+        shared settings if another machine changed them; no changes otherwise."""
         stamp = _stamp(self.settings_path)
         if stamp == self._settings_stamp:
-            return Changes()
+            if self.db.is_sqlite:
+                return Changes()
+            merged = self._with_library_settings(self._settings)
+            if merged == self._settings or merged == self._writing:
+                return Changes()
+            return replace(self._apply(merged), external=True)
         settings, problems = load_settings_checked(self.data_dir)
+        settings = self._with_library_settings(settings)
         if stamp == self._settings_stamp or settings == self._writing:
             return Changes()  # this app's own write, seen while it was being saved
         self.settings_problems = problems

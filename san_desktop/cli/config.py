@@ -5,11 +5,20 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
+from pathlib import Path
 
 from san_desktop.cli.common import print_json
 from san_desktop.core.errors import SanError
 from san_desktop.core.paths import ensure_data_dir, resolve_data_dir
-from san_desktop.core.settings import load_settings, load_settings_checked, save_settings, with_value
+from san_desktop.core.settings import (
+    SHARED_SETTINGS,
+    Settings,
+    database_url,
+    load_settings,
+    load_settings_checked,
+    save_settings,
+    with_value,
+)
 
 # keys that are secrets: kept in the keyring under services.secrets' names (not imported: it loads the keyring)
 SECRET_KEYS = {"ai.api_key": ("ai-api-key", "API key"), "database.password": ("database-password", "Database password")}
@@ -38,6 +47,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     settings, problems = load_settings_checked(directory)
     for problem in problems:
         print(f"san: settings.json: {problem}", file=sys.stderr)
+    shared = _on_server(directory)
+    if shared:
+        settings = _library_settings(args)
     data = settings.as_dict()
     for section, key, name in (("ai", "api_key", AI_API_KEY), ("database", "password", DATABASE_PASSWORD)):
         source = secret_with_source(name)[1]
@@ -47,8 +59,24 @@ def cmd_show(args: argparse.Namespace) -> int:
         return 0
     for section, values in data.items():
         for key, value in values.items():
-            print(f"{section}.{key} = {value}")
+            mark = "  (the library's: shared by its machines)" if shared and (section, key) in SHARED_SETTINGS else ""
+            print(f"{section}.{key} = {value}{mark}")
     return 0
+
+
+def _on_server(directory: Path) -> bool:
+    try:
+        return bool(database_url(directory))
+    except ValueError:
+        return False  # (said by the commands that open the library)
+
+
+def _library_settings(args: argparse.Namespace) -> Settings:
+    """The settings a window would use: this machine's file with the library's shared values."""
+    from san_desktop.cli.common import open_library
+
+    with open_library(args) as app:
+        return app.settings
 
 
 def cmd_set(args: argparse.Namespace) -> int:
@@ -75,10 +103,27 @@ def cmd_set(args: argparse.Namespace) -> int:
     if args.value is None:
         raise SanError(f"Give a value: san config set {args.key} VALUE")
     section, _, name = args.key.partition(".")
+    if (section, name) in SHARED_SETTINGS and _on_server(directory):
+        return _set_shared(args, section, name)
     try:
         settings = with_value(load_settings(directory), section, name, args.value)
     except (ValueError, TypeError) as exc:
         raise SanError(f"Cannot set {args.key}: {exc}") from None
     save_settings(directory, settings)
     print(f"{args.key} = {getattr(getattr(settings, section), name)}")
+    return 0
+
+
+def _set_shared(args: argparse.Namespace, section: str, name: str) -> int:
+    """A shared setting of a library on a server: kept by the library, for every machine (and in this
+    machine's file too)."""
+    from san_desktop.cli.common import open_library
+
+    with open_library(args) as app:
+        try:
+            settings = with_value(app.settings, section, name, args.value)
+        except (ValueError, TypeError) as exc:
+            raise SanError(f"Cannot set {args.key}: {exc}") from None
+        app.save_settings(settings, overwrite=True)
+    print(f"{args.key} = {getattr(getattr(settings, section), name)} (the library's: every machine's)")
     return 0

@@ -456,6 +456,37 @@ def _reject_constant(name: str) -> Any:
     return name  # NaN and Infinity come back as text, which the key's type then refuses by name
 
 
+# What a library shared by several machines (on a server) keeps for all of them, in its database: where its TILs
+# are committed and how quizzes are scheduled. The rest (pool sizes, AI server, capture, window state) is each
+# machine's own, in its settings.json.
+SHARED_SETTINGS = (
+    ("github", "repository"),
+    ("github", "branch"),
+    ("github", "path_template"),
+    ("quiz", "desired_retention"),
+)
+
+
+def shared_values(settings: Settings) -> dict[str, Any]:
+    """``{"github.repository": ..., ...}``: the shared settings' values in ``settings``."""
+    return {f"{section}.{key}": getattr(getattr(settings, section), key) for section, key in SHARED_SETTINGS}
+
+
+def with_shared(settings: Settings, values: dict[str, Any]) -> tuple[Settings, list[str]]:
+    """``settings`` with the shared values a library keeps; a value this version refuses keeps the machine's
+    own (and is said, with the key)."""
+    problems: list[str] = []
+    for name, value in values.items():
+        section, _, key = name.partition(".")
+        if (section, key) not in SHARED_SETTINGS:
+            continue
+        try:
+            settings = with_value(settings, section, key, value)
+        except (ValueError, TypeError) as exc:
+            problems.append(f"{name} = {value!r} kept by the library is not usable here: {exc}")
+    return settings, problems
+
+
 def database_url(data_dir: Path) -> str:
     """The library's PostgreSQL URL ($SAN_DATABASE_URL, else ``database.url``), or "" for the SQLite file."""
     if from_environment := os.environ.get(DATABASE_URL_ENV, "").strip():

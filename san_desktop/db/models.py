@@ -238,6 +238,17 @@ class Artifact(Base):
     created_at: Mapped[datetime] = _created_column()
 
 
+class LibrarySetting(Base):
+    """A setting a library shared by several machines keeps for all of them (``core.settings.SHARED_SETTINGS``),
+    as JSON; only a library on a server has rows here."""
+
+    __tablename__ = "library_settings"
+
+    name: Mapped[str] = mapped_column(sa.String(100), primary_key=True)  # "github.repository"
+    value: Mapped[str] = mapped_column(sa.Text)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
 class TilVersion(Base):
     """Every generated or edited TIL text; the text itself is a file (``artifact_key``)."""
 

@@ -3,6 +3,7 @@ them together."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -10,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from san_desktop.app import SanApp
+from san_desktop.app import SanApp, open_app
 from san_desktop.core.enums import JobPool, JobType
-from san_desktop.core.settings import DATABASE_URL_ENV
+from san_desktop.core.settings import DATABASE_URL_ENV, SETTINGS_FILE
 from san_desktop.jobs.executor import JobExecutor
 from san_desktop.jobs.processors import build_registry
 from tests.support.jobs import jobs_of
@@ -57,3 +58,39 @@ def test_eight_processes_on_two_machines_asking_for_a_days_til_make_one_til_and_
     assert len(job_ids) == 1  # every caller got the first one's job
     assert [job.id for job in jobs_of(app.queue, JobType.TIL_GENERATION)] == list(job_ids)
     assert [info.local_date for info in app.til.days() if info.status is not None] == [day]
+
+
+def _san(folder: Path, url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "san_desktop.cli.main", "--data-dir", str(folder), *args],
+        capture_output=True,
+        text=True,
+        env=child_env(**{DATABASE_URL_ENV: url}),
+        timeout=120,
+        check=False,
+    )
+
+
+def test_the_library_keeps_where_tils_go_for_every_machine_and_each_machine_keeps_its_own_pools(
+    postgres_library_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    laptop, desktop = tmp_path / "laptop", tmp_path / "desktop"
+    laptop.mkdir()
+    desktop.mkdir()
+    # the first machine's own choice becomes the library's when it keeps none yet
+    (laptop / SETTINGS_FILE).write_text(json.dumps({"github": {"repository": "ana/first"}}), encoding="utf-8")
+    assert _san(laptop, postgres_library_url, "scrap", "add", "--text", "VACUUM frees dead rows.").returncode == 0
+    shown = _san(desktop, postgres_library_url, "config", "show").stdout
+    assert "github.repository = ana/first  (the library's: shared by its machines)" in shown
+
+    said = _san(desktop, postgres_library_url, "config", "set", "github.repository", "team/til")
+    assert said.returncode == 0, said.stderr
+    assert _san(desktop, postgres_library_url, "config", "set", "jobs.ai_pool_size", "4").returncode == 0
+
+    laptop_settings = _san(laptop, postgres_library_url, "config", "show").stdout
+    assert "github.repository = team/til" in laptop_settings
+    assert "jobs.ai_pool_size = 2" in laptop_settings  # the desktop's pools are the desktop's
+    monkeypatch.setenv(DATABASE_URL_ENV, postgres_library_url)
+    with open_app(laptop, kind="cli", log_to_stderr=False) as app:
+        assert app.settings.github.repository == "team/til"
+        assert app.settings.jobs.ai_pool_size == 2
