@@ -19,6 +19,7 @@ from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.ids import new_id
 from san_desktop.core.settings import JobSettings, Settings, save_settings
 from san_desktop.core.timeutil import utcnow
+from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob
 from san_desktop.jobs.executor import MAX_BATCH
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
@@ -96,7 +97,7 @@ def bench_drain(count: int = 10_000) -> float:
     with temporary_data_dir() as directory:
         backend = _backend(directory)
         queue = JobQueue(backend.db, SETTINGS)
-        _bulk_insert(backend, count)
+        bulk_insert(backend.db, count)
         registry = ProcessorRegistry()
         registry.register(JobType.CARD_ANALYSIS, _no_op)
         runner = JobRunner(queue, registry, backend.require_session(), SETTINGS)
@@ -182,8 +183,9 @@ def bench_huey(count: int = 10_000) -> float:
     return elapsed
 
 
-def _bulk_insert(backend: Backend, count: int, job_type: JobType = JobType.CARD_ANALYSIS, **values: object) -> None:
-    now = utcnow()
+def bulk_insert(db: Database, count: int, job_type: JobType = JobType.CARD_ANALYSIS, **values: object) -> None:
+    """``count`` jobs in one transaction (a library's backlog)."""
+    now = db.clock()
     rows = [
         {
             "id": new_id(),
@@ -198,7 +200,7 @@ def _bulk_insert(backend: Backend, count: int, job_type: JobType = JobType.CARD_
         }
         for n in range(count)
     ]
-    with backend.db.write() as session:
+    with db.write() as session:
         session.execute(sa.insert(AsyncJob), rows)
 
 
@@ -210,7 +212,7 @@ def bench_gui_lag(count: int = 1000) -> list[Row]:
     with temporary_data_dir() as directory:
         backend = _backend(directory)
         queue = JobQueue(backend.db, SETTINGS)
-        _bulk_insert(backend, count)
+        bulk_insert(backend.db, count)
 
         def small_work(_context: JobContext) -> None:
             sum(i * i for i in range(5_000))  # about a millisecond of work per job
@@ -259,7 +261,7 @@ def bench_monitor(count: int = 100_000) -> list[Row]:
     app = _app()
     with temporary_data_dir() as directory:
         backend = _backend(directory)
-        _bulk_insert(backend, count, status=JobStatus.COMPLETED)
+        bulk_insert(backend.db, count, status=JobStatus.COMPLETED)
         context = build_context(SanApp(backend), ProcessorRegistry())
         runner = context.runner
         start = time.perf_counter()

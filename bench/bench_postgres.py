@@ -16,10 +16,9 @@ import numpy as np
 import numpy.typing as npt
 import sqlalchemy as sa
 
-from bench.bench_jobs import bench_drain, bench_huey
+from bench.bench_jobs import bench_drain, bench_huey, bulk_insert
 from bench.common import Row, median, percentile, temporary_data_dir
-from san_desktop.core.enums import JobStatus, JobType
-from san_desktop.core.ids import new_id
+from san_desktop.core.enums import JobStatus
 from san_desktop.core.settings import DATABASE_URL_ENV
 from san_desktop.db.database import Database, open_server_database
 from san_desktop.db.models import AsyncJob
@@ -35,25 +34,6 @@ def _server() -> Iterator[PostgresServer]:
         yield server
     finally:
         stop_temporary(server)
-
-
-def _insert_jobs(db: Database, count: int) -> None:
-    now = db.clock()
-    rows = [
-        {
-            "id": new_id(),
-            "job_type": JobType.CARD_ANALYSIS,
-            "target_id": f"target-{n}",
-            "status": JobStatus.PENDING,
-            "attempts": 0,
-            "max_attempts": 3,
-            "created_at": now,
-            "updated_at": now,
-        }
-        for n in range(count)
-    ]
-    with db.write() as session:
-        session.execute(sa.insert(AsyncJob), rows)
 
 
 def _completed(db: Database) -> int:
@@ -87,7 +67,7 @@ def drain_on_server(server: PostgresServer, count: int, processes: int) -> float
                 if said != "ready":
                     raise RuntimeError(f"a runner process did not start (it said {said!r})")
             started = time.perf_counter()
-            _insert_jobs(db, count)
+            bulk_insert(db, count)
             # looked at every 20 ms: the figure is seconds, the look's own cost is noise
             while _completed(db) < count:
                 time.sleep(0.02)

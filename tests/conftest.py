@@ -83,6 +83,19 @@ TEST_DATABASE_ENV = "SAN_TEST_DATABASE"
 
 
 @pytest.fixture
+def machines(postgres_library_url: str, tmp_path: Path) -> Iterator[tuple[Database, Database]]:
+    """A library on the test server as two machines open it: each with a data folder of its own ("laptop" and
+    "desktop" under the test's folder)."""
+    opened = []
+    for name in ("laptop", "desktop"):
+        (tmp_path / name).mkdir()
+        opened.append(open_server_database(postgres_library_url, tmp_path / name))
+    yield opened[0], opened[1]
+    for database in opened:
+        database.dispose()
+
+
+@pytest.fixture
 def data_dir(tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Path:
     on_server = request.node.get_closest_marker("postgresql") is not None
     on_file = request.node.get_closest_marker("sqlite") is not None

@@ -7,7 +7,7 @@ import random
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -32,21 +32,10 @@ NEVER_POLLS = JobSettings(poll_interval_seconds=3_600.0)
 WAITING_TYPE = JobType.GITHUB_STAR_RECOMMENDATION  # no processor on the window's machine: it only watches
 
 
-@pytest.fixture
-def machines(postgres_library_url: str, tmp_path: Path) -> Iterator[tuple[Database, Database]]:
-    opened = []
-    for name in ("window", "desktop"):
-        (tmp_path / name).mkdir()
-        opened.append(open_server_database(postgres_library_url, tmp_path / name))
-    yield opened[0], opened[1]
-    for database in opened:
-        database.dispose()
-
-
 def test_another_machines_jobs_reach_the_runner_without_polling(
     qtbot: QtBot, machines: tuple[Database, Database]
 ) -> None:
-    window, desktop = machines
+    window, desktop = machines  # (the laptop's window)
     runner = JobRunner(JobQueue(window, NEVER_POLLS), ProcessorRegistry(), start_session(window, "gui"), NEVER_POLLS)
     other = JobQueue(desktop, NEVER_POLLS)
     desktop_session = start_session(desktop, "headless")

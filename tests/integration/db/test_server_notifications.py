@@ -4,31 +4,17 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
 import sqlalchemy as sa
 
 from san_desktop.core.enums import JobType
 from san_desktop.db.changes import ChangeLog
-from san_desktop.db.database import Database, open_server_database
+from san_desktop.db.database import Database
 from san_desktop.db.postgres import CHANGES_CHANNEL, JOBS_CHANNEL
 from san_desktop.queue.job_queue import JobQueue
 from tests.support.jobs import fast_settings
 
 WAIT_SECONDS = 10  # a bound, not a pace: the notification comes within a fifth of a second
-
-
-@pytest.fixture
-def machines(postgres_library_url: str, tmp_path: Path) -> Iterator[tuple[Database, Database]]:
-    opened = []
-    for name in ("laptop", "desktop"):
-        (tmp_path / name).mkdir()
-        opened.append(open_server_database(postgres_library_url, tmp_path / name))
-    yield opened[0], opened[1]
-    for database in opened:
-        database.dispose()
 
 
 def test_a_job_written_on_one_machine_is_told_to_the_other(machines: tuple[Database, Database]) -> None:

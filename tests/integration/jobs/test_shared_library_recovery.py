@@ -4,7 +4,6 @@ that job's lease ran out."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 from san_desktop.core.enums import AttemptOutcome, JobPool, JobStatus, JobType
 from san_desktop.core.paths import machine_id
 from san_desktop.core.settings import JobSettings
-from san_desktop.db.database import Database, open_server_database
+from san_desktop.db.database import Database
 from san_desktop.db.models import AppSession
 from san_desktop.jobs.recovery import sweep
 from san_desktop.queue.errors import JobSupersededError
@@ -22,18 +21,6 @@ from san_desktop.services.app_sessions import start_session
 from tests.support.jobs import fast_settings
 
 AI_TYPES = frozenset({JobType.CARD_ANALYSIS})
-
-
-@pytest.fixture
-def machines(postgres_library_url: str, tmp_path: Path) -> Iterator[tuple[Database, Database]]:
-    folders = [tmp_path / "laptop", tmp_path / "desktop"]
-    opened = []
-    for folder in folders:
-        folder.mkdir()
-        opened.append(open_server_database(postgres_library_url, folder))
-    yield opened[0], opened[1]
-    for database in opened:
-        database.dispose()
 
 
 def _ended(db: Database, session_id: str) -> bool:

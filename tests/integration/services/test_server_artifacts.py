@@ -3,28 +3,15 @@ wrote, under the rules the data folder's files follow."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 
 from san_desktop.artifacts.store import ArtifactStore
-from san_desktop.db.database import Database, open_server_database
+from san_desktop.db.database import Database
 from san_desktop.db.models import Artifact
 from san_desktop.services.artifact_stores import ServerArtifactStore, artifact_store
-
-
-@pytest.fixture
-def machines(postgres_library_url: str, tmp_path: Path) -> Iterator[tuple[Database, Database]]:
-    opened = []
-    for name in ("laptop", "desktop"):
-        (tmp_path / name).mkdir()
-        opened.append(open_server_database(postgres_library_url, tmp_path / name))
-    yield opened[0], opened[1]
-    for database in opened:
-        database.dispose()
 
 
 def test_a_sqlite_library_keeps_files_and_a_servers_keeps_rows(
