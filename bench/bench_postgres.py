@@ -144,18 +144,23 @@ def bench_similar_on_server(count: int = 100_000, queries: int = 200) -> list[Ro
             with db.engine.connect() as conn:
                 server_vectors.ensure(conn, model, dim)
             build = time.perf_counter() - began
-            latencies, exact_ms, recalls = [], [], []
+            latencies, exact_ms, recalls, close = [], [], [], []
             for index in rng.choice(count, queries, replace=False):
                 query = vectors[index] + 0.3 * rng.standard_normal(dim).astype(np.float32)
                 query /= np.linalg.norm(query)
                 began = time.perf_counter()
-                truth = {card_ids[position] for position in np.argpartition(-(stored @ query), 10)[:10]}
+                scores = stored @ query
+                nearest_ten = np.argpartition(-scores, 10)[:10]
                 exact_ms.append((time.perf_counter() - began) * 1000)
+                truth = {card_ids[position] for position in nearest_ten}
+                tenth = float(scores[nearest_ten].min())
                 with db.engine.begin() as conn:
                     began = time.perf_counter()
                     found = server_vectors.nearest(conn, model, query, 10)
                     latencies.append((time.perf_counter() - began) * 1000)
                 recalls.append(len(truth & {card_id for card_id, _score in found}) / 10)
+                # a card as near as the exact tenth (to the 8-bit codes' precision) is as good an answer
+                close.append(sum(score >= tenth - 0.002 for _card_id, score in found) / 10)
         finally:
             db.dispose()
     return [
@@ -163,8 +168,9 @@ def bench_similar_on_server(count: int = 100_000, queries: int = 200) -> list[Ro
             f"similar cards p50, {count:,} vectors of {dim}, PostgreSQL pgvector HNSW",
             median(latencies),
             "ms",
-            f"p99 {percentile(latencies, 99):.1f} ms; recall@10 vs exact {sum(recalls) / len(recalls):.3f} "
-            f"({queries} queries); the index made and filled from card_embeddings in {build:.1f} s",
+            f"p99 {percentile(latencies, 99):.1f} ms; recall@10 vs exact {sum(recalls) / len(recalls):.3f}, of ten "
+            f"as near as the exact tenth {sum(close) / len(close):.3f} ({queries} queries; clustered vectors); the "
+            f"index made and filled from card_embeddings in {build:.1f} s",
             anchor=median(exact_ms),
             anchor_name="exact numpy scan in memory",
         )

@@ -239,7 +239,12 @@ class Database:
         return PortableCursor(connection.cursor())
 
     def _writer_connection(self) -> Any:
-        """The connection of ``write_cursor`` and ``write_statement`` (the caller has the write turn)."""
+        """The connection of ``write_cursor`` and ``write_statement`` (the caller has the write turn). A server's
+        that was lost (the server restarted, the network dropped) is made again for the next write; the write
+        that found it lost failed with the server's condition."""
+        if self._writer is not None and self.path is None and getattr(self._writer.dbapi_connection, "broken", False):
+            stale, self._writer = self._writer, None
+            stale.close()
         if self._writer is None:
             writer = self.engine.raw_connection()  # set up as the engine's connections are
             writer.detach()  # the pool's no more: closed by ``dispose``

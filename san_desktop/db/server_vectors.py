@@ -123,10 +123,10 @@ def nearest(
     conn: sa.Connection, model_id: str, vector: npt.NDArray[np.float32], limit: int, exclude: Collection[str] = ()
 ) -> list[tuple[str, float]]:
     """(id, similarity) of the ``limit`` cards nearest to ``vector`` in its space, best first, by the HNSW
-    index (searching a candidate list of at least 100, or twice what is asked)."""
+    index (searching a candidate list of at least 200, or four times what is asked)."""
     table = ensure(conn, model_id, int(vector.shape[0]))
     wanted = limit + len(exclude)
-    conn.execute(sa.text("SELECT set_config('hnsw.ef_search', :value, true)"), {"value": str(max(100, 2 * wanted))})
+    conn.execute(sa.text("SELECT set_config('hnsw.ef_search', :value, true)"), {"value": str(max(200, 4 * wanted))})
     rows = conn.execute(
         sa.text(
             f"SELECT card_id, -(embedding <#> CAST(:query AS vector)) AS score FROM {table} "

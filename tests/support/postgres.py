@@ -102,10 +102,12 @@ class PostgresServer:
         )  # fmt: skip
         return self
 
-    def stop(self) -> None:
+    def stop(self, mode: str = "immediate") -> None:
+        """Stop the server: at once by default (its data is thrown away); ``fast`` shuts it down cleanly, so
+        that what was committed is there when it starts again (it runs without synchronous commits)."""
         self.account = _server_account()
         if (self.data / "postmaster.pid").exists():
-            self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
+            self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "stop")
 
     def create_database(self, prefix: str = "san", *, template: str = "template0") -> str:
         """A new database, a copy of ``template`` (empty by default); returns its URL."""
