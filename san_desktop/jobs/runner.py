@@ -316,6 +316,9 @@ class JobRunner(QObject):
         self._sweeping = False
         if self._stopped:
             return
+        if self._read_again and self._started:
+            self._read_again = False
+            QTimer.singleShot(0, self, self._on_others_changed)  # told of a change while the sweep ran
         if not self._started:
             self._started = True
             self._poll_timer.start()
@@ -509,7 +512,7 @@ class JobRunner(QObject):
         another machine's workers drain the same queue), at once. The read runs on the maintenance thread;
         its result arrives in ``_on_poll_done``."""
         busy = any(self._in_flight.values()) and not busy_too
-        if busy_too and self._poll_signals is not None:
+        if busy_too and (self._poll_signals is not None or self._sweeping):
             self._read_again = True  # the read under way may have started before this change committed
         if busy or self._sweeping or self._poll_signals is not None:
             return
