@@ -47,7 +47,6 @@ from san_desktop.db.changes import CARD_NOTICE, ChangeLog
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import BulkResult, JobEvent, JobRecord
 from san_desktop.services.artifact_stores import artifact_store
-from san_desktop.services.library_settings import read_shared, write_shared
 from san_desktop.services.root import Services
 from san_desktop.services.scraps import SCRAP_NOTICE, CaptureResult
 from san_desktop.services.secrets import (
@@ -639,6 +638,8 @@ class SanApp:
         self._writing = settings  # (the data folder's watcher may poll before this returns)
         try:
             if not self.db.is_sqlite and shared_values(settings) != shared_values(self._settings):
+                from san_desktop.services.library_settings import write_shared
+
                 write_shared(self.db, settings, self.changelog)
             save_settings(self.data_dir, settings)
             self._settings_stamp = _stamp(self.settings_path)
@@ -652,6 +653,8 @@ class SanApp:
         file's."""
         if self.db.is_sqlite:
             return settings
+        from san_desktop.services.library_settings import read_shared, write_shared  # (the ORM: a server's only)
+
         shared = read_shared(self.db)
         if not shared and seed:
             write_shared(self.db, settings, self.changelog)

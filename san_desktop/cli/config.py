@@ -49,7 +49,11 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(f"san: settings.json: {problem}", file=sys.stderr)
     shared = _on_server(directory)
     if shared:
-        settings = _library_settings(args)
+        try:
+            settings = _library_settings(args)
+        except SanError as exc:  # this machine's own settings are worth showing all the same
+            print(f"san: the library's shared settings were not read: {exc}", file=sys.stderr)
+            shared = False
     data = settings.as_dict()
     for section, key, name in (("ai", "api_key", AI_API_KEY), ("database", "password", DATABASE_PASSWORD)):
         source = secret_with_source(name)[1]

@@ -14,9 +14,17 @@ import sqlalchemy as sa
 
 from san_desktop.artifacts.store import ArtifactStore, RunFiles, artifact_name, check_kind
 from san_desktop.db.database import Database
-from san_desktop.db.models import Artifact
+from san_desktop.db.types import UTCDateTime
 
 log = logging.getLogger(__name__)
+
+# ``db.models.Artifact`` as a lightweight Core table: the app's start does not load the ORM for it
+_ROWS = sa.table(
+    "artifacts",
+    sa.column("key", sa.String()),
+    sa.column("data", sa.LargeBinary()),
+    sa.column("created_at", UTCDateTime()),
+)
 
 
 def artifact_store(db: Database) -> ArtifactStore:
@@ -36,7 +44,7 @@ class ServerArtifactStore(ArtifactStore):
 
     def read_bytes(self, key: str) -> bytes:
         with self.db.sessions() as session:
-            data = session.scalar(sa.select(Artifact.data).where(Artifact.key == key))
+            data = session.scalar(sa.select(_ROWS.c.data).where(_ROWS.c.key == key))
         if data is None:
             raise FileNotFoundError(f"no artifact {key!r} in the library's database")
         return bytes(data)
@@ -46,11 +54,11 @@ class ServerArtifactStore(ArtifactStore):
 
     def delete(self, key: str) -> None:
         with self.db.write() as session:
-            session.execute(sa.delete(Artifact).where(Artifact.key == key))
+            session.execute(sa.delete(_ROWS).where(_ROWS.c.key == key))
 
     def exists(self, key: str) -> bool:
         with self.db.sessions() as session:
-            return session.scalar(sa.select(sa.literal(1)).where(Artifact.key == key)) is not None
+            return session.scalar(sa.select(sa.literal(1)).where(_ROWS.c.key == key)) is not None
 
     def run(self, run_id: str) -> RunFiles:
         return ServerRunFiles(self, run_id)
@@ -58,10 +66,10 @@ class ServerArtifactStore(ArtifactStore):
     def sweep_orphans(self, referenced: Collection[str], older_than_seconds: float = 86_400.0) -> list[str]:
         cutoff = self.db.clock() - timedelta(seconds=older_than_seconds)
         with self.db.write() as session:
-            old = session.scalars(sa.select(Artifact.key).where(Artifact.created_at < cutoff)).all()
+            old = session.scalars(sa.select(_ROWS.c.key).where(_ROWS.c.created_at < cutoff)).all()
             removed = sorted(key for key in old if key not in referenced)
             for start in range(0, len(removed), 500):
-                session.execute(sa.delete(Artifact).where(Artifact.key.in_(removed[start : start + 500])))
+                session.execute(sa.delete(_ROWS).where(_ROWS.c.key.in_(removed[start : start + 500])))
         if removed:
             log.info("Removed %d artifact(s) that no record references: %s", len(removed), removed[:20])
         return removed
@@ -81,7 +89,7 @@ class ServerRunFiles(RunFiles):
             self._pending.append(path)
         try:
             with self.store.db.write() as session:
-                session.add(Artifact(key=key, data=data, created_at=self.store.db.clock()))
+                session.execute(sa.insert(_ROWS).values(key=key, data=data, created_at=self.store.db.clock()))
         except sa.exc.IntegrityError:
             raise ValueError(f"{key} was already written by this run") from None
         return key
@@ -92,6 +100,6 @@ class ServerRunFiles(RunFiles):
         if pending:
             keys = [path.as_posix() for path in pending]
             with self.store.db.write() as session:
-                session.execute(sa.delete(Artifact).where(Artifact.key.in_(keys)))
+                session.execute(sa.delete(_ROWS).where(_ROWS.c.key.in_(keys)))
             log.info("Run %s deleted %d unpublished artifact(s)", self.run_id, len(pending))
         return pending

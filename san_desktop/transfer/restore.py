@@ -21,7 +21,7 @@ from typing import Any
 from san_desktop.artifacts.store import ARTIFACT_DIR
 from san_desktop.core.errors import DatabaseError, SanError, StorageFullError, is_storage_full
 from san_desktop.core.instance_lock import InstanceLock
-from san_desktop.core.paths import DATABASE_FILE, LOCK_FILE, LOG_DIR, database_path, ensure_data_dir
+from san_desktop.core.paths import DATABASE_FILE, LOCK_FILE, LOG_DIR, MACHINE_ID_FILE, database_path, ensure_data_dir
 from san_desktop.core.settings import SETTINGS_FILE
 from san_desktop.db.driver import SqliteDriver, choose_driver
 from san_desktop.db.engine import load_sqlite_vec
@@ -133,7 +133,7 @@ def _library_data(data_dir: Path, driver: SqliteDriver) -> str | None:
     strangers = sorted(
         entry.name
         for entry in data_dir.iterdir()
-        if entry.name not in (LOG_DIR, LOCK_FILE, SETTINGS_FILE, ARTIFACT_DIR, *_FOLDER_CLUTTER)
+        if entry.name not in (LOG_DIR, LOCK_FILE, MACHINE_ID_FILE, SETTINGS_FILE, ARTIFACT_DIR, *_FOLDER_CLUTTER)
         and not entry.name.startswith((DATABASE_FILE, "san.backup-", "."))  # (.DS_Store, a killed restore's folder)
     )
     if strangers:
