@@ -656,8 +656,8 @@ class SanApp:
         from san_desktop.services.library_settings import read_shared, write_shared  # (the ORM: a server's only)
 
         shared = read_shared(self.db)
-        if not shared and seed:
-            write_shared(self.db, settings, self.changelog)
+        if not shared and seed:  # (the first machine: nobody has other values to be told of)
+            write_shared(self.db, settings, self.changelog, announce=False)
             return settings
         merged, problems = with_shared(settings, shared)
         for problem in problems:

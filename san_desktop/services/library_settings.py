@@ -24,8 +24,8 @@ def read_shared(db: Database) -> dict[str, Any]:
     return {name: json.loads(value) for name, value in rows}
 
 
-def write_shared(db: Database, settings: Settings, changelog: ChangeLog) -> None:
-    """Keep ``settings``' shared values for every machine, and tell the other machines' windows."""
+def write_shared(db: Database, settings: Settings, changelog: ChangeLog, *, announce: bool = True) -> None:
+    """Keep ``settings``' shared values for every machine, and (``announce``) tell the other machines' windows."""
     now = db.clock()
     rows = [
         {"name": name, "value": json.dumps(value), "updated_at": now} for name, value in shared_values(settings).items()
@@ -39,4 +39,5 @@ def write_shared(db: Database, settings: Settings, changelog: ChangeLog) -> None
             ),
             rows,
         )
-        changelog.record(session, SETTINGS_NOTICE, ["library"])
+        if announce:
+            changelog.record(session, SETTINGS_NOTICE, ["library"])
