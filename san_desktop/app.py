@@ -44,6 +44,7 @@ from san_desktop.core.settings import (
     with_value,
 )
 from san_desktop.db.changes import CARD_NOTICE, ChangeLog
+from san_desktop.db.database import CHANGES_CHANNEL
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import BulkResult, JobEvent, JobRecord
 from san_desktop.services.artifact_stores import artifact_store
@@ -730,17 +731,10 @@ class SanApp:
     def watch_external(self, callback: Callable[[], None]) -> bool:
         """Call ``callback`` (from another thread) when another process or machine wrote change notices:
         ``poll_external`` has news then. False when nothing will call (a SQLite library: poll)."""
-        if self.db.is_sqlite:
-            return False
-        from san_desktop.db.postgres import CHANGES_CHANNEL  # (psycopg: loaded for a server's library only)
-
         return self.db.listen(CHANGES_CHANNEL, callback)
 
     def unwatch_external(self, callback: Callable[[], None]) -> None:
-        if not self.db.is_sqlite:
-            from san_desktop.db.postgres import CHANGES_CHANNEL
-
-            self.db.unlisten(CHANGES_CHANNEL, callback)
+        self.db.unlisten(CHANGES_CHANNEL, callback)
 
     @property
     def external_told(self) -> bool:

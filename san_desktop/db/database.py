@@ -27,6 +27,10 @@ if TYPE_CHECKING:  # the ORM loads when a session is first used: a command line 
 # a transaction to write in: an ORM session (``Database.write``) or a Core connection (``write_connection``)
 SessionOrConnection: TypeAlias = "Session | sa.Connection"
 
+# channels of a server library's notifications (revision 0022): a job row changed; a change notice was written
+JOBS_CHANNEL = "san_jobs"
+CHANGES_CHANNEL = "san_changes"
+
 # key in a ``write_connection`` connection's ``info``: what runs once its transaction committed
 _AFTER_COMMIT = "san_after_commit"
 
@@ -67,7 +71,7 @@ class Database:
 
     def listen(self, channel: str, callback: Callable[[], None]) -> bool:
         """Call ``callback`` (from a thread of its own) whenever ``channel`` is notified: another process or
-        machine changed what it announces (``db.postgres.JOBS_CHANNEL``, ``CHANGES_CHANNEL``). False when
+        machine changed what it announces (``JOBS_CHANNEL``, ``CHANGES_CHANNEL``). False when
         nothing will call: a SQLite library has no notifications (its readers look for changes instead)."""
         if self._notices is None:
             return False

@@ -244,9 +244,6 @@ class ServerClock:
         return utcnow() + self.offset
 
 
-# channels of the library's notifications (revision 0022): a job row changed; a change notice was written
-JOBS_CHANNEL = "san_jobs"
-CHANGES_CHANNEL = "san_changes"
 # notifications that arrive together are answered once, after at most this long
 NOTICE_GATHER_SECONDS = 0.2
 RECONNECT_SECONDS = 5.0

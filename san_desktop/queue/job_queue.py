@@ -31,7 +31,7 @@ from san_desktop.core.ids import new_id
 from san_desktop.core.redact import error_details, error_message
 from san_desktop.core.settings import JobSettings
 from san_desktop.core.sqlite_codes import is_constraint
-from san_desktop.db.database import Database, SessionOrConnection
+from san_desktop.db.database import JOBS_CHANNEL, Database, SessionOrConnection
 from san_desktop.db.tables import async_jobs
 from san_desktop.queue import claims
 from san_desktop.queue.errors import (
@@ -103,17 +103,10 @@ class JobQueue:
                 self._listeners.remove(listener)
 
     def watch_others(self, callback: Callable[[], None]) -> bool:
-        if self.db.is_sqlite:
-            return False
-        from san_desktop.db.postgres import JOBS_CHANNEL  # (psycopg: loaded for a server's library only)
-
         return self.db.listen(JOBS_CHANNEL, callback)
 
     def unwatch_others(self, callback: Callable[[], None]) -> None:
-        if not self.db.is_sqlite:
-            from san_desktop.db.postgres import JOBS_CHANNEL
-
-            self.db.unlisten(JOBS_CHANNEL, callback)
+        self.db.unlisten(JOBS_CHANNEL, callback)
 
     @property
     def others_notify(self) -> bool:

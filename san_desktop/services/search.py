@@ -153,19 +153,30 @@ def _server_card_word_matches(
     )
     params["candidates"] = SEARCH_CANDIDATES if scrap_ids is None else None
     params["limit"] = limit
-    live = "s.deleted_at IS NULL"
-    if scrap_ids is not None:
-        live += " AND kc.scrap_id IN :scraps"
-        params["scraps"] = tuple(scrap_ids)
-    rows = conn.execute(
-        sa.text(
-            f"SELECT kc.id FROM (SELECT cs.card_id, {rank} AS rank FROM card_search AS cs WHERE {found} "
-            "ORDER BY cs.card_id DESC LIMIT :candidates) AS found "
-            "JOIN knowledge_cards AS kc ON kc.id = found.card_id JOIN scraps AS s ON s.id = kc.scrap_id "
-            f"WHERE {live} ORDER BY found.rank DESC, kc.id DESC LIMIT :limit"
-        ).bindparams(*([sa.bindparam("scraps", expanding=True)] if scrap_ids is not None else [])),
+    return _live_card_ids(
+        conn,
+        f"SELECT kc.id FROM (SELECT cs.card_id, {rank} AS rank FROM card_search AS cs WHERE {found} "
+        "ORDER BY cs.card_id DESC LIMIT :candidates) AS found "
+        "JOIN knowledge_cards AS kc ON kc.id = found.card_id JOIN scraps AS s ON s.id = kc.scrap_id "
+        "WHERE {live} ORDER BY found.rank DESC, kc.id DESC LIMIT :limit",
         params,
+        scrap_ids,
+        "kc.scrap_id",
     )
+
+
+def _live_card_ids(
+    conn: sa.Connection, sql: str, params: dict[str, object], scrap_ids: Collection[str] | None, scraps_column: str
+) -> list[str]:
+    """The card ids a server's search ``sql`` finds, its ``{live}`` the condition of a live scrap (one of
+    ``scrap_ids`` when given, by ``scraps_column``)."""
+    live = "s.deleted_at IS NULL"
+    binds: list[sa.BindParameter[object]] = []
+    if scrap_ids is not None:
+        live += f" AND {scraps_column} IN :scraps"
+        params = {**params, "scraps": tuple(scrap_ids)}
+        binds = [sa.bindparam("scraps", expanding=True)]
+    rows = conn.execute(sa.text(sql.replace("{live}", live)).bindparams(*binds), params)
     return [row[0] for row in rows]
 
 
@@ -222,21 +233,17 @@ def _server_text_word_matches(
         "candidates": SEARCH_CANDIDATES if scrap_ids is None else None,
         "limit": limit,
     }
-    live = "s.deleted_at IS NULL"
-    if scrap_ids is not None:
-        live += " AND s.id IN :scraps"
-        params["scraps"] = tuple(scrap_ids)
-    rows = conn.execute(
-        sa.text(
-            "SELECT kc.id FROM (SELECT s.id, ts_rank(to_tsvector('simple', s.content), q) AS rank "
-            "FROM scraps AS s, to_tsquery('simple', :query) AS q "
-            "WHERE to_tsvector('simple', s.content) @@ q ORDER BY s.id DESC LIMIT :candidates) AS found "
-            "JOIN scraps AS s ON s.id = found.id JOIN knowledge_cards AS kc ON kc.scrap_id = s.id "
-            f"WHERE {live} ORDER BY found.rank DESC, s.id DESC LIMIT :limit"
-        ).bindparams(*([sa.bindparam("scraps", expanding=True)] if scrap_ids is not None else [])),
+    return _live_card_ids(
+        conn,
+        "SELECT kc.id FROM (SELECT s.id, ts_rank(to_tsvector('simple', s.content), q) AS rank "
+        "FROM scraps AS s, to_tsquery('simple', :query) AS q "
+        "WHERE to_tsvector('simple', s.content) @@ q ORDER BY s.id DESC LIMIT :candidates) AS found "
+        "JOIN scraps AS s ON s.id = found.id JOIN knowledge_cards AS kc ON kc.scrap_id = s.id "
+        "WHERE {live} ORDER BY found.rank DESC, s.id DESC LIMIT :limit",
         params,
+        scrap_ids,
+        "s.id",
     )
-    return [row[0] for row in rows]
 
 
 def meaning_matches(

@@ -9,8 +9,7 @@ import sqlalchemy as sa
 
 from san_desktop.core.enums import JobType
 from san_desktop.db.changes import ChangeLog
-from san_desktop.db.database import Database
-from san_desktop.db.postgres import CHANGES_CHANNEL, JOBS_CHANNEL
+from san_desktop.db.database import CHANGES_CHANNEL, JOBS_CHANNEL, Database
 from san_desktop.queue.job_queue import JobQueue
 from tests.support.jobs import fast_settings
 
