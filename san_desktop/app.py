@@ -44,7 +44,7 @@ from san_desktop.core.settings import (
     with_value,
 )
 from san_desktop.db.changes import CARD_NOTICE, ChangeLog
-from san_desktop.db.database import CHANGES_CHANNEL
+from san_desktop.db.database import CHANGES_CHANNEL, Notified
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import BulkResult, JobEvent, JobRecord
 from san_desktop.services.artifact_stores import artifact_store
@@ -728,12 +728,12 @@ class SanApp:
 
     # --- other processes ----------------------------------------------------------------------
 
-    def watch_external(self, callback: Callable[[], None]) -> bool:
+    def watch_external(self, callback: Notified) -> bool:
         """Call ``callback`` (from another thread) when another process or machine wrote change notices:
         ``poll_external`` has news then. False when nothing will call (a SQLite library: poll)."""
         return self.db.listen(CHANGES_CHANNEL, callback)
 
-    def unwatch_external(self, callback: Callable[[], None]) -> None:
+    def unwatch_external(self, callback: Notified) -> None:
         self.db.unlisten(CHANGES_CHANNEL, callback)
 
     @property

@@ -27,9 +27,13 @@ if TYPE_CHECKING:  # the ORM loads when a session is first used: a command line 
 # a transaction to write in: an ORM session (``Database.write``) or a Core connection (``write_connection``)
 SessionOrConnection: TypeAlias = "Session | sa.Connection"
 
-# channels of a server library's notifications (revision 0022): a job row changed; a change notice was written
+# channels of a server library's notifications (revisions 0022, 0025): a job row changed (its id); a change
+# notice was written
 JOBS_CHANNEL = "san_jobs"
 CHANGES_CHANNEL = "san_changes"
+# What a listener is called with: the payloads of the notifications that arrived together, or None when which
+# is unknown (the listening connection was made again).
+Notified: TypeAlias = "Callable[[frozenset[str] | None], None]"
 
 # key in a ``write_connection`` connection's ``info``: what runs once its transaction committed
 _AFTER_COMMIT = "san_after_commit"
@@ -69,16 +73,17 @@ class Database:
         if self.path is None:
             session.execute(sa.text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"), {"key": key})
 
-    def listen(self, channel: str, callback: Callable[[], None]) -> bool:
+    def listen(self, channel: str, callback: Notified) -> bool:
         """Call ``callback`` (from a thread of its own) whenever ``channel`` is notified: another process or
-        machine changed what it announces (``JOBS_CHANNEL``, ``CHANGES_CHANNEL``). False when
-        nothing will call: a SQLite library has no notifications (its readers look for changes instead)."""
+        machine changed what it announces (``JOBS_CHANNEL``: the ids of the jobs written, as they committed;
+        ``CHANGES_CHANNEL``). False when nothing will call: a SQLite library has no notifications (its readers
+        look for changes instead)."""
         if self._notices is None:
             return False
         self._notices.listen(channel, callback)
         return True
 
-    def unlisten(self, channel: str, callback: Callable[[], None]) -> None:
+    def unlisten(self, channel: str, callback: Notified) -> None:
         if self._notices is not None:
             self._notices.unlisten(channel, callback)
 

@@ -14,10 +14,10 @@ import functools
 import logging
 import re
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 import sqlalchemy as sa
@@ -27,6 +27,9 @@ from sqlalchemy import event
 from san_desktop.core.errors import DatabaseLockedError, DatabaseServerError, DatabaseTooNewError, NotADatabaseError
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.migrate import MigrationResult, alembic_config, head_revision, known_revisions
+
+if TYPE_CHECKING:
+    from san_desktop.db.database import Notified
 
 log = logging.getLogger(__name__)
 
@@ -223,10 +226,18 @@ class PortableCursor:
         self._cursor.close()
 
 
+# round trips a measure of the server's clock takes; the quickest one counts
+CLOCK_SAMPLES = 5
+
+
 class ServerClock:
     """The server's time, told without asking it: this machine's clock plus the difference measured when the
     library opened, and again at every recovery sweep (``measure``, off the GUI thread). Leases and job
-    times of machines sharing a library are then on one clock, whatever their own clocks say."""
+    times of machines sharing a library are then on one clock, whatever their own clocks say.
+
+    A measure is only as good as its round trip is short (the server's answer lies somewhere within it): a
+    process starting up or a loaded machine can hold one reply for seconds, which would set this clock that
+    far off. So each measure takes several and keeps the quickest."""
 
     def __init__(self, engine: sa.Engine) -> None:
         self._engine = engine
@@ -235,10 +246,16 @@ class ServerClock:
 
     def measure(self) -> None:
         with self._engine.connect() as conn:
-            before = utcnow()
-            server = conn.exec_driver_sql("SELECT clock_timestamp()").scalar_one()
-            after = utcnow()
-        self.offset = server.astimezone(UTC) - (before + (after - before) / 2)
+            samples = [self._sample(conn) for _ in range(CLOCK_SAMPLES)]
+        before, server, after = min(samples, key=lambda sample: sample[2] - sample[0])
+        self.offset = server - (before + (after - before) / 2)
+
+    @staticmethod
+    def _sample(conn: sa.Connection) -> tuple[datetime, datetime, datetime]:
+        """This machine's time before asking, the server's answer, and this machine's time after."""
+        before = utcnow()
+        server = conn.exec_driver_sql("SELECT clock_timestamp()").scalar_one()
+        return before, server.astimezone(UTC), utcnow()
 
     def __call__(self) -> datetime:
         return utcnow() + self.offset
@@ -251,29 +268,29 @@ RECONNECT_SECONDS = 5.0
 
 class ServerNotices:
     """Listens to the library's channels on a connection of its own, on a daemon thread, and calls each
-    channel's callbacks (from that thread) when a notification arrives: what another machine or process did
-    is known at once, without polling. A lost connection is made again; after it, every callback is called
-    (what was notified meanwhile is unknown)."""
+    channel's callbacks (from that thread) with the payloads of the notifications that arrived together: what
+    another machine or process did is known at once, without polling. A lost connection is made again; after
+    it, every callback is called with None (what was notified meanwhile is unknown)."""
 
     def __init__(self, engine: sa.Engine) -> None:
         self._connect_args = {
             **engine.url.translate_connect_args(username="user", database="dbname"),
             **{key: value for key, value in engine.url.query.items() if isinstance(value, str)},
         }
-        self._callbacks: dict[str, list[Callable[[], None]]] = {}
+        self._callbacks: dict[str, list[Notified]] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.listening = threading.Event()  # set while the connection listens (tests wait for it)
 
-    def listen(self, channel: str, callback: Callable[[], None]) -> None:
+    def listen(self, channel: str, callback: Notified) -> None:
         with self._lock:
             self._callbacks.setdefault(channel, []).append(callback)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="san-server-notices", daemon=True)
                 self._thread.start()
 
-    def unlisten(self, channel: str, callback: Callable[[], None]) -> None:
+    def unlisten(self, channel: str, callback: Notified) -> None:
         """No more calls of ``callback`` (the connection keeps listening: cheap, and others may listen too)."""
         with self._lock:
             callbacks = self._callbacks.get(channel, [])
@@ -286,12 +303,16 @@ class ServerNotices:
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=5)
 
-    def _call(self, channels: Iterable[str]) -> None:
+    def _call(self, arrived: dict[str, frozenset[str] | None]) -> None:
         with self._lock:
-            callbacks = [callback for channel in channels for callback in self._callbacks.get(channel, ())]
-        for callback in callbacks:
+            calls = [
+                (callback, payloads)
+                for channel, payloads in arrived.items()
+                for callback in self._callbacks.get(channel, ())
+            ]
+        for callback, payloads in calls:
             try:
-                callback()
+                callback(payloads)
             except Exception:
                 log.exception("A listener of the database's notifications failed")
 
@@ -313,12 +334,14 @@ class ServerNotices:
                             conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
                             listened.add(channel)
                         if wanted and not first:
-                            self._call(wanted)  # reconnected: what was notified meanwhile is unknown
+                            self._call(dict.fromkeys(wanted))  # reconnected: what was notified meanwhile is unknown
                         first = False
                         self.listening.set()
-                        arrived = {notice.channel for notice in conn.notifies(timeout=NOTICE_GATHER_SECONDS)}
+                        arrived: dict[str, set[str]] = {}
+                        for notice in conn.notifies(timeout=NOTICE_GATHER_SECONDS):
+                            arrived.setdefault(notice.channel, set()).add(notice.payload)
                         if arrived:
-                            self._call(arrived)
+                            self._call({channel: frozenset(payloads) for channel, payloads in arrived.items()})
             except psycopg.Error as exc:
                 self.listening.clear()
                 log.warning("Lost the database's notifications (%s); connecting again", exc)

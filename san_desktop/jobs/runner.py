@@ -32,10 +32,6 @@ from san_desktop.queue.store import JobStore
 log = logging.getLogger(__name__)
 
 EXTERNAL_LOOKBACK = timedelta(seconds=10)
-# ... on a server's library, where the queue's writes stamp their rows with the server's time just before their
-# one statement commits, and where machines draining together change hundreds of jobs a second (a look-back
-# re-reads all of them)
-SERVER_LOOKBACK = timedelta(seconds=2)
 CHANGES_PAGE = 500
 MOST_CHANGES_READ = 50_000  # a read that finds more leaves the rest to the next one
 # How long a thread may hold the GIL while another waits for it (a tenth of Python's default). Workers hand
@@ -152,30 +148,33 @@ class _SweepWorker(QRunnable):
 
 class _PollSignals(QObject):
     """Signals:
-    done(object, object): the time looked back to, and the jobs changed since (None if the read failed).
+    done(object, object): the jobs named that were to be read (a frozenset of ids), and the jobs read (None if
+    the read failed).
     """
 
     done = Signal(object, object)
 
 
 class _PollWorker(QRunnable):
-    """Reads the job changes since a time on the maintenance thread: a read of hundreds of rows (another
-    process's bulk retry, or this one's) must not hold the window's event loop."""
+    """Reads job changes on the maintenance thread: those since a time (``since``), or the jobs a server's
+    notifications named (``named``), or both. A read of hundreds of rows (another process's bulk retry, or
+    this one's) must not hold the window's event loop."""
 
-    def __init__(self, queue: JobStore, since: datetime) -> None:
+    def __init__(self, queue: JobStore, since: datetime | None, named: frozenset[str]) -> None:
         super().__init__()
         self.queue = queue
         self.since = since
+        self.named = named
         self.signals = _PollSignals()
 
     def run(self) -> None:
         changed: list[JobRecord] | None = None
         try:
+            changed = self.queue.jobs_named(self.named) if self.named else []
             # page by page: a read that stopped at a page would find the same page again next time (more
-            # changes than a page within the look-back: an import, a bulk retry, machines draining together)
-            changed = []
+            # changes than a page within the look-back: an import, a bulk retry)
             since, after = self.since, ""
-            while len(changed) < MOST_CHANGES_READ:
+            while since is not None and len(changed) < MOST_CHANGES_READ:
                 page = self.queue.changed_since(since, CHANGES_PAGE, after)
                 changed.extend(page)
                 if len(page) < CHANGES_PAGE:
@@ -185,7 +184,7 @@ class _PollWorker(QRunnable):
             changed = None
             log.exception("Could not look for job changes made by other processes")
         finally:
-            self.signals.done.emit(self.since, changed)
+            self.signals.done.emit(self.named, changed)
 
 
 class JobRunner(QObject):
@@ -214,7 +213,7 @@ class JobRunner(QObject):
     # Announcements made on worker threads cross to the runner's thread through these, so that every
     # public signal is emitted on the GUI thread and reaches its receivers directly.
     _queue_events = Signal()
-    _others_changed = Signal()  # another process or machine changed jobs (a server's notification)
+    _others_changed = Signal(object)  # a server's notification: the ids of jobs written (None: unknown)
     _breaker_event = Signal(object)
     _progress_event = Signal(object)
 
@@ -258,7 +257,10 @@ class JobRunner(QObject):
         self._sweeping = False
         self._sweep_signals: _SweepSignals | None = None
         self._poll_signals: _PollSignals | None = None  # a read of other processes' changes under way
-        self._read_again = False  # told of another change while that read was under way
+        # jobs a server's notifications named, to read; and whether to read by time (a notification named no
+        # job, the notifications were interrupted, or a read failed)
+        self._told: set[str] = set()
+        self._told_unknown = False
         self._seen_until: datetime = queue.clock()  # newest job change this runner has announced
         self._seen: dict[tuple[str, datetime], None] = {}  # (job, updated_at) announced lately
         # queue events from any thread wait here for the runner's thread; one wake-up per batch, none while
@@ -283,10 +285,9 @@ class JobRunner(QObject):
         self._progress_event.connect(self._on_progress_event_arrived)
         self._others_changed.connect(self._on_others_changed)
         queue.add_listener(self._on_queue_event)
-        # a server's library tells of other machines' job changes at once: no need to look for them
+        # a server's library names the jobs other machines wrote as they commit: no need to look for them
         self._tell_others = self._others_changed.emit  # (one bound method: the same to unwatch)
         self._told_of_others = queue.watch_others(self._tell_others)
-        self._lookback = SERVER_LOOKBACK if self._told_of_others else EXTERNAL_LOOKBACK
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -316,13 +317,12 @@ class JobRunner(QObject):
         self._sweeping = False
         if self._stopped:
             return
-        if self._read_again and self._started:
-            self._read_again = False
-            QTimer.singleShot(0, self, self._on_others_changed)  # told of a change while the sweep ran
         if not self._started:
             self._started = True
             self._poll_timer.start()
             self._sweep_timer.start()
+        if self._told or self._told_unknown:
+            QTimer.singleShot(0, self, self._read_told)  # told of changes while the sweep ran
         if report is not None:
             self.sweep_finished.emit(report)
             if report.stalled:
@@ -494,46 +494,68 @@ class JobRunner(QObject):
 
     @Slot()
     def _on_poll_timer_timeout(self) -> None:
-        if not (self._told_of_others and self.queue.others_notify):
+        if self._told_unknown:
+            self._announce_external_changes(told=True)  # a read failed
+        elif not (self._told_of_others and self.queue.others_notify):
             self._announce_external_changes()
         self.dispatch()
 
+    @Slot(object)
+    def _on_others_changed(self, ids: frozenset[str] | None) -> None:
+        """A server's library named jobs written (by another machine or process, or this one), as they
+        committed: read them, announce what this runner has not, and run what was queued."""
+        if ids is None or "" in ids:
+            self._told_unknown = True  # which is unknown: read by time
+        self._told |= (ids or frozenset()) - {""}
+        self._read_told()
+
     @Slot()
-    def _on_others_changed(self) -> None:
-        """Another process or machine changed jobs: announce what changed, and run what it queued."""
+    def _read_told(self) -> None:
         if self._started and not self._stopped:
-            self._announce_external_changes(busy_too=True)
+            self._announce_external_changes(told=True)
             self.dispatch()
 
-    def _announce_external_changes(self, *, busy_too: bool = False) -> None:
+    def _announce_external_changes(self, *, told: bool = False) -> None:
         """Announce job changes made by another process (``san jobs retry``, ``san scrap add``...), so
         views stay live. Looking for them, only while this runner's own workers are idle: their changes are
-        announced already, and a drain would make this query return them again. Told of them (``busy_too``:
-        another machine's workers drain the same queue), at once. The read runs on the maintenance thread;
-        its result arrives in ``_on_poll_done``."""
-        busy = any(self._in_flight.values()) and not busy_too
-        if busy_too and (self._poll_signals is not None or self._sweeping):
-            self._read_again = True  # the read under way may have started before this change committed
-        if busy or self._sweeping or self._poll_signals is not None:
+        announced already, and a drain would make this query return them again. Told of them (``told``: a
+        server's notifications named them; another machine's workers drain the same queue), at once, whatever
+        this runner does. The read runs on the maintenance thread; its result arrives in ``_on_poll_done``,
+        and what was told meanwhile is read after it."""
+        if self._sweeping or self._poll_signals is not None:
             return
-        # Look back a little: another process stamps updated_at before it commits, so its change can
-        # become visible after one of ours with a later stamp. Pairs already announced are skipped.
-        worker = _PollWorker(self.queue, self._seen_until - self._lookback)
+        if told:
+            named, by_time = frozenset(self._told), self._told_unknown
+            self._told, self._told_unknown = set(), False
+            if not named and not by_time:
+                return
+        elif any(self._in_flight.values()):
+            return
+        else:
+            named, by_time = frozenset(), True
+        # Reading by time, look back a little: another process stamps updated_at before it commits, so its
+        # change can become visible after one of ours with a later stamp (a server's notifications name the
+        # jobs as they commit instead). Pairs already announced are skipped.
+        worker = _PollWorker(self.queue, self._seen_until - EXTERNAL_LOOKBACK if by_time else None, named)
         worker.signals.done.connect(self._on_poll_done)
         self._poll_signals = worker.signals  # alive until its result arrived
         self._maintenance.start(worker)
 
     @Slot(object, object)
-    def _on_poll_done(self, since: datetime, changed: list[JobRecord] | None) -> None:
+    def _on_poll_done(self, named: frozenset[str], changed: list[JobRecord] | None) -> None:
         """The changes read go the way this process's own do (``_on_queue_events_arrived``, a slice at a
         time), unless announced already or on their way (this process's bulk retry, read before its
         events arrived)."""
         self._poll_signals = None
-        if self._read_again and not self._stopped:
-            self._read_again = False
-            QTimer.singleShot(0, self, self._on_others_changed)
-        if self._stopped or changed is None:
+        if changed is None:
+            # read again at the next poll (not at once: the server may be away), by time and what was named
+            self._told |= named
+            self._told_unknown = True
             return
+        if self._stopped:
+            return
+        if self._told or self._told_unknown:
+            QTimer.singleShot(0, self, self._read_told)  # told of more while this read was under way
         with self._inbox_lock:
             waiting = {(event.job.id, event.job.updated_at) for event in self._inbox}
             news = [
@@ -544,7 +566,7 @@ class JobRunner(QObject):
             self._inbox.extend(news)
             wake = bool(news) and not self._looking  # (otherwise this thread looks by itself)
             self._looking = self._looking or wake
-        horizon = since - self._lookback
+        horizon = self._seen_until - 2 * EXTERNAL_LOOKBACK
         self._seen = {pair: None for pair in self._seen if pair[1] >= horizon}
         if wake:
             self._queue_events.emit()

@@ -256,6 +256,13 @@ def changed_since(cursor: Any, since: datetime, limit: int, after_id: str = "") 
     return [record_from_row(row) for row in rows]
 
 
+def jobs_named(cursor: Any, ids: Sequence[str]) -> list[JobRecord]:
+    """The jobs of ``ids`` as they are now (those that still exist), in no order."""
+    marks = ", ".join("?" for _ in ids)
+    rows = cursor.execute(f"SELECT {', '.join(JOB_COLUMNS)} FROM async_jobs WHERE id IN ({marks})", tuple(ids))
+    return [record_from_row(row) for row in rows]
+
+
 # --- moving jobs between statuses: a person's retry and cancel, of one job or many (one path) ----------
 
 

@@ -31,7 +31,7 @@ from san_desktop.core.ids import new_id
 from san_desktop.core.redact import error_details, error_message
 from san_desktop.core.settings import JobSettings
 from san_desktop.core.sqlite_codes import is_constraint
-from san_desktop.db.database import JOBS_CHANNEL, Database, SessionOrConnection
+from san_desktop.db.database import JOBS_CHANNEL, Database, Notified, SessionOrConnection
 from san_desktop.db.tables import async_jobs
 from san_desktop.queue import claims
 from san_desktop.queue.errors import (
@@ -102,10 +102,10 @@ class JobQueue:
             if listener in self._listeners:
                 self._listeners.remove(listener)
 
-    def watch_others(self, callback: Callable[[], None]) -> bool:
+    def watch_others(self, callback: Notified) -> bool:
         return self.db.listen(JOBS_CHANNEL, callback)
 
-    def unwatch_others(self, callback: Callable[[], None]) -> None:
+    def unwatch_others(self, callback: Notified) -> None:
         self.db.unlisten(JOBS_CHANNEL, callback)
 
     @property
@@ -637,6 +637,12 @@ class JobQueue:
     def changed_since(self, since: datetime, limit: int = 500, after_id: str = "") -> list[JobRecord]:
         with self.db.engine.connect() as conn, claims.cursor_of(conn) as cursor:
             return claims.changed_since(cursor, since, limit, after_id)
+
+    def jobs_named(self, ids: Iterable[str], chunk: int = 500) -> list[JobRecord]:
+        wanted = list(ids)
+        with self.db.engine.connect() as conn, claims.cursor_of(conn) as cursor:
+            chunks = (wanted[start : start + chunk] for start in range(0, len(wanted), chunk))
+            return [job for part in chunks for job in claims.jobs_named(cursor, part)]
 
 
 def _set_values(record: JobRecord) -> dict[str, object]:

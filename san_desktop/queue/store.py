@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, AttemptOutcome, JobPool, JobStatus, JobType
 from san_desktop.core.settings import JobSettings
-from san_desktop.db.database import Database, SessionOrConnection
+from san_desktop.db.database import Database, Notified, SessionOrConnection
 from san_desktop.queue.records import AttemptRecord, BulkResult, Claim, Classification, JobEvent, JobRecord, NextClaim
 
 if TYPE_CHECKING:
@@ -50,12 +50,13 @@ class JobStore(Protocol):
     def add_listener(self, listener: Listener) -> None: ...
     def remove_listener(self, listener: Listener) -> None: ...
     def announce(self, events: Iterable[JobEvent]) -> None: ...
-    def watch_others(self, callback: Callable[[], None]) -> bool:
-        """Call ``callback`` (from another thread) when another process or machine changed jobs; False when
-        nothing will (the caller looks by itself)."""
+    def watch_others(self, callback: Notified) -> bool:
+        """Call ``callback`` (from another thread) with the ids of jobs another process or machine (or this
+        one) wrote, as they committed; with None when which is unknown, and '' among them when a job's write
+        named no job. False when nothing will call (the caller looks by itself)."""
         ...
 
-    def unwatch_others(self, callback: Callable[[], None]) -> None: ...
+    def unwatch_others(self, callback: Notified) -> None: ...
     @property
     def others_notify(self) -> bool:
         """Whether other processes' changes are being told now (``watch_others``' calls come)."""
@@ -126,4 +127,8 @@ class JobStore(Protocol):
     def changed_since(self, since: datetime, limit: int = 500, after_id: str = "") -> list[JobRecord]:
         """Jobs changed after ``since``, oldest change first, a page of ``limit``; the next page: ``since`` and
         ``after_id`` of the last one read."""
+        ...
+
+    def jobs_named(self, ids: Iterable[str], chunk: int = 500) -> list[JobRecord]:
+        """The jobs of ``ids`` as they are now (those that still exist: pruned ones are not), in no order."""
         ...

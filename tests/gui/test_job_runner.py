@@ -264,7 +264,7 @@ def test_a_change_the_poll_read_before_its_own_event_arrived_is_announced_once(
     writer.start()
     writer.join()
     (job,) = made
-    runner._on_poll_done(job.updated_at - timedelta(seconds=1), [job])  # its event still waits for this thread
+    runner._on_poll_done(frozenset({job.id}), [job])  # its event still waits for this thread
 
     qtbot.waitUntil(lambda: any(event.job_id == job.id for event in announced), timeout=5_000)
     with qtbot.waitSignal(runner.idle, timeout=5_000):  # another poll round

@@ -32,7 +32,7 @@ class ChangeHub(QObject):
 
     changed = Signal(object, object)
     message = Signal(str)
-    _told = Signal()  # a server's library told of another process's or machine's change notices
+    _told = Signal(object)  # a server's library told of another process's or machine's change notices
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)

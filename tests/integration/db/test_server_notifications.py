@@ -1,5 +1,6 @@
-"""A library on a PostgreSQL server tells its listeners of other processes' writes as they commit (revision
-0022), and a reader of change notices misses none that commit out of id order."""
+"""A library on a PostgreSQL server tells its listeners of other processes' writes as they commit (revisions
+0022 and 0025: a job's notification names the job), and a reader of change notices misses none that commit
+out of id order."""
 
 from __future__ import annotations
 
@@ -7,35 +8,76 @@ import threading
 
 import sqlalchemy as sa
 
-from san_desktop.core.enums import JobType
+from san_desktop.core.enums import JobPool, JobType
 from san_desktop.db.changes import ChangeLog
 from san_desktop.db.database import CHANGES_CHANNEL, JOBS_CHANNEL, Database
 from san_desktop.queue.job_queue import JobQueue
+from san_desktop.services.app_sessions import start_session
 from tests.support.jobs import fast_settings
 
 WAIT_SECONDS = 10  # a bound, not a pace: the notification comes within a fifth of a second
 
 
-def test_a_job_written_on_one_machine_is_told_to_the_other(machines: tuple[Database, Database]) -> None:
+class Told:
+    """What a listener was called with, and an event set at each call."""
+
+    def __init__(self) -> None:
+        self.payloads: list[frozenset[str] | None] = []
+        self.called = threading.Event()
+
+    def __call__(self, payloads: frozenset[str] | None) -> None:
+        self.payloads.append(payloads)
+        self.called.set()
+
+    def named(self) -> set[str]:
+        return {name for payloads in self.payloads for name in payloads or ()}
+
+
+def test_a_job_written_on_one_machine_is_told_to_the_other_by_its_id(machines: tuple[Database, Database]) -> None:
     laptop, desktop = machines
-    told = threading.Event()
-    assert laptop.listen(JOBS_CHANNEL, told.set)
+    told = Told()
+    assert laptop.listen(JOBS_CHANNEL, told)
     assert laptop._notices is not None
     assert laptop._notices.listening.wait(WAIT_SECONDS)
-    assert not told.is_set()  # nothing written yet
+    assert not told.called.is_set()  # nothing written yet
+    queue = JobQueue(desktop, fast_settings())
 
-    JobQueue(desktop, fast_settings()).enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    job = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
 
-    assert told.wait(WAIT_SECONDS)
+    assert told.called.wait(WAIT_SECONDS)
     assert laptop.notified
+    assert told.named() == {job.id}
+
+
+def test_a_lease_extended_is_not_news_and_a_rolled_back_write_is_never_told(
+    machines: tuple[Database, Database],
+) -> None:
+    laptop, desktop = machines
+    queue = JobQueue(desktop, fast_settings())
+    queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    claim = queue.claim_next(start_session(desktop, "headless"), JobPool.AI, frozenset({JobType.CARD_ANALYSIS}))
+    assert claim is not None
+    told = Told()
+    laptop.listen(JOBS_CHANNEL, told)
+    assert laptop._notices is not None
+    assert laptop._notices.listening.wait(WAIT_SECONDS)
+    with desktop.engine.begin() as conn:
+        conn.execute(sa.text("UPDATE async_jobs SET updated_at = updated_at + interval '1 second'"))
+        conn.rollback()
+
+    assert queue.extend_lease(claim) is not None
+    news = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-2")  # after the two writes that are not news
+
+    assert told.called.wait(WAIT_SECONDS)
+    assert told.payloads == [frozenset({news.id})]
 
 
 def test_a_change_notice_is_told_and_a_removed_listener_is_not_called(machines: tuple[Database, Database]) -> None:
     laptop, desktop = machines
-    told, other = threading.Event(), threading.Event()
-    laptop.listen(CHANGES_CHANNEL, told.set)
-    laptop.listen(JOBS_CHANNEL, other.set)
-    laptop.unlisten(JOBS_CHANNEL, other.set)
+    told, other = Told(), Told()
+    laptop.listen(CHANGES_CHANNEL, told)
+    laptop.listen(JOBS_CHANNEL, other)
+    laptop.unlisten(JOBS_CHANNEL, other)
     assert laptop._notices is not None
     assert laptop._notices.listening.wait(WAIT_SECONDS)
 
@@ -43,12 +85,12 @@ def test_a_change_notice_is_told_and_a_removed_listener_is_not_called(machines: 
         ChangeLog("desktop").record(session, "scrap", ["s1"])
         JobQueue(desktop, fast_settings()).enqueue(JobType.CARD_ANALYSIS, "s1", session=session)
 
-    assert told.wait(WAIT_SECONDS)
-    assert not other.is_set()
+    assert told.called.wait(WAIT_SECONDS)
+    assert not other.called.is_set()
 
 
 def test_a_sqlite_library_has_no_notifications(sqlite_db: Database) -> None:
-    assert not sqlite_db.listen(JOBS_CHANNEL, lambda: None)
+    assert not sqlite_db.listen(JOBS_CHANNEL, Told())
     assert not sqlite_db.notified
 
 
