@@ -269,8 +269,9 @@ RECONNECT_SECONDS = 5.0
 class ServerNotices:
     """Listens to the library's channels on a connection of its own, on a daemon thread, and calls each
     channel's callbacks (from that thread) with the payloads of the notifications that arrived together: what
-    another machine or process did is known at once, without polling. A lost connection is made again; after
-    it, every callback is called with None (what was notified meanwhile is unknown)."""
+    another machine or process did is known at once, without polling. Once a channel is listened to (the
+    first time, and again after a lost connection was made again), its callbacks are called with None: what
+    was written before is unknown."""
 
     def __init__(self, engine: sa.Engine) -> None:
         self._connect_args = {
@@ -317,7 +318,6 @@ class ServerNotices:
                 log.exception("A listener of the database's notifications failed")
 
     def _run(self) -> None:
-        first = True
         while not self._stop.is_set():
             try:
                 with psycopg.connect(
@@ -333,9 +333,10 @@ class ServerNotices:
                         for channel in sorted(wanted):
                             conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
                             listened.add(channel)
-                        if wanted and not first:
-                            self._call(dict.fromkeys(wanted))  # reconnected: what was notified meanwhile is unknown
-                        first = False
+                        if wanted:
+                            # what was written before this connection listened (the first time: between the
+                            # listener's asking and now; after a reconnect: meanwhile) is unknown
+                            self._call(dict.fromkeys(wanted))
                         self.listening.set()
                         arrived: dict[str, set[str]] = {}
                         for notice in conn.notifies(timeout=NOTICE_GATHER_SECONDS):
