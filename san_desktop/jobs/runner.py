@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 
 EXTERNAL_LOOKBACK = timedelta(seconds=10)
 CHANGES_PAGE = 500
+READ_AGAIN_MS = 2_000  # after a failed read of other machines' changes, while the server still notifies
 MOST_CHANGES_READ = 50_000  # a read that finds more leaves the rest to the next one
 # How long a thread may hold the GIL while another waits for it (a tenth of Python's default). Workers hand
 # the database's write turn to each other many times a second, and one that got the turn waited for the
@@ -548,9 +549,13 @@ class JobRunner(QObject):
         events arrived)."""
         self._poll_signals = None
         if changed is None:
-            # read again at the next poll (not at once: the server may be away), by time and what was named
+            # read again, by time and what was named: in a while if notifications still come (the server is
+            # there: the failure passed), otherwise when they come again (a reconnect says so) or at the next
+            # poll, not at once (the server may be away)
             self._told |= named
             self._told_unknown = True
+            if not self._stopped and self._told_of_others and self.queue.others_notify:
+                QTimer.singleShot(READ_AGAIN_MS, self, self._read_told)
             return
         if self._stopped:
             return

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -24,7 +25,7 @@ from san_desktop.db.models import AppSession, AsyncJob, JobAttempt, KnowledgeCar
 from san_desktop.jobs.registry import ProcessorRegistry
 from san_desktop.jobs.runner import JobRunner
 from san_desktop.queue.job_queue import JobQueue
-from san_desktop.queue.records import JobEvent
+from san_desktop.queue.records import JobEvent, JobRecord
 from san_desktop.services.app_sessions import start_session
 from san_desktop.services.scraps import ScrapService
 from tests.support.processes import child_env
@@ -88,6 +89,48 @@ def test_a_change_stamped_long_before_it_commits_is_told_all_the_same(
 
         qtbot.waitUntil(lambda: late.id in heard, timeout=TOLD_WITHIN_MS)
         assert late.updated_at < first.updated_at - timedelta(minutes=4)
+    finally:
+        runner.shutdown()
+
+
+def test_a_failed_read_of_the_jobs_named_is_made_again(
+    qtbot: QtBot, machines: tuple[Database, Database], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first read that would find the job fails (a dropped connection of the pool): with no later
+    notification and no polling, the window would never hear of it; it reads again in a while."""
+    window, desktop = machines
+    queue = JobQueue(window, NEVER_POLLS)
+    runner = JobRunner(queue, ProcessorRegistry(), start_session(window, "gui"), NEVER_POLLS)
+    heard: list[str] = []
+    runner.job_changed.connect(lambda event: heard.append(event.job_id) if event.external else None)
+    wanted: list[str] = []  # the job whose first read fails
+    failed: list[str] = []
+
+    def failing_once(read: Callable[..., list[JobRecord]]) -> Callable[..., list[JobRecord]]:
+        def reads(*args: Any, **kwargs: Any) -> list[JobRecord]:
+            jobs = read(*args, **kwargs)
+            if wanted and not failed and any(job.id in wanted for job in jobs):
+                failed.append(read.__name__)
+                raise sa.exc.OperationalError("SELECT", {}, ConnectionError("server closed the connection"))
+            return jobs
+
+        return reads
+
+    monkeypatch.setattr(queue, "jobs_named", failing_once(queue.jobs_named))
+    monkeypatch.setattr(queue, "changed_since", failing_once(queue.changed_since))
+    try:
+        with qtbot.waitSignal(runner.sweep_finished, timeout=10_000):
+            runner.start()
+        assert window._notices is not None
+        qtbot.waitUntil(window._notices.listening.is_set, timeout=10_000)
+        # the read that listening began with (what was written before is unknown) is over
+        qtbot.waitUntil(lambda: runner._poll_signals is None and not runner._told_unknown, timeout=10_000)
+
+        # (the notification is answered on this thread's event loop: not before the next wait)
+        wanted.append(JobQueue(desktop, NEVER_POLLS).enqueue(WAITING_TYPE, "account-1").id)
+
+        qtbot.waitUntil(lambda: wanted[0] in heard, timeout=10_000)
+        assert failed
     finally:
         runner.shutdown()
 
