@@ -31,8 +31,8 @@ SessionOrConnection: TypeAlias = "Session | sa.Connection"
 # notice was written
 JOBS_CHANNEL = "san_jobs"
 CHANGES_CHANNEL = "san_changes"
-# What a listener is called with: the payloads of the notifications that arrived together, or None when which
-# is unknown (the listening connection was made again).
+# What a listener is called with: the payloads of the notifications that arrived together, or None when what
+# was written is unknown (its channel was just listened to, the first time or after a lost connection).
 Notified: TypeAlias = "Callable[[frozenset[str] | None], None]"
 
 # key in a ``write_connection`` connection's ``info``: what runs once its transaction committed
