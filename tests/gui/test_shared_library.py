@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from pytestqt.exceptions import TimeoutError
+from pytestqt.exceptions import TimeoutError as WaitTimedOut
 from pytestqt.qtbot import QtBot
 
 from san_desktop.core.enums import AttemptOutcome, JobPool, JobStatus, JobType
@@ -212,7 +212,7 @@ def test_two_machines_killed_again_and_again_drain_a_thousand_scraps_and_a_windo
         assert [final.returncode for final in finals] == [0, 0], logs_tail(logs)
         try:
             qtbot.waitUntil(lambda: len(lags) == SCRAPS, timeout=30_000)
-        except TimeoutError:
+        except WaitTimedOut:
             pytest.fail(f"{SCRAPS - len(lags)} cards never heard of; some: {_unheard(window, lags)}")
     finally:
         runner.shutdown()
