@@ -8,7 +8,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import partial
 
 import pytest
@@ -24,7 +24,7 @@ from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.main_window import MainWindow
 from san_desktop.ui.quizzes.nothing_due import NONE_DUE, NONE_YET
 from san_desktop.ui.quizzes.page import QuizzesPage
-from san_desktop.ui.quizzes.queue import interval_text, summary_text
+from san_desktop.ui.quizzes.queue import interval_text, next_due_text, summary_text
 from san_desktop.ui.quizzes.reminder import QuizReminder
 from san_desktop.ui.settings.dialog import SettingsDialog
 from san_desktop.ui.window.tray import Tray
@@ -247,8 +247,21 @@ def test_the_last_answer_ends_the_session_with_its_summary(qtbot: QtBot, context
     assert page.nothing_due.isVisibleTo(page)
     assert page.nothing_due.summary.text() == "Reviewed 2 quizzes: 1 again, 1 good"
     assert page.nothing_due.title.text() == NONE_DUE
-    assert page.nothing_due.next_due.text().startswith("The next quiz is due at ")
-    assert page.nothing_due.next_due.text().endswith("(in a minute).")  # the one answered Again
+    # the one answered Again ("tomorrow" when the test runs in the last minute of a day)
+    assert re.fullmatch(
+        r"The next quiz is due (tomorrow )?at \d\d:\d\d \(in a minute\)\.", page.nothing_due.next_due.text()
+    )
+
+
+def test_the_next_due_time_says_how_soon_across_midnight_too() -> None:
+    before_midnight = datetime(2026, 12, 5, 23, 59, 30).astimezone()  # (this machine's time zone)
+    assert next_due_text(before_midnight + timedelta(minutes=1), before_midnight) == (
+        "The next quiz is due tomorrow at 00:00 (in a minute)."
+    )
+    morning = before_midnight.replace(hour=9, minute=0, second=0)
+    assert next_due_text(morning + timedelta(minutes=1), morning) == "The next quiz is due at 09:01 (in a minute)."
+    assert next_due_text(before_midnight + timedelta(days=3), before_midnight) == "The next quiz is due on 2026-12-08."
+    assert next_due_text(None, before_midnight) == ""
 
 
 def test_a_quiz_answered_again_comes_back_question_first(

@@ -98,10 +98,10 @@ def next_due_text(due: datetime | None, now: datetime | None) -> str:
     if due is None or now is None:
         return ""
     local, today = due.astimezone(), now.astimezone().date()
+    left = due - now
+    soon = "a minute" if left < timedelta(seconds=90) else interval_text(left)
     if local.date() == today:
-        left = due - now
-        soon = "a minute" if left < timedelta(seconds=90) else interval_text(left)
         return f"The next quiz is due at {local:%H:%M} (in {soon})."
-    if local.date() == today + timedelta(days=1):
-        return f"The next quiz is due tomorrow at {local:%H:%M}."
+    if local.date() == today + timedelta(days=1):  # (a minute before midnight, too: how soon is still worth saying)
+        return f"The next quiz is due tomorrow at {local:%H:%M} (in {soon})."
     return f"The next quiz is due on {local:%Y-%m-%d}."
