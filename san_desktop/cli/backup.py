@@ -47,9 +47,15 @@ def restore_command(args: argparse.Namespace) -> int:
     from san_desktop.core.paths import resolve_data_dir
     from san_desktop.transfer.restore import restore_backup
 
-    summary = restore_backup(args.path.expanduser().resolve(), resolve_data_dir(args.data_dir))
+    # absolute, not resolved: a symbolic link named here is refused, not followed
+    summary = restore_backup(args.path.expanduser().absolute(), resolve_data_dir(args.data_dir), dry_run=args.dry_run)
     if args.json:
         print_json(summary)
+        return 0
+    if args.dry_run:
+        print(f"Would restore {summary.path} into {summary.data_dir}: {summary.described()}.")
+        print("Every member was read and its checksum checked; the database's own check runs when it is restored.")
+        print("Nothing was written.")
         return 0
     print(f"Restored {summary.path} into {summary.data_dir}: {summary.described()}.")
     print("SAN Desktop brings it to this version's schema when it opens it.")

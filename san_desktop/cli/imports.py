@@ -52,8 +52,6 @@ def cmd_import(args: argparse.Namespace) -> int:
     if kind is ImportKind.BACKUP:
         from san_desktop.cli.backup import restore_command
 
-        if args.dry_run:
-            raise SanError(f"{args.path.name} is a full backup: it is restored whole, with no dry run.")
         return restore_command(args)
     with open_library(args) as app:
         plan = app.read_import(args.path, kind)

@@ -1,48 +1,66 @@
 """Restoring a full backup (``san import FILE.zip``) into a data folder that holds no library with data.
 
-Everything is checked before anything is in place: the zip is ours (its manifest first), no member can land
-outside the folder, the schema is one this version knows (an older one is migrated when the library is
-opened, as always), each member's CRC, then SQLite's ``PRAGMA integrity_check`` and the manifest's row counts
-on the extracted database. It is extracted into a temporary folder inside the target and moved into place
-only when whole, the database last; a failure or a cancel leaves the folder as it was."""
+Everything is checked before anything is in place: the zip is ours and within bounds (``transfer.backup_reader``
+decides that from its directory and manifest, before a byte is written), the folder holds no library with
+data and no symbolic link to write through, its disk has room for what the members say they hold. The members
+are then extracted into a temporary folder inside the target, each read with a running count against its header
+and its CRC checked, the database checked with SQLite's ``PRAGMA integrity_check`` and against the manifest's
+row counts (an older schema is migrated when the library is opened, as always), and moved into place only when
+whole, the database last; a failure or a cancel leaves the folder as it was. A dry run does all of it but the
+writing (and so the database's own check), and writes nothing at all."""
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import tempfile
-import zipfile
-import zlib
 from pathlib import Path
 from typing import Any
 
+import sqlalchemy as sa
+
 from san_desktop.artifacts.store import ARTIFACT_DIR
-from san_desktop.core.errors import DatabaseError, SanError, StorageFullError, is_storage_full
+from san_desktop.core.errors import SanError, StorageFullError, is_storage_full
 from san_desktop.core.instance_lock import InstanceLock
 from san_desktop.core.paths import DATABASE_FILE, LOCK_FILE, LOG_DIR, MACHINE_ID_FILE, database_path, ensure_data_dir
 from san_desktop.core.settings import SETTINGS_FILE
 from san_desktop.db.driver import SqliteDriver, choose_driver
 from san_desktop.db.engine import load_sqlite_vec
-from san_desktop.db.migrate import head_revision, known_revisions
+from san_desktop.db.migrate import known_revisions
 from san_desktop.transfer.backup import (
-    BACKUP_FORMAT,
-    BACKUP_VERSION,
-    CHUNK,
     MANIFEST,
     BackupCancelledError,
     BackupSummary,
     ByteMeter,
     Cancelled,
     Progress,
-    member_path,
     read_only_engine,
     refuse_server_library,
     schema_revision,
     summary_of,
     table_counts,
 )
+from san_desktop.transfer.backup_reader import (
+    BackupDamagedError,
+    BackupTooNewError,
+    BackupZip,
+    Member,
+    NotABackupError,
+    checked_members,
+    copy_member,
+    opened_backup,
+    read_manifest,
+)
+
+__all__ = [
+    "BackupDamagedError",
+    "BackupTooNewError",
+    "LibraryNotEmptyError",
+    "NotABackupError",
+    "NotEnoughRoomError",
+    "restore_backup",
+]
 
 # rows a library opened once has with nothing in it (its schema, the app's sessions, jobs the window queued for
 # itself): a folder whose database holds rows only in these holds no data to lose
@@ -52,29 +70,8 @@ HOUSEKEEPING_TABLES = frozenset(
 # what file managers leave in any folder they show
 _FOLDER_CLUTTER = frozenset({"desktop.ini", "Thumbs.db"})
 _STAGING_PREFIX = ".san-restore-"
-
-Members = list[tuple[zipfile.ZipInfo, Path]]  # what to extract, each with its path in the data folder
-
-
-class NotABackupError(SanError):
-    def __init__(self, zip_path: Path, detail: str) -> None:
-        super().__init__(
-            f"{zip_path} is not a SAN Desktop backup ({detail}); nothing was restored. "
-            "Choose a file made by `san export all`."
-        )
-
-
-class BackupDamagedError(SanError):
-    def __init__(self, zip_path: Path, detail: str) -> None:
-        super().__init__(f"The backup {zip_path} is damaged ({detail}); nothing was restored. Use another copy of it.")
-
-
-class BackupTooNewError(DatabaseError):
-    def __init__(self, zip_path: Path, what: str) -> None:
-        super().__init__(
-            f"The backup {zip_path} was made by a newer version of SAN Desktop ({what}; this version knows "
-            f"schema revisions up to {head_revision()}). Update SAN Desktop to restore it; nothing was restored."
-        )
+# free space kept beyond the backup's own bytes: the journal and first writes of the app that opens it
+HEADROOM_BYTES = 64_000_000
 
 
 class LibraryNotEmptyError(SanError):
@@ -85,57 +82,30 @@ class LibraryNotEmptyError(SanError):
         )
 
 
-def read_manifest(archive: zipfile.ZipFile, zip_path: Path) -> dict[str, Any]:
-    members = archive.infolist()
-    if not members or members[0].filename != MANIFEST:
-        raise NotABackupError(zip_path, f"its first member is not {MANIFEST}")
-    try:
-        manifest = json.loads(archive.read(MANIFEST))
-    except (ValueError, zipfile.BadZipFile, zlib.error, EOFError) as exc:
-        raise NotABackupError(zip_path, f"{MANIFEST} cannot be read: {exc}") from exc
-    if not isinstance(manifest, dict) or manifest.get("format") != BACKUP_FORMAT:
-        raise NotABackupError(zip_path, f"{MANIFEST} does not name the format {BACKUP_FORMAT}")
-    version = manifest.get("version")
-    if not isinstance(version, int) or version < 1:
-        raise NotABackupError(zip_path, f"{MANIFEST} has no format version")
-    if version > BACKUP_VERSION:
-        raise BackupTooNewError(zip_path, f"backup format version {version}")
-    revision = manifest.get("schema_revision")
-    if not isinstance(revision, str) or not isinstance(manifest.get("counts"), dict):
-        raise NotABackupError(zip_path, f"{MANIFEST} misses the schema revision or the row counts")
-    if revision not in known_revisions():
-        raise BackupTooNewError(zip_path, f"its database is at schema revision {revision}")
-    return manifest
-
-
-def checked_members(archive: zipfile.ZipFile, zip_path: Path) -> Members:
-    """Each member to extract with its path relative to the data folder; the whole zip is refused for one
-    member that could land outside it (zip slip) or that is no part of a backup."""
-    seen: set[str] = set()
-    chosen: list[tuple[zipfile.ZipInfo, Path]] = []
-    for info in archive.infolist():
-        try:
-            relative = member_path(info.filename)
-        except ValueError as exc:
-            raise NotABackupError(zip_path, f"the member {exc}") from None
-        if info.filename in seen:
-            raise NotABackupError(zip_path, f"{info.filename!r} is in it twice")
-        seen.add(info.filename)
-        if info.filename != MANIFEST and not info.is_dir():
-            chosen.append((info, Path(*relative.parts)))
-    if not any(path == Path(DATABASE_FILE) for _info, path in chosen):
-        raise NotABackupError(zip_path, f"it holds no {DATABASE_FILE}")
-    return chosen
+class NotEnoughRoomError(SanError):
+    def __init__(self, zip_path: Path, data_dir: Path, needed: int, free: int) -> None:
+        super().__init__(
+            f"Restoring {zip_path} needs {needed / 1e6:,.1f} MB free on the disk of {data_dir}, but only "
+            f"{free / 1e6:,.1f} MB are free there; nothing was restored. Free some space, or choose a data folder "
+            "on another disk with --data-dir."
+        )
 
 
 def _library_data(data_dir: Path, driver: SqliteDriver) -> str | None:
-    """What in ``data_dir`` a restore must not replace, in words; None when it holds no library with data."""
-    strangers = sorted(
+    """What in ``data_dir`` a restore must not replace or write through, in words; None when it holds no
+    library with data and no symbolic link."""
+    entries = sorted(data_dir.iterdir())
+    for entry in entries:  # (the folder itself may be a link: it is the one the person chose)
+        if entry.is_symlink():
+            return (
+                f"holds a symbolic link ({entry.name} → {os.readlink(entry)}), which a restore does not write through"
+            )
+    strangers = [
         entry.name
-        for entry in data_dir.iterdir()
+        for entry in entries
         if entry.name not in (LOG_DIR, LOCK_FILE, MACHINE_ID_FILE, SETTINGS_FILE, ARTIFACT_DIR, *_FOLDER_CLUTTER)
         and not entry.name.startswith((DATABASE_FILE, "san.backup-", "."))  # (.DS_Store, a killed restore's folder)
-    )
+    ]
     if strangers:
         return f"holds files that are not a SAN Desktop library ({', '.join(strangers[:3])})"
     artifacts = data_dir / ARTIFACT_DIR
@@ -144,7 +114,7 @@ def _library_data(data_dir: Path, driver: SqliteDriver) -> str | None:
     database = database_path(data_dir)
     if not database.exists() or database.stat().st_size == 0:
         return None
-    engine = read_only_engine(database, driver)
+    engine = _untouched_engine(database, driver)
     try:
         counts = table_counts(engine)
     except Exception as exc:  # whatever it is, it is not an empty library of ours
@@ -155,17 +125,57 @@ def _library_data(data_dir: Path, driver: SqliteDriver) -> str | None:
     return f"already holds a library with data ({', '.join(filled[:3])})" if filled else None
 
 
-def _extract(archive: zipfile.ZipFile, members: Members, staging: Path, zip_path: Path, meter: ByteMeter) -> None:
-    for info, relative in members:
-        target = staging / relative
+def _untouched_engine(database: Path, driver: SqliteDriver) -> sa.Engine:
+    """An engine that reads ``database`` without writing a byte beside it: a read-only connection to a WAL
+    database makes its ``-wal`` and ``-shm`` files and leaves them. Immutable when no ``-wal`` holds anything
+    (the file is then the whole database); a ``-wal`` of a library that was not closed is read as it is."""
+    wal = database.with_name(f"{database.name}-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        return read_only_engine(database, driver)
+    uri = f"{database.as_uri()}?mode=ro&immutable=1"
+    return sa.create_engine(
+        "sqlite+pysqlite://", module=driver.module, creator=lambda: driver.module.connect(uri, uri=True)
+    )
+
+
+def _check_folder(data_dir: Path, driver: SqliteDriver) -> None:
+    if data_dir.is_symlink() and not data_dir.exists():
+        raise LibraryNotEmptyError(data_dir, "is a symbolic link to nothing")
+    if not data_dir.exists():
+        return
+    if not data_dir.is_dir():
+        raise LibraryNotEmptyError(data_dir, "is a file, not a folder")
+    if (problem := _library_data(data_dir, driver)) is not None:
+        raise LibraryNotEmptyError(data_dir, problem)
+
+
+def _check_room(zip_path: Path, data_dir: Path, inflated: int) -> None:
+    """Room on the disk for every byte the members say they hold (each is read no further than that)."""
+    existing = next(folder for folder in (data_dir, *data_dir.parents) if folder.exists())
+    needed, free = inflated + HEADROOM_BYTES, shutil.disk_usage(existing).free
+    if free < needed:
+        raise NotEnoughRoomError(zip_path, data_dir, needed, free)
+
+
+def _extract(backup: BackupZip, members: list[Member], staging: Path, meter: ByteMeter) -> None:
+    """Each member into a file of its own under ``staging`` (a folder this restore made): created, never
+    opened if something is there already."""
+    for member in members:
+        target = staging / member.path
         target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            with archive.open(info) as reader, target.open("wb") as writer:
-                while chunk := reader.read(CHUNK):  # the CRC is checked as the last chunk is read
-                    writer.write(chunk)
-                    meter.advance(len(chunk))
-        except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
-            raise BackupDamagedError(zip_path, f"{info.filename}: {exc}") from exc
+        with target.open("xb") as writer:
+
+            def write(data: bytes, writer: Any = writer) -> None:
+                writer.write(data)
+                meter.advance(len(data))
+
+            copy_member(backup, member, write)
+
+
+def _verify(backup: BackupZip, members: list[Member], meter: ByteMeter) -> None:
+    """What a dry run reads: every member to its end (its CRC and length), written nowhere."""
+    for member in members:
+        copy_member(backup, member, lambda data: meter.advance(len(data)))
 
 
 def _check_database(path: Path, manifest: dict[str, Any], zip_path: Path, driver: SqliteDriver) -> None:
@@ -225,47 +235,57 @@ def restore_backup(
     progress: Progress | None = None,
     cancelled: Cancelled | None = None,
     driver: SqliteDriver | None = None,
+    dry_run: bool = False,
 ) -> BackupSummary:
     """Restore the backup ``zip_path`` into ``data_dir``, which must hold no library with data; takes its
-    instance lock (no window or runner may have it open). Raises ``BackupCancelledError`` when
+    instance lock (no window or runner may have it open). ``dry_run`` checks all a restore checks but the
+    database's integrity (which needs it written) and writes nothing. Raises ``BackupCancelledError`` when
     ``cancelled`` says so, ``SanError`` subclasses saying why a backup is refused."""
     refuse_server_library(data_dir, "restored from a .zip")
     chosen = driver or choose_driver()
-    try:
-        archive = zipfile.ZipFile(zip_path)
-    except FileNotFoundError:
-        raise SanError(f"No such file: {zip_path}.") from None
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise NotABackupError(zip_path, f"not a readable zip file: {exc}") from exc
-    with archive:
-        manifest = read_manifest(archive, zip_path)
-        members = checked_members(archive, zip_path)
-        data_dir.mkdir(parents=True, exist_ok=True)
-        if (problem := _library_data(data_dir, chosen)) is not None:  # before the lock: no lock file in a stranger
-            raise LibraryNotEmptyError(data_dir, problem)
-        ensure_data_dir(data_dir)
-        with InstanceLock(data_dir):
-            if (problem := _library_data(data_dir, chosen)) is not None:
-                raise LibraryNotEmptyError(data_dir, problem)
-            for left_over in data_dir.glob(f"{_STAGING_PREFIX}*"):  # of a restore killed half-way (we hold the lock)
+    with opened_backup(zip_path) as backup:
+        manifest = read_manifest(backup)
+        members, inflated = checked_members(backup, manifest)
+        _check_folder(data_dir, chosen)  # before the lock: no lock file in a stranger's folder
+        _check_room(zip_path, data_dir, inflated)
+        meter = ByteMeter(sum(member.info.file_size for member in members), progress, cancelled)
+        if cancelled is not None and cancelled():
+            raise BackupCancelledError
+        if dry_run:
+            _verify(backup, members, meter)
+        else:
+            _restore(backup, members, manifest, data_dir, meter, cancelled, chosen)
+    return summary_of(manifest, zip_path, data_dir, backup.size)
+
+
+def _restore(
+    backup: BackupZip,
+    members: list[Member],
+    manifest: dict[str, Any],
+    data_dir: Path,
+    meter: ByteMeter,
+    cancelled: Cancelled | None,
+    driver: SqliteDriver,
+) -> None:
+    ensure_data_dir(data_dir)
+    with InstanceLock(data_dir):
+        _check_folder(data_dir, driver)
+        for left_over in data_dir.glob(f"{_STAGING_PREFIX}*"):  # of a restore killed half-way (we hold the lock)
+            if left_over.is_dir() and not left_over.is_symlink():
                 shutil.rmtree(left_over, ignore_errors=True)
-            staging = Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=data_dir))
-            try:
-                meter = ByteMeter(sum(info.file_size for info, _path in members), progress, cancelled)
-                if cancelled is not None and cancelled():
-                    raise BackupCancelledError
-                _extract(archive, members, staging, zip_path, meter)
-                _check_database(staging / DATABASE_FILE, manifest, zip_path, chosen)
-                files = sum(1 for _info, path in members if path.parts[0] == ARTIFACT_DIR)
-                if files != manifest.get("files"):
-                    raise BackupDamagedError(zip_path, f"it holds {files} artifact files, {MANIFEST} says otherwise")
-                if cancelled is not None and cancelled():
-                    raise BackupCancelledError
-                _move_into_place(staging, data_dir)
-            except OSError as exc:
-                if is_storage_full(exc):
-                    raise StorageFullError(data_dir, "the backup was not restored") from exc
-                raise
-            finally:
-                shutil.rmtree(staging, ignore_errors=True)
-    return summary_of(manifest, zip_path, data_dir, zip_path.stat().st_size)
+        staging = Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=data_dir))
+        try:
+            _extract(backup, members, staging, meter)
+            _check_database(staging / DATABASE_FILE, manifest, backup.path, driver)
+            if cancelled is not None and cancelled():
+                raise BackupCancelledError
+            _move_into_place(staging, data_dir)
+        except OSError as exc:
+            if is_storage_full(exc):
+                raise StorageFullError(data_dir, "the backup was not restored") from exc
+            where = f" ({exc.filename})" if exc.filename else ""
+            raise SanError(
+                f"Could not restore {backup.path} into {data_dir}: {exc.strerror or exc}{where}; nothing was restored."
+            ) from exc
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
