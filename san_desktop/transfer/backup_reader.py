@@ -119,6 +119,13 @@ def opened_backup(zip_path: Path) -> Iterator[BackupZip]:
 
 
 def read_manifest(backup: BackupZip) -> dict[str, Any]:
+    manifest = parsed_manifest(backup)
+    _check_manifest(manifest, backup.path)
+    return dict(manifest)
+
+
+def parsed_manifest(backup: BackupZip) -> object:
+    """The zip's first member, ``manifest.json``, parsed within its bounds (not yet checked as a manifest)."""
     zip_path, members = backup.path, backup.archive.infolist()
     if not members or members[0].filename != MANIFEST:
         raise NotABackupError(zip_path, f"its first member is not {MANIFEST}")
@@ -136,8 +143,7 @@ def read_manifest(backup: BackupZip) -> dict[str, Any]:
         raise NotABackupError(zip_path, str(exc)) from None
     except (ValueError, RecursionError, zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as exc:
         raise NotABackupError(zip_path, f"{MANIFEST} cannot be read: {exc}") from exc
-    _check_manifest(manifest, zip_path)
-    return dict(manifest)
+    return manifest
 
 
 def _check_manifest(manifest: object, zip_path: Path) -> None:

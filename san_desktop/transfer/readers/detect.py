@@ -4,11 +4,12 @@ clippings by their separators."""
 
 from __future__ import annotations
 
-import json
 import zipfile
 from pathlib import Path
 
 from san_desktop.core.errors import SanError
+from san_desktop.transfer.backup import BACKUP_FORMAT
+from san_desktop.transfer.backup_reader import opened_backup, parsed_manifest
 from san_desktop.transfer.items import ImportKind
 from san_desktop.transfer.readers.bookmarks import DOCTYPE
 from san_desktop.transfer.readers.csv_sources import header
@@ -18,10 +19,7 @@ UNSUPPORTED = (
     "Not a file SAN Desktop can import: expected a folder of Markdown notes, a bookmarks .html file, a Pocket or "
     "Readwise .csv, Kindle's My Clippings.txt or a SAN backup .zip"
 )
-BACKUP_FORMAT = "san-desktop-backup"
-MANIFEST = "manifest.json"
 _HEAD_BYTES = 256 * 1024  # enough to hold a CSV's header or several clippings
-_MANIFEST_MAX_BYTES = 1_000_000
 
 
 def missing(path: Path) -> SanError:
@@ -48,14 +46,14 @@ def detect_kind(path: Path) -> ImportKind:
 
 
 def _is_backup(path: Path) -> bool:
-    try:
-        with zipfile.ZipFile(path) as archive:
-            info = archive.getinfo(MANIFEST)
-            if info.file_size > _MANIFEST_MAX_BYTES:
-                return False
-            manifest = json.loads(archive.read(info))
-    except (KeyError, OSError, zipfile.BadZipFile, ValueError, RuntimeError):  # RuntimeError: encrypted
-        return False
+    """Whether the zip's manifest names a backup, read within the restore's bounds (a small zip can list
+    millions of members, or hold a manifest that inflates without end: refused with the restore's sentence);
+    the restore says what else is wrong with a backup."""
+    with opened_backup(path) as backup:
+        try:
+            manifest = parsed_manifest(backup)
+        except SanError:
+            return False
     return isinstance(manifest, dict) and manifest.get("format") == BACKUP_FORMAT
 
 

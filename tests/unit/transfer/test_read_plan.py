@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
 import zipfile
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from san_desktop.core.errors import SanError
 from san_desktop.transfer.items import ImportKind
 from san_desktop.transfer.readers import ImportCancelled, detect_kind, read_plan
+from tests.support.backups import with_many_members
 
 DATA = Path(__file__).parents[2] / "data" / "imports"
 EXPECTED = (
@@ -59,6 +61,22 @@ def test_another_zip_is_not_importable(tmp_path: Path) -> None:
     with pytest.raises(SanError, match="zip file without a SAN Desktop manifest") as raised:
         detect_kind(path)
     assert str(raised.value).startswith(EXPECTED)
+
+
+def test_telling_a_zip_apart_reads_its_list_of_members_within_the_restores_bound(tmp_path: Path) -> None:
+    """A small zip can list hundreds of thousands of members; ``zipfile`` would make an object of each before the
+    manifest is looked at. What kind of zip it is is told within the restore's bounds."""
+    many = with_many_members(
+        backup(tmp_path, {"format": "san-desktop-backup", "version": 1}), tmp_path / "m.zip", 300_000
+    )
+    tracemalloc.start()
+    try:
+        with pytest.raises(SanError, match="more than 100,000 members"):
+            detect_kind(many)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 48 * 1024 * 1024  # the list of members is read whole, but no object is made of each
 
 
 def test_a_random_text_file_names_what_was_expected(tmp_path: Path) -> None:
