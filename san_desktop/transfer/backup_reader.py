@@ -119,9 +119,7 @@ def opened_backup(zip_path: Path) -> Iterator[BackupZip]:
 
 
 def read_manifest(backup: BackupZip) -> dict[str, Any]:
-    manifest = parsed_manifest(backup)
-    _check_manifest(manifest, backup.path)
-    return dict(manifest)
+    return _checked_manifest(parsed_manifest(backup), backup.path)
 
 
 def parsed_manifest(backup: BackupZip) -> object:
@@ -146,7 +144,7 @@ def parsed_manifest(backup: BackupZip) -> object:
     return manifest
 
 
-def _check_manifest(manifest: object, zip_path: Path) -> None:
+def _checked_manifest(manifest: object, zip_path: Path) -> dict[str, Any]:
     if not isinstance(manifest, dict) or manifest.get("format") != BACKUP_FORMAT:
         raise NotABackupError(zip_path, f"{MANIFEST} does not name the format {BACKUP_FORMAT}")
     version = manifest.get("version")
@@ -165,6 +163,7 @@ def _check_manifest(manifest: object, zip_path: Path) -> None:
         raise NotABackupError(zip_path, f"{MANIFEST} has row counts that are not counts")
     if not isinstance(missing, list) or not all(isinstance(key, str) for key in missing):
         raise NotABackupError(zip_path, f"{MANIFEST} lists missing files that are not names")
+    return manifest
 
 
 def _is_count(value: object) -> bool:
