@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import sys
 import time
 from pathlib import Path
@@ -33,10 +34,7 @@ class FileLock:
 
     def try_acquire(self) -> str | None:
         """Take the lock if it is free; otherwise return the holder's pid (or "" if unknown)."""
-        try:
-            handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - kept open while the lock is held
-        except OSError as exc:
-            raise DataDirectoryError(f"Cannot open the lock file {self.path}: {exc.strerror or exc}.") from exc
+        handle = self._open()
         try:
             _lock_file(handle)
         except OSError:
@@ -51,6 +49,24 @@ class FileLock:
             pass  # a full disk: the lock is held all the same
         self._handle = handle
         return None
+
+    def _open(self) -> IO[str]:
+        """The lock file, opened to append without following a symbolic link (its pid would be written through
+        it into whatever file it names) and refused unless it is a regular file."""
+        flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        try:
+            if self.path.is_symlink():
+                raise DataDirectoryError(f"The lock file {self.path} is a symbolic link: remove it and start again.")
+            descriptor = os.open(self.path, flags, 0o644)
+        except DataDirectoryError:
+            raise
+        except OSError as exc:
+            raise DataDirectoryError(f"Cannot open the lock file {self.path}: {exc.strerror or exc}.") from exc
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            os.close(descriptor)
+            raise DataDirectoryError(f"The lock file {self.path} is not a regular file: remove it and start again.")
+        os.set_blocking(descriptor, True)
+        return open(descriptor, "a+", encoding="utf-8")  # kept open while the lock is held
 
     def acquire_blocking(self, timeout: float, poll: float = 0.05) -> bool:
         """Wait up to ``timeout`` seconds for the lock; False if another process kept it."""

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from san_desktop.core.errors import InstanceLockedError
+from san_desktop.core.errors import DataDirectoryError, InstanceLockedError
 from san_desktop.core.instance_lock import InstanceLock
 
 HOLD_LOCK = """
@@ -54,3 +54,22 @@ def test_lock_of_a_killed_process_is_free_again(tmp_path: Path) -> None:
             holder.stdout.close()
     with InstanceLock(tmp_path) as lock:
         assert lock.held
+
+
+@pytest.mark.parametrize("kind", ["a symbolic link", "a named pipe"])
+def test_a_lock_file_that_is_not_a_regular_file_is_refused_and_nothing_written_through_it(
+    tmp_path: Path, kind: str
+) -> None:
+    """The holder's pid is written into the lock file: through a symbolic link it would overwrite the file it
+    names (a user's document), and a named pipe would hold the start for ever."""
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    outside = tmp_path / "thesis.txt"
+    outside.write_text("three years of work", encoding="utf-8")
+    if kind == "a symbolic link":
+        (data_dir / "san.lock").symlink_to(outside)
+    else:
+        os.mkfifo(data_dir / "san.lock")
+    with pytest.raises(DataDirectoryError, match=r"lock file .* (is a symbolic link|is not a regular file)"):
+        InstanceLock(data_dir).acquire()
+    assert outside.read_text(encoding="utf-8") == "three years of work"
