@@ -70,9 +70,10 @@ if TYPE_CHECKING:  # cards, TIL and commits (numpy and more) load when first use
     from san_desktop.services.search import QueryVector
     from san_desktop.services.stars import StarService
     from san_desktop.services.til import TilService
+    from san_desktop.services.trash import Emptied, Restored, Trashed, TrashService
     from san_desktop.transfer.anki_export import AnkiExport
     from san_desktop.transfer.backup import BackupSummary
-    from san_desktop.transfer.importer import Importer, ImportSummary
+    from san_desktop.transfer.importer import Importer, ImportSummary, UndoPreview
     from san_desktop.transfer.items import ImportKind, ImportPlan
     from san_desktop.transfer.markdown_export import MarkdownExport
     from san_desktop.web.endpoint import BrowserCapture
@@ -407,13 +408,36 @@ class SanApp:
         self.scraps.analyse_link_now(scrap_id)
         return Changes(scraps=frozenset({scrap_id}))
 
+    # --- the Trash (services.trash): every delete goes there, restorable until it is emptied or purged ----
+
+    @property
+    def trash(self) -> TrashService:
+        return self.services.trash
+
     def delete_scrap(self, scrap_id: str) -> Changes:
-        self.scraps.delete(scrap_id)
-        return Changes(scraps=frozenset({scrap_id}))
+        """Move a scrap to the Trash with its card and quizzes."""
+        return self.delete_scraps([scrap_id]).changes
+
+    def delete_scraps(self, scrap_ids: list[str]) -> Changed[Trashed]:
+        """Move scraps to the Trash as one entry (restored as one)."""
+        trashed = self.trash.delete(scrap_ids)
+        return Changed(trashed, _scraps_changed(trashed.scrap_ids))
 
     def restore_scrap(self, scrap_id: str) -> Changes:
-        self.scraps.restore(scrap_id)
-        return Changes(scraps=frozenset({scrap_id}))
+        """Bring one scrap back from the Trash."""
+        restored = self.trash.restore_scrap(scrap_id)
+        return Changes(scraps=frozenset(restored.scrap_ids))
+
+    def restore_from_trash(self, entry_id: str) -> Changed[Restored]:
+        """Bring back what one entry of the Trash holds (an import undone: all its scraps, and the import can
+        be undone again)."""
+        restored = self.trash.restore(entry_id)
+        return Changed(restored, _scraps_changed(restored.scrap_ids))
+
+    def empty_trash(self) -> Changed[Emptied]:
+        """Delete everything in the Trash for good."""
+        emptied = self.trash.empty()
+        return Changed(emptied, _scraps_changed(emptied.scrap_ids))
 
     # --- imports (transfer.readers, transfer.importer) -----------------------------------------
 
@@ -443,10 +467,14 @@ class SanApp:
         summary = self.importer.store(plan, dry_run=dry_run, cancelled=cancelled, progress=progress)
         return Changed(summary, Changes(library=bool(summary.scrap_ids)))
 
-    def undo_import(self, batch_id: str) -> Changed[list[str]]:
-        """Remove exactly what an import brought in (the ids of the scraps removed)."""
-        removed = self.importer.undo(batch_id)
-        return Changed(removed, Changes(library=bool(removed)))
+    def undo_import_preview(self, batch_id: str) -> UndoPreview:
+        """What Undo import would move to the Trash, and how much of it was edited since (nothing is written)."""
+        return self.importer.undo_preview(batch_id)
+
+    def undo_import(self, batch_id: str) -> Changed[Trashed]:
+        """Move exactly what an import brought in to the Trash, as one entry that restores it all."""
+        trashed = self.importer.undo(batch_id)
+        return Changed(trashed, Changes(library=bool(trashed.scrap_ids)))
 
     # --- correcting cards (services.card_edits) --------------------------------------------------
 
@@ -751,6 +779,12 @@ class SanApp:
             return Changes(library=True, external=True) | self.reload_settings()
         changes = Changes(scraps=scraps | cards, cards_of_scraps=cards, external=bool(scraps or cards))
         return changes | self.reload_settings()
+
+
+def _scraps_changed(scrap_ids: Iterable[str]) -> Changes:
+    """Scraps deleted or restored: told one by one when they are a few, as the whole library when many."""
+    ids = frozenset(scrap_ids)
+    return Changes(library=True) if len(ids) > MANY_CHANGED else Changes(scraps=ids)
 
 
 def _cards_edited(result: CardEditResult) -> Changed[CardEditResult]:

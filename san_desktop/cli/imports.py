@@ -22,13 +22,17 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="import notes, bookmarks and highlights (or restore a backup .zip)",
         description="Import a folder of Markdown notes or an Obsidian vault, a browser's bookmarks .html, a Pocket "
         "or Readwise .csv, Kindle's My Clippings.txt, or restore a backup made by `san export all` into an empty "
-        "data folder. The kind is told by the content; each import is one batch that --undo removes.",
+        "data folder. The kind is told by the content; each import is one batch that --undo moves to the Trash.",
     )
     parser.add_argument("path", metavar="PATH", type=Path, nargs="?", help="the folder or file to import")
     parser.add_argument("--kind", choices=KINDS, help="what PATH is, when its content does not say")
-    parser.add_argument("--dry-run", action="store_true", help="say what would be imported; store nothing")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="say what would be imported (or, with --undo, undone); write nothing"
+    )
     parser.add_argument("--list", action="store_true", help="the imports that can be undone")
-    parser.add_argument("--undo", metavar="BATCH", help="remove exactly what the import BATCH brought in")
+    parser.add_argument(
+        "--undo", metavar="BATCH", help="move exactly what the import BATCH brought in to the Trash (restorable)"
+    )
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(handler=cmd_import)
 
@@ -96,11 +100,21 @@ def _list(args: argparse.Namespace) -> int:
 
 def _undo(args: argparse.Namespace) -> int:
     with open_library(args) as app:
-        removed = app.undo_import(args.undo).value
+        if args.dry_run:  # what would go, and how much of it was worked on since: nothing is written
+            preview = app.undo_import_preview(args.undo)
+            if args.json:
+                print_json(preview)
+            else:
+                print(preview.sentence())
+            return 0
+        trashed = app.undo_import(args.undo).value
     if args.json:
-        print_json({"batch": args.undo, "removed": removed})
-    else:
-        print(f"Import {args.undo} undone: {len(removed)} scrap{'s' if len(removed) != 1 else ''} removed.")
+        print_json({"batch": args.undo, "trash_entry": trashed.entry_id, "moved_to_trash": trashed.scrap_ids})
+        return 0
+    count = len(trashed.scrap_ids)
+    print(f"Import {args.undo} undone: {count} scrap{'s' if count != 1 else ''} moved to the Trash.")
+    if trashed.entry_id is not None:
+        print(f"Restore them with: san trash restore {trashed.entry_id}")
     return 0
 
 

@@ -20,7 +20,21 @@ from san_desktop.core.redact import redact
 
 def build_parser() -> argparse.ArgumentParser:
     # the commands' modules (SQLAlchemy, the facade...) load here, not when `san` starts: --version stays quick
-    from san_desktop.cli import cards, config, db, doctor, export, github, imports, jobs, quiz, scraps, stars, til
+    from san_desktop.cli import (
+        cards,
+        config,
+        db,
+        doctor,
+        export,
+        github,
+        imports,
+        jobs,
+        quiz,
+        scraps,
+        stars,
+        til,
+        trash,
+    )
 
     parser = argparse.ArgumentParser(prog="san", description=f"{APP_NAME} command line")
     parser.add_argument("--version", action="version", version=f"san {__version__}")
@@ -39,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     stars.add_parser(commands)
     github.add_parser(commands)
     imports.add_parser(commands)
+    trash.add_parser(commands)
     export.add_parser(commands)
     db.add_parser(commands)
     return parser

@@ -46,10 +46,12 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     listing.add_argument("--limit", type=count(MAX_LIMIT), default=50)
     listing.add_argument("--json", action="store_true")
     listing.set_defaults(handler=cmd_list)
-    delete = sub.add_parser("delete", help="move a scrap to the bin (undo with `san scrap restore`)")
-    delete.add_argument("scrap_id", metavar="ID")
+    delete = sub.add_parser(
+        "delete", help="move scraps to the Trash with their cards and quizzes (several: one entry, restored as one)"
+    )
+    delete.add_argument("scrap_ids", metavar="ID", nargs="+")
     delete.set_defaults(handler=cmd_delete)
-    restore = sub.add_parser("restore", help="undo a delete")
+    restore = sub.add_parser("restore", help="bring a scrap back from the Trash")
     restore.add_argument("scrap_id", metavar="ID")
     restore.set_defaults(handler=cmd_restore)
     analyse = sub.add_parser(
@@ -148,8 +150,11 @@ def cmd_analyse(args: argparse.Namespace) -> int:
 
 def cmd_delete(args: argparse.Namespace) -> int:
     with open_library(args) as app:
-        app.delete_scrap(args.scrap_id)
-    print(f"Scrap {args.scrap_id} deleted; undo with: san scrap restore {args.scrap_id}")
+        trashed = app.delete_scraps(args.scrap_ids).value
+    if len(trashed.scrap_ids) == 1:
+        print(f"Scrap {trashed.scrap_ids[0]} moved to the Trash; undo with: san scrap restore {trashed.scrap_ids[0]}")
+    else:
+        print(f"{len(trashed.scrap_ids)} scraps moved to the Trash; undo with: san trash restore {trashed.entry_id}")
     return 0
 
 

@@ -35,6 +35,14 @@ class JobStatus(StrEnum):
 ACTIVE_JOB_STATUSES: tuple[JobStatus, ...] = (JobStatus.PENDING, JobStatus.PROCESSING)
 
 
+class TrashKind(StrEnum):
+    """What one entry of the Trash holds: one scrap deleted, several deleted at once, or an import undone."""
+
+    SCRAP = "SCRAP"
+    SCRAPS = "SCRAPS"
+    IMPORT = "IMPORT"
+
+
 class ErrorKind(StrEnum):
     """Whether a failed job may succeed if run again later."""
 

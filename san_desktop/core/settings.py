@@ -179,6 +179,17 @@ class QuizSettings:
 
 
 @dataclass(frozen=True)
+class TrashSettings:
+    """What is deleted (a scrap, an import undone) waits in the Trash this many days, restorable with its card,
+    edits, quizzes and review history; the recovery sweep then deletes it for good."""
+
+    keep_days: float = _number(30.0, 1.0, 3650.0)
+
+    def __post_init__(self) -> None:
+        _validate(self, "trash")
+
+
+@dataclass(frozen=True)
 class StarSettings:
     """Starred-repository recommendations: what "learning now" means, in days of cards."""
 
@@ -263,6 +274,7 @@ class Settings:
     notifications: NotificationSettings = field(default_factory=NotificationSettings)
     quiz: QuizSettings = field(default_factory=QuizSettings)
     stars: StarSettings = field(default_factory=StarSettings)
+    trash: TrashSettings = field(default_factory=TrashSettings)
     window: WindowSettings = field(default_factory=WindowSettings)
     database: DatabaseSettings = field(default_factory=DatabaseSettings)
 
@@ -301,6 +313,7 @@ SECTIONS: dict[str, type[Any]] = {
     "notifications": NotificationSettings,
     "quiz": QuizSettings,
     "stars": StarSettings,
+    "trash": TrashSettings,
     "window": WindowSettings,
     "database": DatabaseSettings,
 }
@@ -457,13 +470,14 @@ def _reject_constant(name: str) -> Any:
 
 
 # What a library shared by several machines (on a server) keeps for all of them, in its database: where its TILs
-# are committed and how quizzes are scheduled. The rest (pool sizes, AI server, capture, window state) is each
-# machine's own, in its settings.json.
+# are committed, how quizzes are scheduled and how long its Trash keeps what was deleted. The rest (pool sizes,
+# AI server, capture, window state) is each machine's own, in its settings.json.
 SHARED_SETTINGS = (
     ("github", "repository"),
     ("github", "branch"),
     ("github", "path_template"),
     ("quiz", "desired_retention"),
+    ("trash", "keep_days"),  # (whichever machine sweeps purges the library's one Trash)
 )
 
 

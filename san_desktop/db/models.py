@@ -81,6 +81,7 @@ class Scrap(Base):
     refine_stopped: Mapped[bool]
     import_batch_id: Mapped[str | None]
     given_tags: Mapped[str | None]
+    trash_id: Mapped[str | None]
 
     card: Mapped[KnowledgeCard | None] = relationship(back_populates="scrap")
 

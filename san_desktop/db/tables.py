@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from san_desktop.core.enums import ACTIVE_JOB_STATUSES, ErrorKind, JobStatus, JobType, SourceType
+from san_desktop.core.enums import ACTIVE_JOB_STATUSES, ErrorKind, JobStatus, JobType, SourceType, TrashKind
 from san_desktop.core.ids import new_id
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.types import UTCDateTime, enum_column_type
@@ -67,6 +67,8 @@ scraps = sa.Table(
     sa.Column("import_batch_id", ID),
     # tags the source gave it (a note's front matter, a bookmark's folders), a JSON list: its card's tags
     sa.Column("given_tags", sa.Text),
+    # the entry of the Trash it waits in (``trash_entries``) while ``deleted_at`` is set (revision 0026)
+    sa.Column("trash_id", ID),
     # One live scrap per content and source type; a deleted scrap frees its content again.
     sa.Index(
         "uq_scraps_source_type_content_hash",
@@ -78,6 +80,23 @@ scraps = sa.Table(
     ),
     sa.Index("ix_scraps_created_at", "created_at"),
     sa.Index("ix_scraps_import_batch_id", "import_batch_id"),
+    sa.Index("ix_scraps_trash_id", "trash_id"),
+)
+
+# What was deleted together (one scrap, several at once, an import undone), restorable as one until it is
+# emptied, or purged ``trash.keep_days`` after ``deleted_at`` (revision 0026). Its scraps name it
+# (``scraps.trash_id``, without a foreign key, as ``import_batch_id``: a rebuild of ``scraps`` would drop
+# its search triggers); cards, quizzes and their reviews stay with their scraps, hidden while they wait.
+trash_entries = sa.Table(
+    "trash_entries",
+    metadata,
+    id_column(),
+    sa.Column("kind", enum_column_type(TrashKind, "trash_kind"), nullable=False),
+    # what a person recognises it by: the scrap's title or text, the first of several, an import's source
+    sa.Column("label", sa.Text, nullable=False),
+    sa.Column("import_batch_id", ID),  # the import undone (restoring it makes the import undoable again)
+    sa.Column("deleted_at", UTCDateTime(), nullable=False),
+    sa.Index("ix_trash_entries_deleted_at", "deleted_at"),
 )
 
 # One import of a folder or file (revision 0018): what came in, for its summary and for Undo import.

@@ -23,6 +23,7 @@ from san_desktop.core.errors import TargetNotFoundError
 from san_desktop.db.models import Scrap
 from san_desktop.jobs.registry import JobContext
 from san_desktop.services.root import Services
+from san_desktop.services.scraps import ScrapTrashedError
 
 if TYPE_CHECKING:
     from san_desktop.web.addresses import Network
@@ -81,7 +82,9 @@ class PageFetchProcessor:
             row = session.execute(
                 sa.select(Scrap.source_ref, Scrap.content, Scrap.deleted_at).where(Scrap.id == scrap_id)
             ).first()
-        if row is None or row.deleted_at is not None or not row.source_ref:
+        if row is not None and row.deleted_at is not None:
+            raise ScrapTrashedError(scrap_id)
+        if row is None or not row.source_ref:
             raise TargetNotFoundError(f"scrap {scrap_id}")
         if row.content != row.source_ref:  # its page came meanwhile (from the browser, as the reader saw it)
             log.info("The page of scrap %s is in already: not downloaded", scrap_id)

@@ -43,9 +43,10 @@ from san_desktop.services.artifact_stores import artifact_store
 from san_desktop.services.card_edits import kept_edits
 from san_desktop.services.cards import mark_embedding_stale, save_card, save_embedding
 from san_desktop.services.root import Services
-from san_desktop.services.scraps import orphan_hook, remember_stopped_work
+from san_desktop.services.scraps import ScrapTrashedError, orphan_hook, remember_stopped_work
 from san_desktop.services.til import TilService
 from san_desktop.services.til_state import settle_stopped_hook
+from san_desktop.services.trash import purge_hook
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ def load_scrap(db: Database, scrap_id: str) -> ScrapText:
     if row is None:
         raise TargetNotFoundError(f"scrap {scrap_id}")
     if row.deleted_at is not None:
-        raise TargetNotFoundError(f"scrap {scrap_id} was deleted")
+        raise ScrapTrashedError(scrap_id)
     return ScrapText(row.content, row.refined_content, row.title)
 
 
@@ -116,8 +117,10 @@ class CardAnalysisProcessor:
         with context.publish() as session:
             conn = session.connection()
             scrap = conn.execute(_SCRAP_DELETED_AT, {"scrap": scrap_id}).first()
-            if scrap is None or scrap.deleted_at is not None:  # (gone: its import was undone meanwhile)
+            if scrap is None:  # (gone: deleted for good meanwhile)
                 raise TargetNotFoundError(f"scrap {scrap_id} was deleted")
+            if scrap.deleted_at is not None:  # (in the Trash: deleted, or its import undone, meanwhile)
+                raise ScrapTrashedError(scrap_id)
             kept = kept_edits(conn, scrap_id)  # as they are now: an edit may have come meanwhile
             replace = kept.replaced_by(payload)
             saved = draft if replace else kept.over(draft)
@@ -188,6 +191,8 @@ class ScrapRefineProcessor:
             kept = refined if refined and _lines(refined) != _lines(text.content) else ""
             updated = session.connection().execute(_REFINE_SCRAP, {"scrap": scrap_id, "refined": kept})
             if updated.rowcount != 1:
+                if session.connection().execute(_SCRAP_DELETED_AT, {"scrap": scrap_id}).first() is not None:
+                    raise ScrapTrashedError(scrap_id)  # (moved to the Trash while it was refined)
                 raise TargetNotFoundError(f"scrap {scrap_id}")
 
 
@@ -233,6 +238,7 @@ def build_registry(services: Services, providers: ProviderSource) -> ProcessorRe
     registry.sweep_hooks.append(stale_til_hook(providers))
     registry.sweep_hooks.append(moved_stars_hook(providers, services))
     registry.sweep_hooks.append(orphan_artifacts_hook)
+    registry.sweep_hooks.append(purge_hook(lambda: services.settings().trash.keep_days, services.changelog))
     registry.sweep_hooks.append(old_notices_hook)
     registry.sweep_hooks.append(prune_hook)  # last: the hooks before it read the jobs it may delete
     return registry

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from san_desktop.services.quizzes import QuizService
     from san_desktop.services.stars import StarService
     from san_desktop.services.til import TilService
+    from san_desktop.services.trash import TrashService
 
 
 def _no_token() -> str | None:
@@ -86,6 +87,12 @@ class Services:
         from san_desktop.services.commits import CommitService
 
         return CommitService(self.db, self.queue, self.artifacts, lambda: self.settings().github, self.github_token)
+
+    @cached_property
+    def trash(self) -> TrashService:
+        from san_desktop.services.trash import TrashService
+
+        return TrashService(self.db, self.queue, lambda: self.settings().trash.keep_days, self.changelog)
 
     @cached_property
     def card_edits(self) -> CardEditService:

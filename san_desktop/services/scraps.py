@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,7 +30,7 @@ from san_desktop.core.urls import normalize_url
 from san_desktop.db.changes import ChangeLog
 from san_desktop.db.database import Database, SessionOrConnection
 from san_desktop.db.tables import async_jobs, knowledge_cards, scraps
-from san_desktop.queue.errors import DuplicateJobError
+from san_desktop.queue.errors import DuplicateJobError, JobCancelledError
 from san_desktop.queue.job_queue import SWEEP_HOOK_BATCH
 from san_desktop.queue.store import JobStore
 
@@ -37,6 +38,7 @@ if TYPE_CHECKING:  # capturing runs on SQLAlchemy Core; the rest loads the ORM w
     from sqlalchemy.orm import Session
 
     from san_desktop.services.scrap_info import ScrapInfo
+    from san_desktop.services.trash import TrashService
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +54,14 @@ class ScrapNotFoundError(SanError):
 
     def __init__(self, scrap_id: str) -> None:
         super().__init__(f"There is no scrap with id {scrap_id}.")
+
+
+class ScrapTrashedError(JobCancelledError):
+    """A job found its scrap in the Trash: it ends cancelled, as the delete cancelled its other jobs (not
+    failed: nothing went wrong), and restoring the scrap asks for its work again."""
+
+    def __init__(self, scrap_id: str) -> None:
+        super().__init__(f"scrap {scrap_id} is in the Trash")
 
 
 @dataclass(frozen=True)
@@ -203,8 +213,10 @@ class ScrapService:
         from san_desktop.db.models import Scrap
 
         scrap = session.get(Scrap, scrap_id)
-        if scrap is None or scrap.deleted_at is not None:
+        if scrap is None:
             raise TargetNotFoundError(f"scrap {scrap_id} was deleted")
+        if scrap.deleted_at is not None:
+            raise ScrapTrashedError(scrap_id)
         body = normalize(text)
         if len(body.encode("utf-8")) > self.max_bytes:
             body = body.encode("utf-8")[: self.max_bytes].decode("utf-8", "ignore")
@@ -272,28 +284,17 @@ class ScrapService:
     # --- delete and undo ----------------------------------------------------------------------
 
     def delete(self, scrap_id: str) -> None:
-        """Move a scrap to the bin (its card disappears from lists; its waiting jobs will fail as
-        "Target data not found"). ``restore`` undoes it."""
-        from san_desktop.db.models import Scrap
-
-        with self.db.write() as session:
-            scrap = session.get(Scrap, scrap_id)
-            if scrap is None or scrap.deleted_at is not None:
-                raise ScrapNotFoundError(scrap_id)
-            scrap.deleted_at = utcnow()
-            self._notice(session, scrap_id)
+        """Move a scrap to the Trash with its card and quizzes (``services.trash``); ``restore`` undoes it."""
+        self._trash().delete([scrap_id])
 
     def restore(self, scrap_id: str) -> None:
-        from san_desktop.db.models import Scrap
+        """Bring a scrap back from the Trash (the rest of the entry it was deleted with stays there)."""
+        self._trash().restore_scrap(scrap_id)
 
-        with self.db.write() as session:
-            scrap = session.get(Scrap, scrap_id)
-            if scrap is None or scrap.deleted_at is None:
-                raise ScrapNotFoundError(scrap_id)
-            if self._live_scrap_id(session, scrap.source_type, scrap.content_hash) is not None:
-                raise SanError("The same content was scrapped again since; the deleted copy stays deleted.")
-            scrap.deleted_at = None
-            self._notice(session, scrap_id)
+    def _trash(self) -> TrashService:
+        from san_desktop.services.trash import TrashService
+
+        return TrashService(self.db, self.queue, changelog=self.changelog)
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -362,40 +363,67 @@ def remember_stopped_work(session: Session) -> None:
         ended = sa.select(async_jobs.c.target_id).where(
             async_jobs.c.job_type == job_type, async_jobs.c.status.in_((JobStatus.FAILED, JobStatus.CANCELLED))
         )
-        session.execute(sa.update(scraps).where(column.is_(False), scraps.c.id.in_(ended)).values({column: True}))
+        # (not of a scrap in the Trash: its delete cancelled its jobs, and its restore asks for them again)
+        live = scraps.c.deleted_at.is_(None)
+        session.execute(sa.update(scraps).where(column.is_(False), live, scraps.c.id.in_(ended)).values({column: True}))
 
 
 def orphan_hook(session: Session, queue: JobStore) -> int:
     """Recovery rule (seed 001): scraps without a card and without an active CARD_ANALYSIS job get one;
     scraps without refined content and without an active SCRAP_REFINE job get one. A link still without
     its page gets a PAGE_FETCH job instead (its analysis follows the page)."""
-    enqueued = 0  # at most SWEEP_HOOK_BATCH in all (the sweep calls again while any were enqueued)
+    # a scrap whose job failed for good, or was cancelled by the user, is left for the user to retry (the
+    # job monitor), not re-run forever or against their will: its job says so, or, once that row is pruned,
+    # the scrap itself (``remember_stopped_work`` runs before every prune)
+    return _ask_for_missing_work(session, queue, scraps.c.deleted_at.is_(None), limit=SWEEP_HOOK_BATCH)
+
+
+def restart_stopped_work(session: SessionOrConnection, queue: JobStore, scrap_ids: Sequence[str]) -> int:
+    """For scraps coming back from the Trash (still in it: called before they are restored), in the caller's
+    transaction: the work their delete cancelled (analysis, refinement, a link's page) asked for again, as the
+    orphan rule asks for missing work; what had failed or been cancelled before the delete stays so."""
+    enqueued = 0
+    for start in range(0, len(scrap_ids), SWEEP_HOOK_BATCH):
+        among = scraps.c.id.in_(list(scrap_ids[start : start + SWEEP_HOOK_BATCH]))
+        enqueued += _ask_for_missing_work(
+            session,
+            queue,
+            among,
+            ended_before=sa.func.coalesce(async_jobs.c.finished_at, async_jobs.c.updated_at) < scraps.c.deleted_at,
+        )
+    return enqueued
+
+
+def _ask_for_missing_work(
+    session: SessionOrConnection,
+    queue: JobStore,
+    among: sa.ColumnElement[bool],
+    *,
+    ended_before: sa.ColumnElement[bool] | None = None,
+    limit: int | None = None,
+) -> int:
+    """Enqueue the fetch, analysis and refinement that scraps ``among`` lack (at most ``limit`` in all), unless
+    one is active, or one failed or was cancelled (``ended_before``: only such a one counts), or the scrap
+    says its work stopped."""
+    enqueued = 0
     no_card = ~sa.exists().where(knowledge_cards.c.scrap_id == scraps.c.id)
     for job_type, missing in (
         (JobType.PAGE_FETCH, sa.and_(AWAITING_PAGE, no_card)),
         (JobType.CARD_ANALYSIS, sa.and_(no_card, ~AWAITING_PAGE)),
         (JobType.SCRAP_REFINE, sa.and_(scraps.c.refined_content.is_(None), ~AWAITING_PAGE)),
     ):
-        active = sa.exists().where(
-            async_jobs.c.target_id == scraps.c.id,
-            async_jobs.c.job_type == job_type,
-            async_jobs.c.status.in_(ACTIVE_JOB_STATUSES),
-        )
-        # a scrap whose job failed for good, or was cancelled by the user, is left for the user to retry
-        # (the job monitor), not re-run forever or against their will: its job says so, or, once that row
-        # is pruned, the scrap itself (``remember_stopped_work`` runs before every prune)
-        ended_by_user_or_failure = sa.exists().where(
-            async_jobs.c.target_id == scraps.c.id,
-            async_jobs.c.job_type == job_type,
+        of_work = (async_jobs.c.target_id == scraps.c.id, async_jobs.c.job_type == job_type)
+        active = sa.exists().where(*of_work, async_jobs.c.status.in_(ACTIVE_JOB_STATUSES))
+        ended = sa.exists().where(
+            *of_work,
             async_jobs.c.status.in_((JobStatus.FAILED, JobStatus.CANCELLED)),
+            *(() if ended_before is None else (ended_before,)),
         )
         stopped = STOPPED_WORK[job_type]
-        orphans = session.scalars(
-            sa.select(scraps.c.id)
-            .where(scraps.c.deleted_at.is_(None), missing, ~active, ~ended_by_user_or_failure, stopped.is_(False))
-            .limit(SWEEP_HOOK_BATCH - enqueued)
-        ).all()
-        for scrap_id in orphans:
+        query = sa.select(scraps.c.id).where(among, missing, ~active, ~ended, stopped.is_(False))
+        if limit is not None:
+            query = query.limit(limit - enqueued)
+        for scrap_id in session.scalars(query).all():
             try:
                 queue.enqueue(job_type, scrap_id, session=session)
                 enqueued += 1

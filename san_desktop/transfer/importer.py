@@ -3,7 +3,8 @@
 A batch is stored in chunks, each one short transaction with its scraps, their jobs and their change notices:
 the window's reads and the job runner's claims never wait long for the write lock, a cancel takes effect
 between chunks, and what was stored before a cancel (or a kill) is a batch like any other, with Undo import.
-Duplicates are found as capture finds them: by content hash, and for links by their normalised address."""
+Duplicates are found as capture finds them: by content hash, and for links by their normalised address.
+Undo import moves the batch's scraps to the Trash (``services.trash``) as one entry, restorable as one."""
 
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
 from san_desktop.ai.base import MAX_TAG_LENGTH, MAX_TAGS
-from san_desktop.core.enums import JobStatus, JobType, SourceType
+from san_desktop.core.enums import JobType, SourceType
 from san_desktop.core.errors import SanError
 from san_desktop.core.ids import new_id
 from san_desktop.core.text import DEFAULT_MAX_CAPTURE_BYTES, RejectedContentError, check_capturable, content_hash
@@ -25,17 +27,17 @@ from san_desktop.core.timeutil import utcnow
 from san_desktop.core.urls import normalize_url
 from san_desktop.db.changes import ChangeLog
 from san_desktop.db.database import Database
-from san_desktop.db.models import CardEmbedding, Category, KnowledgeCard, Tag, card_tags
-from san_desktop.db.tables import async_jobs, import_batches, scraps
-from san_desktop.db.vectors import unindex_card
+from san_desktop.db.tables import import_batches, knowledge_cards, scraps
 from san_desktop.queue.store import JobStore
 from san_desktop.services.scraps import SCRAP_NOTICE
 from san_desktop.transfer.items import ImportItem, ImportKind, ImportPlan, Refusal
 
+if TYPE_CHECKING:
+    from san_desktop.services.trash import Trashed
+
 log = logging.getLogger(__name__)
 
 CHUNK = 200  # scraps a transaction: a few milliseconds of the write lock each
-UNDO_CHUNK = 500
 
 Progress = Callable[[int, int], None]  # (items handled, items in all)
 
@@ -73,6 +75,47 @@ class ImportBatchInfo:
     imported: int
     created_at: datetime
     finished: bool
+
+
+@dataclass(frozen=True)
+class UndoPreview:
+    """What Undo import would move to the Trash: the import's scraps still in the library, how many of their
+    cards were changed since they were made, and how many have quizzes that were answered."""
+
+    batch_id: str
+    kind: ImportKind
+    source: str
+    created_at: datetime
+    scraps: int
+    edited: int
+    answered: int
+
+    def question(self, when: str) -> str:
+        """The confirmation Undo import asks (``when``: the import's time as the person reads it)."""
+        count = f"{self.scraps:,} scrap{'s' if self.scraps != 1 else ''}"
+        said = f"Move the {count} imported from {self.source} on {when} to the Trash, with their cards and quizzes?"
+        worked: list[str] = []
+        if self.edited:
+            worked.append(f"{self.edited:,} of them {'were' if self.edited != 1 else 'was'} edited since the import")
+        if self.answered:
+            answered = "have" if self.answered != 1 else "has"
+            worked.append(f"{self.answered:,} {answered} quizzes you answered")
+        if worked:
+            said += f"\n\n{' and '.join(worked).capitalize()}: the edits and your answers go to the Trash with them."
+        else:
+            said += "\n\nNone of them was edited since the import."
+        return said + "\n\nOnly what that import brought in is moved. The Trash keeps it restorable for a while."
+
+    def sentence(self) -> str:
+        """What a dry run of Undo import says."""
+        count = f"{self.scraps:,} scrap{'s' if self.scraps != 1 else ''}"
+        said = f"Would move the {count} imported from {self.source} to the Trash"
+        details = []
+        if self.edited:
+            details.append(f"{self.edited:,} edited since the import")
+        if self.answered:
+            details.append(f"{self.answered:,} with quizzes answered")
+        return said + (f" ({', '.join(details)})." if details else ".")
 
 
 @dataclass
@@ -272,55 +315,55 @@ class Importer:
                 for row in conn.execute(query)
             ]
 
-    def undo(self, batch_id: str) -> list[str]:
-        """Remove exactly the scraps the batch brought in, with everything made from them (cards, vectors,
-        tags no other card has that came after the batch started, quizzes and their reviews, jobs); the ids
-        of the scraps removed. In chunks, each one transaction."""
+    def undo_preview(self, batch_id: str) -> UndoPreview:
+        """What undoing the import ``batch_id`` would move to the Trash, and how much of it a person worked on
+        since (the question before Undo import, and its dry run). Writes nothing."""
+        from san_desktop.db.models import RecallQuiz, RecallQuizReview
+
         batch = import_batches.c
         with self.db.engine.connect() as conn:
-            row = conn.execute(sa.select(batch.created_at, batch.undone_at).where(batch.id == batch_id)).first()
-        if row is None:
-            raise SanError(f"There is no import {batch_id}.")
-        if row.undone_at is not None:
-            raise SanError("That import was undone already.")
-        removed: list[str] = []
-        running: list[str] = []  # cancelled, not deleted: their workers finish them (and see the scrap gone)
-        while True:
-            with self.db.write_connection() as conn:
-                ids = list(
-                    conn.scalars(sa.select(scraps.c.id).where(scraps.c.import_batch_id == batch_id).limit(UNDO_CHUNK))
-                )
-                if not ids:
-                    break
-                cards = conn.execute(
-                    sa.select(KnowledgeCard.id, CardEmbedding.model_id, CardEmbedding.dim)
-                    .outerjoin(CardEmbedding, CardEmbedding.card_id == KnowledgeCard.id)
-                    .where(KnowledgeCard.scrap_id.in_(ids))
-                ).all()
-                for card_id, model_id, dim in cards:
-                    if model_id is not None:
-                        unindex_card(conn, card_id, model_id, dim)
-                targets = ids + [card.id for card in cards]
-                of_targets = async_jobs.c.target_id.in_(targets)
-                running += conn.scalars(
-                    sa.select(async_jobs.c.id).where(of_targets, async_jobs.c.status == JobStatus.PROCESSING)
-                )
-                conn.execute(sa.delete(async_jobs).where(of_targets, async_jobs.c.status != JobStatus.PROCESSING))
-                conn.execute(sa.delete(scraps).where(scraps.c.id.in_(ids)))  # cards, tags links, quizzes cascade
-                if self.changelog is not None:
-                    self.changelog.record(conn, SCRAP_NOTICE, ids)
-                removed.extend(ids)
-        with self.db.write_connection() as conn:
-            # names the batch's cards brought that nothing uses now
-            unused_tags = ~sa.exists().where(card_tags.c.tag_id == Tag.id)
-            conn.execute(sa.delete(Tag).where(Tag.created_at >= row.created_at, unused_tags))
-            unused_categories = ~sa.exists().where(KnowledgeCard.category_id == Category.id)
-            conn.execute(sa.delete(Category).where(Category.created_at >= row.created_at, unused_categories))
-            conn.execute(sa.update(import_batches).where(batch.id == batch_id).values(undone_at=utcnow()))
-        if running:
-            self.queue.cancel_jobs(running)
-        log.info("Undid import %s: %d scrap(s) removed", batch_id, len(removed))
-        return removed
+            row = conn.execute(
+                sa.select(batch.kind, batch.source, batch.created_at, batch.undone_at).where(batch.id == batch_id)
+            ).first()
+            if row is None:
+                raise SanError(f"There is no import {batch_id}.")
+            if row.undone_at is not None:
+                raise SanError("That import was undone already.")
+            of_batch = sa.and_(scraps.c.import_batch_id == batch_id, scraps.c.deleted_at.is_(None))
+            live = conn.scalar(sa.select(sa.func.count()).select_from(scraps).where(of_batch))
+            # a card changed after it was made: a person's edit, or Analyse again (its first analysis stamps
+            # both times alike)
+            edited = conn.scalar(
+                sa.select(sa.func.count())
+                .select_from(scraps)
+                .join(knowledge_cards, knowledge_cards.c.scrap_id == scraps.c.id)
+                .where(of_batch, knowledge_cards.c.updated_at > knowledge_cards.c.created_at)
+            )
+            answered = conn.scalar(
+                sa.select(sa.func.count(sa.distinct(scraps.c.id)))
+                .select_from(scraps)
+                .join(knowledge_cards, knowledge_cards.c.scrap_id == scraps.c.id)
+                .join(RecallQuiz, RecallQuiz.card_id == knowledge_cards.c.id)
+                .join(RecallQuizReview, RecallQuizReview.quiz_id == RecallQuiz.id)
+                .where(of_batch)
+            )
+        return UndoPreview(
+            batch_id,
+            ImportKind(row.kind),
+            row.source,
+            row.created_at,
+            int(live or 0),
+            int(edited or 0),
+            int(answered or 0),
+        )
+
+    def undo(self, batch_id: str) -> Trashed:
+        """Move exactly the scraps the batch brought in (those still live) to the Trash as one entry, with
+        everything made from them (cards, the person's edits, quizzes and their reviews); their jobs are
+        cancelled. Restoring that entry brings them all back and makes the import undoable again."""
+        from san_desktop.services.trash import TrashService
+
+        return TrashService(self.db, self.queue, changelog=self.changelog).undo_import(batch_id)
 
 
 def _given_tags(tags: Sequence[str]) -> str | None:

@@ -31,6 +31,7 @@ from san_desktop.ui.settings.dialog import SettingsDialog
 from san_desktop.ui.stars.page import StarsPage
 from san_desktop.ui.til.page import TilPage
 from san_desktop.ui.transfer.actions import ImportActions
+from san_desktop.ui.trash.page import TrashPage
 from san_desktop.ui.window.about_dialog import AboutDialog
 from san_desktop.ui.window.banner import Banner
 from san_desktop.ui.window.browser_endpoint import BrowserEndpoint
@@ -55,6 +56,7 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("quizzes", "Quizzes", "Recall quizzes that bring back what you learned."),
     ("stars", "Stars", "Recommendations from your starred GitHub repositories."),
     ("jobs", "Jobs", "Background work with its state, errors and retries."),
+    ("trash", "Trash", "What you deleted, kept for a while: restore it, or empty the Trash."),
 )
 
 
@@ -103,6 +105,7 @@ class MainWindow(QMainWindow):
         self.til = TilPage(context)
         self.quizzes = QuizzesPage(context)
         self.stars = StarsPage(context)
+        self.trash = TrashPage(context)
         built: dict[str, QWidget] = {
             "inbox": self.inbox,
             "cards": self.cards,
@@ -110,6 +113,7 @@ class MainWindow(QMainWindow):
             "quizzes": self.quizzes,
             "stars": self.stars,
             "jobs": self.jobs,
+            "trash": self.trash,
         }
 
         self.navigation = NavigationList()

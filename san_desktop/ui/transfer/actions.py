@@ -1,5 +1,5 @@
 """The window's File menu entries for imports and exports: Import… (the dialog), Undo import (the recent
-imports, each removed after a confirmation) and Export… (Anki, Markdown or a full backup). The list of
+imports, each moved to the Trash after a confirmation) and Export… (Anki, Markdown or a full backup). The list of
 imports is read off the GUI thread whenever scraps change, so the menu shows it without a query."""
 
 from __future__ import annotations
@@ -9,17 +9,17 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
+from PySide6.QtWidgets import QMenu, QWidget
 
 from san_desktop.app import Changes
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.transfer.export_dialog import ExportDialog
 from san_desktop.ui.transfer.import_dialog import ImportDialog
+from san_desktop.ui.transfer.undo import Confirm, ask_in_a_box, undo_import, undone_sentence
 
 if TYPE_CHECKING:  # (the importer loads with the first read of the imports, after the window's first frame)
+    from san_desktop.services.trash import Trashed
     from san_desktop.transfer.importer import ImportBatchInfo, ImportSummary
-
-Confirm = Callable[[str], bool]
 
 
 class ImportActions(QObject):
@@ -32,7 +32,7 @@ class ImportActions(QObject):
         self._context = context
         self._window = window
         self._say = say
-        self.confirm = confirm or self._ask
+        self.confirm = confirm or ask_in_a_box(window)  # (the import dialog asks through it too)
         self.dialog: ImportDialog | None = None
         self.batches: list[ImportBatchInfo] = []
         self.import_action = QAction("&Import…", self)
@@ -57,7 +57,7 @@ class ImportActions(QObject):
         if self.dialog is None or (not self.dialog.isVisible() and not self.dialog.busy):
             if self.dialog is not None:
                 self.dialog.deleteLater()
-            self.dialog = ImportDialog(self._context, self._window)
+            self.dialog = ImportDialog(self._context, self._window, confirm=lambda question: self.confirm(question))
             self.dialog.imported.connect(self._on_dialog_imported)
             self.dialog.undone.connect(self._say)
         if self.dialog.isVisible():
@@ -72,18 +72,12 @@ class ImportActions(QObject):
         self._context.ops.run(lambda: app.importer.batches(), self._on_batches_read)
 
     def undo(self, batch: ImportBatchInfo) -> None:
-        count = f"{batch.imported:,} scrap{'s' if batch.imported != 1 else ''}"
-        when = batch.created_at.astimezone().strftime("%Y-%m-%d %H:%M")
-        if not self.confirm(
-            f"Remove the {count} imported from {batch.source} on {when}, with their cards and quizzes?\n\n"
-            "Only what that import brought in is removed."
-        ):
-            return
+        """Ask (saying how many of its scraps were edited since), then move the import to the Trash."""
 
-        def done(removed: list[str]) -> None:
-            self._say(f"Import undone: {len(removed):,} scrap{'s' if len(removed) != 1 else ''} removed.")
+        def done(trashed: Trashed) -> None:
+            self._say(undone_sentence(trashed))
 
-        self._context.ops.write(lambda: self._context.app.undo_import(batch.id), done, initiator=self)
+        undo_import(self._context, batch.id, self.confirm, done, failed=lambda exc: self._say(str(exc)), initiator=self)
 
     # --- slots --------------------------------------------------------------------------------
 
@@ -124,13 +118,3 @@ class ImportActions(QObject):
             stopped = ", stopped part way" if not batch.finished else ""
             action = self.undo_menu.addAction(f"{when}: {batch.imported:,} from {batch.source}{stopped}")
             action.triggered.connect(lambda _checked=False, b=batch: self.undo(b))
-
-    def _ask(self, question: str) -> bool:
-        answer = QMessageBox.question(
-            self._window,
-            "Undo import",
-            question,
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
-            QMessageBox.StandardButton.Cancel,
-        )
-        return answer == QMessageBox.StandardButton.Yes

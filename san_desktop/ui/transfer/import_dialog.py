@@ -1,7 +1,7 @@
 """File → Import…: choose a folder or file, see what would come in (read and counted off the GUI thread), import
 it with a progress bar and Stop, and undo it from the summary. Closing the dialog stops what it is doing: a
 reading is dropped; an import stops after its current chunk, and what it stored stays a batch that Undo
-import (here, or File → Undo import) removes."""
+import (here, or File → Undo import) moves to the Trash, after asking."""
 
 from __future__ import annotations
 
@@ -32,8 +32,10 @@ from san_desktop.core.errors import SanError
 from san_desktop.core.text import preview
 from san_desktop.transfer.items import ImportKind, ImportPlan
 from san_desktop.ui.common.context import AppContext
+from san_desktop.ui.transfer.undo import Confirm, ask_in_a_box, undo_import, undone_sentence
 
 if TYPE_CHECKING:
+    from san_desktop.services.trash import Trashed
     from san_desktop.transfer.importer import ImportSummary
 
 PREVIEW_ROWS = 200  # the table shows the start of a big source; the counts say the rest
@@ -61,14 +63,15 @@ class _Progress(QObject):
 class ImportDialog(QDialog):
     """Signals:
     imported(object): the ``ImportSummary`` of an import that stored something.
-    undone(str): a sentence saying what Undo import removed.
+    undone(str): a sentence saying what Undo import moved to the Trash.
     """
 
     imported = Signal(object)
     undone = Signal(str)
 
-    def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
+    def __init__(self, context: AppContext, parent: QWidget | None = None, *, confirm: Confirm | None = None) -> None:
         super().__init__(parent)
+        self.confirm = confirm or ask_in_a_box(self)  # Undo import asks first
         self.setWindowTitle("Import")
         self.setObjectName("import-dialog")
         self._context = context
@@ -220,24 +223,27 @@ class ImportDialog(QDialog):
         self.bar.setValue(done)
 
     def undo(self) -> None:
+        """Ask (saying how many of the scraps were edited since), then move the import to the Trash."""
         summary = self._summary
         if summary is None or summary.batch_id is None or self._busy:
             return
         self._set_busy(True)
-        batch_id = summary.batch_id
 
-        def undone(removed: list[str]) -> None:
+        def undone(trashed: Trashed) -> None:
             self._set_busy(False)
             self._summary = None
             self.undo_button.hide()
-            said = f"Import undone: {len(removed)} scrap{'s' if len(removed) != 1 else ''} removed."
+            said = undone_sentence(trashed)
             self.status.setText(said)
             self.undone.emit(said)
 
-        self._context.ops.write(
-            lambda: self._context.app.undo_import(batch_id),
+        undo_import(
+            self._context,
+            summary.batch_id,
+            self.confirm,
             undone,
-            lambda exc: self._on_failed(self._stop, exc),
+            failed=lambda exc: self._on_failed(self._stop, exc),
+            declined=lambda: self._set_busy(False),
             initiator=self,
         )
 

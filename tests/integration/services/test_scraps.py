@@ -155,19 +155,20 @@ def test_an_html_source_over_the_limit_is_not_kept_but_its_text_is(scraps: Scrap
         assert scrap.raw_content is None
 
 
-def test_deleting_a_scrap_fails_its_waiting_jobs_as_target_not_found_and_can_be_undone(
+def test_deleting_a_scrap_cancels_its_waiting_jobs_and_restoring_it_asks_for_its_work_again(
     scraps: ScrapService, queue: JobQueue, backend: Backend
 ) -> None:
     result = scraps.capture(TEXT)
     scraps.delete(result.scrap_id)
     assert scraps.list_scraps() == []
-    run_all_jobs(queue, backend.require_session())
-    for job in jobs_of(queue):
-        assert job.status is JobStatus.FAILED
-        assert job.attempts == 1
-        assert "Target data not found (Already deleted)" in (job.error_message or "")
+    assert {job.status for job in jobs_of(queue)} == {JobStatus.CANCELLED}  # not failed: nothing went wrong
+    assert run_all_jobs(queue, backend.require_session()) == 0
     scraps.restore(result.scrap_id)
     assert [s.id for s in scraps.list_scraps()] == [result.scrap_id]
+    assert run_all_jobs(queue, backend.require_session()) == 2  # its analysis and refinement, asked for again
+    info = scraps.get(result.scrap_id)
+    assert info.card_title is not None
+    assert info.refined
 
 
 def test_processing_makes_one_card_and_a_refined_text_however_often_it_runs(

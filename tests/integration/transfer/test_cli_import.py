@@ -47,7 +47,8 @@ def test_a_dry_run_then_an_import_then_its_undo(db: Database, tmp_path: Path) ->
 
     undone = run_san("import", "--undo", summary["batch_id"])
     assert undone.returncode == 0, undone.stderr
-    assert undone.stdout.strip() == f"Import {summary['batch_id']} undone: 2 scraps removed."
+    assert undone.stdout.startswith(f"Import {summary['batch_id']} undone: 2 scraps moved to the Trash.\n")
+    assert "san trash restore " in undone.stdout
     assert run_san("scrap", "list", "--json").stdout.strip() == "[]"
     assert run_san("import", "--list").stdout.strip() == "No import to undo."
     twice = run_san("import", "--undo", summary["batch_id"])

@@ -103,7 +103,7 @@ def test_the_source_tags_are_the_cards_tags_and_analysing_again_keeps_them(app: 
     assert sorted(next(c for c in all_cards(app.db) if c.id == tagged.id).tags) == ["infra", "쿠버네티스"]
 
 
-def test_undo_import_leaves_the_library_as_it_was(app: SanApp) -> None:
+def test_undo_import_moves_it_to_the_trash_whole_and_emptying_leaves_the_library_as_it_was(app: SanApp) -> None:
     app.capture_text(WAL)
     app.store_import(_plan(_note("first.md", VACUUM)))  # an earlier import stays
     run_all_jobs(app.queue, app.backend.require_session())
@@ -114,12 +114,27 @@ def test_undo_import_leaves_the_library_as_it_was(app: SanApp) -> None:
     run_all_jobs(app.queue, app.backend.require_session())
     assert len(all_cards(app.db)) == 5
     assert summary.batch_id is not None
-    removed = app.undo_import(summary.batch_id).value
-    assert sorted(removed) == sorted(summary.scrap_ids)
-    assert snapshot(app.db, leave_out=frozenset({"import_batches"})) == before
+    imported = snapshot(app.db)
+    trashed = app.undo_import(summary.batch_id).value
+    assert sorted(trashed.scrap_ids) == sorted(summary.scrap_ids)
+    assert len(app.scraps.list_scraps()) == 2
+    assert len(app.cards.list_cards()) == 2
     assert [batch.id for batch in app.importer.batches()] != [summary.batch_id]  # not offered again
     with pytest.raises(SanError, match="undone already"):
         app.undo_import(summary.batch_id)
+    [entry] = app.trash.entries()
+    assert (entry.id, entry.scraps, entry.cards) == (trashed.entry_id, 3, 3)
+    assert entry.describe() == "3 scraps imported from /notes"
+
+    assert trashed.entry_id is not None
+    app.restore_from_trash(trashed.entry_id)  # all of it back, the import undoable again
+    assert snapshot(app.db) == imported
+    assert summary.batch_id in [batch.id for batch in app.importer.batches()]
+
+    app.undo_import(summary.batch_id)
+    emptied = app.empty_trash().value
+    assert (emptied.entries, emptied.scraps) == (1, 3)
+    assert snapshot(app.db, leave_out=frozenset({"import_batches"})) == before  # its tag and vectors too
 
 
 def test_a_cancelled_import_keeps_what_it_stored_as_a_batch_to_undo(
@@ -139,15 +154,15 @@ def test_a_cancelled_import_keeps_what_it_stored_as_a_batch_to_undo(
         batch = conn.execute(sa.select(import_batches)).one()
     assert (batch.imported, batch.finished_at) == (2, None)
     assert [info.id for info in app.importer.batches()] == [summary.batch_id]
-    assert sorted(app.undo_import(summary.batch_id).value) == sorted(summary.scrap_ids)
+    assert sorted(app.undo_import(summary.batch_id).value.scrap_ids) == sorted(summary.scrap_ids)
     assert app.scraps.list_scraps() == []
 
 
-def test_undo_while_an_analysis_of_the_batch_waits_removes_its_jobs(app: SanApp) -> None:
+def test_undo_while_an_analysis_of_the_batch_waits_cancels_its_jobs(app: SanApp) -> None:
     summary = app.store_import(_plan(_note("raft.md", RAFT))).value
     assert summary.batch_id is not None
     app.undo_import(summary.batch_id)
-    assert [job for job in jobs_of(app.queue) if job.status is JobStatus.PENDING] == []
+    assert {job.status for job in jobs_of(app.queue)} == {JobStatus.CANCELLED}
     assert run_all_jobs(app.queue, app.backend.require_session()) == 0
 
 
@@ -168,8 +183,11 @@ def test_an_analysis_that_finishes_after_its_import_was_undone_makes_no_card(
     run_all_jobs(app.queue, app.backend.require_session())
     assert all_cards(app.db) == []
     assert app.scraps.list_scraps() == []
-    # the job that ran was cancelled (its worker finished it); the scrap's others went with it
-    assert [(job.job_type, job.status) for job in jobs_of(app.queue)] == [(JobType.CARD_ANALYSIS, JobStatus.CANCELLED)]
+    # the job that ran was cancelled (its worker finished it), as were the scrap's others: none failed
+    assert sorted((job.job_type, job.status) for job in jobs_of(app.queue)) == [
+        (JobType.CARD_ANALYSIS, JobStatus.CANCELLED),
+        (JobType.SCRAP_REFINE, JobStatus.CANCELLED),
+    ]
 
 
 def test_an_import_beside_the_window_is_told_to_it_as_the_library_changed(app: SanApp) -> None:
