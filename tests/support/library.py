@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 from datetime import timedelta
 from pathlib import Path
@@ -18,10 +19,14 @@ import sqlalchemy as sa
 from san_desktop.ai.local import LocalProvider
 from san_desktop.app import SanApp
 from san_desktop.core.ids import new_id
+from san_desktop.core.paths import database_path
+from san_desktop.core.settings import DATABASE_URL_ENV
 from san_desktop.core.text import content_hash
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.database import Database
 from san_desktop.db.driver import choose_driver
+from san_desktop.db.engine import make_engine
+from san_desktop.db.postgres import make_server_engine
 from san_desktop.db.vectors import stored_rows
 from san_desktop.queue.claims import db_time
 from san_desktop.services.quizzes import new_schedule
@@ -185,3 +190,38 @@ def snapshot(db: Database, *, leave_out: frozenset[str] = frozenset()) -> dict[s
             for table in library_tables(conn)
             if table not in leave_out
         }
+
+
+def every_row(data_dir: Path) -> dict[str, list[str]]:
+    """Every table of the library a data folder opens (its SQLite file, or $SAN_DATABASE_URL's server database),
+    the bookkeeping ones too (notices, sessions, the schema's revision), each table's rows as sorted text; a
+    SQLite virtual table (search, vectors) is read through itself, not through its shadow tables."""
+    url = os.environ.get(DATABASE_URL_ENV)
+    engine = make_server_engine(url) if url else make_engine(database_path(data_dir), choose_driver())
+    try:
+        with engine.connect() as conn:
+            if url:
+                names = sorted(sa.inspect(conn).get_table_names())
+            else:
+                rows = conn.exec_driver_sql(
+                    "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+                ).all()
+                virtual = [name for name, sql in rows if (sql or "").upper().startswith("CREATE VIRTUAL")]
+                names = sorted(
+                    name for name, _sql in rows if not any(name.startswith(f"{parent}_") for parent in virtual)
+                )
+            return {
+                name: sorted(repr(tuple(row)) for row in conn.exec_driver_sql(f'SELECT * FROM "{name}"'))
+                for name in names
+            }
+    finally:
+        engine.dispose()
+
+
+def every_file(folder: Path) -> dict[str, tuple[int, str]]:
+    """Every file under ``folder`` (recursively): its size and the sha256 of its bytes, by relative path."""
+    return {
+        path.relative_to(folder).as_posix(): (path.stat().st_size, hashlib.sha256(path.read_bytes()).hexdigest())
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
