@@ -90,8 +90,9 @@ class Restored:
     def sentence(self) -> str:
         said = f"Restored {_scraps(len(self.scrap_ids))}."
         if self.kept:
+            stay = "stays" if len(self.kept) == 1 else "stay"
             said += (
-                f" {_scraps(len(self.kept))} stay in the Trash: the same content was scrapped again since, and "
+                f" {_scraps(len(self.kept))} {stay} in the Trash: the same content was scrapped again since, and "
                 "that newer scrap is the one kept."
             )
         return said

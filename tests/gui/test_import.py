@@ -16,6 +16,7 @@ from san_desktop.ui.main_window import MainWindow
 from tests.support.cards import all_cards
 
 pytestmark = pytest.mark.qt_log_ignore("propagateSizeHints")  # the offscreen platform, for a dialog it shows
+UNDONE = "Import undone: {count} moved to the Trash (restore them there, with their cards and quizzes)."
 
 
 def _vault(folder: Path) -> Path:
@@ -69,9 +70,18 @@ def test_a_vault_is_previewed_imported_with_its_tags_and_undone(
     assert tags[wal] == ["durability", "sqlite"]
     qtbot.waitUntil(lambda: window.inbox.model.rowCount() == 2, timeout=5_000)
 
+    questions: list[str] = []
+
+    def yes(question: str) -> bool:
+        questions.append(question)
+        return True
+
+    window.imports.confirm = yes
     with qtbot.waitSignal(dialog.undone, timeout=10_000):
         dialog.undo_button.click()
-    assert dialog.status.text() == "Import undone: 2 scraps removed."
+    assert questions[0].startswith(f"Move the 2 scraps imported from {vault} on ")
+    assert "None of them was edited since the import." in questions[0]
+    assert dialog.status.text() == UNDONE.format(count="2 scraps")
     assert live_context.app.scraps.list_scraps() == []
     qtbot.waitUntil(lambda: window.inbox.model.rowCount() == 0, timeout=5_000)
     assert not dialog.undo_button.isVisible()
@@ -97,13 +107,14 @@ def test_undo_import_from_the_file_menu_asks_first(
 
     window.imports.confirm = cancel
     entry.trigger()
-    assert "Remove the 2 scraps imported from" in questions[0]
+    qtbot.waitUntil(lambda: bool(questions), timeout=10_000)  # (counted off the GUI thread first)
+    assert questions[0].startswith(f"Move the 2 scraps imported from {vault} on ")
     assert len(live_context.app.scraps.list_scraps()) == 2
     window.imports.confirm = lambda _text: True
     entry.trigger()
     qtbot.waitUntil(lambda: live_context.app.scraps.list_scraps() == [], timeout=10_000)
     qtbot.waitUntil(lambda: window.imports.batches == [], timeout=10_000)
-    assert "Import undone: 2 scraps removed." in window.statusBar().currentMessage()
+    assert UNDONE.format(count="2 scraps") in window.statusBar().currentMessage()
     menu.aboutToShow.emit()
     assert [action.text() for action in menu.actions()] == ["No import to undo"]
 

@@ -22,6 +22,7 @@ from san_desktop.ui.main_window import PAGES, MainWindow
 from san_desktop.ui.quizzes.page import QuizzesPage
 from san_desktop.ui.stars.page import StarsPage
 from san_desktop.ui.til.page import TilPage
+from san_desktop.ui.trash.page import TrashPage
 from tests.support.db import open_again
 
 
@@ -38,7 +39,7 @@ def test_navigation_lists_every_section_and_switches_pages(
 ) -> None:
     window = _window(qtbot, context)
     labels = [window.navigation.item(row).text() for row in range(window.navigation.count())]
-    assert labels == ["Inbox", "Cards", "TIL", "Quizzes", "Stars", "Jobs"]
+    assert labels == ["Inbox", "Cards", "TIL", "Quizzes", "Stars", "Jobs", "Trash"]
     assert window.current_page_key() == "inbox"
 
     jobs_row = [key for key, _label, _description in PAGES].index("jobs")
@@ -56,6 +57,7 @@ def test_every_page_is_built(qtbot: QtBot, backend: Backend, runner: JobRunner, 
     assert isinstance(window.page("til"), TilPage)
     assert isinstance(window.page("quizzes"), QuizzesPage)
     assert isinstance(window.page("stars"), StarsPage)
+    assert isinstance(window.page("trash"), TrashPage)
     assert [window.navigation.item(row).toolTip() for row in range(window.navigation.count())] == [
         description for _key, _label, description in PAGES
     ]  # each page says what it is for

@@ -406,3 +406,28 @@ def test_revision_0017_keeps_the_attempts_that_did_not_succeed_and_each_jobs_new
     with raw_connection(path) as conn:
         assert conn.execute("SELECT id, outcome FROM job_attempts").fetchall() == [("a1", "RETRY_SCHEDULED")]
         assert conn.execute("SELECT run_id FROM async_jobs WHERE id = 'j1'").fetchone() == ("r2",)
+
+
+def test_revision_0026_makes_each_scrap_deleted_before_it_an_entry_of_the_trash(tmp_path: Path) -> None:
+    path = tmp_path / "san.db"
+    migrate_to(path, "0025")
+    with raw_connection(path) as conn:
+        conn.execute(
+            "INSERT INTO scraps (id, source_type, content, title, content_hash, created_at, deleted_at) VALUES "
+            "('s1', 'TEXT', 'Raft elects a leader', NULL, 'h1', '2026-01-01 00:00:00', '2026-01-02 00:00:00'), "
+            "('s2', 'URL', 'https://example.com/a', 'A page', 'h2', '2026-01-01 00:00:00', '2026-01-03 00:00:00'), "
+            "('s3', 'TEXT', 'kept', NULL, 'h3', '2026-01-01 00:00:00', NULL)"
+        )
+
+    migrate(path, choose_driver())
+
+    with raw_connection(path) as conn:
+        assert conn.execute("SELECT id, kind, label, deleted_at FROM trash_entries ORDER BY id").fetchall() == [
+            ("s1", "SCRAP", "Raft elects a leader", "2026-01-02 00:00:00"),
+            ("s2", "SCRAP", "A page", "2026-01-03 00:00:00"),
+        ]
+        assert conn.execute("SELECT id, trash_id FROM scraps ORDER BY id").fetchall() == [
+            ("s1", "s1"),
+            ("s2", "s2"),
+            ("s3", None),
+        ]

@@ -74,6 +74,12 @@ def _rows_before(engine: sa.Engine, revision: str, vectors: np.ndarray) -> None:
                 )
             ),
         )
+    if revision == "0026":
+        _run(
+            engine,
+            "INSERT INTO scraps (id, source_type, content, content_hash, created_at, deleted_at) "
+            "VALUES ('s3', 'TEXT', 'deleted before the Trash', 'hs3', '2026-01-01 09:00:00', '2026-01-02 09:00:00')",
+        )
     if revision == "0017":
         _run(
             engine,
@@ -103,7 +109,11 @@ def test_every_revision_runs_up_on_postgresql_with_rows_in_the_ones_that_move_da
         stopped = conn.execute(
             sa.text("SELECT id, fetch_stopped, analysis_stopped, refine_stopped FROM scraps ORDER BY id")
         ).all()
-        assert [tuple(row) for row in stopped] == [("s1", False, True, True), ("s2", False, False, False)]
+        assert [tuple(row) for row in stopped] == [
+            ("s1", False, True, True),
+            ("s2", False, False, False),
+            ("s3", False, False, False),
+        ]
         # 0017: only attempts that did not succeed are kept; each job has its newest run
         assert conn.execute(sa.text("SELECT id, outcome FROM job_attempts")).all() == [("a1", "RETRY_SCHEDULED")]
         assert conn.execute(sa.text("SELECT run_id FROM async_jobs WHERE id = 'j3'")).scalar_one() == "r2"
@@ -120,6 +130,12 @@ def test_every_revision_runs_up_on_postgresql_with_rows_in_the_ones_that_move_da
         conn.exec_driver_sql("SET TIME ZONE 'Asia/Seoul'")
         created = conn.execute(sa.text("SELECT created_at FROM scraps WHERE id = 's2'")).scalar_one()
         assert created == datetime(2026, 1, 1, 9, 0, tzinfo=UTC)
+        # 0026: a scrap deleted before the Trash is an entry of its own
+        entries = conn.execute(sa.text("SELECT id, kind, label, deleted_at FROM trash_entries")).all()
+        assert [tuple(row) for row in entries] == [
+            ("s3", "SCRAP", "deleted before the Trash", datetime(2026, 1, 2, 9, 0, tzinfo=UTC))
+        ]
+        assert conn.execute(sa.text("SELECT trash_id FROM scraps WHERE id = 's3'")).scalar_one() == "s3"
 
 
 def test_migrate_server_creates_the_schema_once(engine: sa.Engine) -> None:
