@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -375,37 +376,47 @@ def orphan_hook(session: Session, queue: JobStore) -> int:
     # a scrap whose job failed for good, or was cancelled by the user, is left for the user to retry (the
     # job monitor), not re-run forever or against their will: its job says so, or, once that row is pruned,
     # the scrap itself (``remember_stopped_work`` runs before every prune)
-    return _ask_for_missing_work(session, queue, scraps.c.deleted_at.is_(None), limit=SWEEP_HOOK_BATCH)
-
-
-def restart_stopped_work(session: SessionOrConnection, queue: JobStore, scrap_ids: Sequence[str]) -> int:
-    """For scraps coming back from the Trash (still in it: called before they are restored), in the caller's
-    transaction: the work their delete cancelled (analysis, refinement, a link's page) asked for again, as the
-    orphan rule asks for missing work; what had failed or been cancelled before the delete stays so."""
-    enqueued = 0
-    for start in range(0, len(scrap_ids), SWEEP_HOOK_BATCH):
-        among = scraps.c.id.in_(list(scrap_ids[start : start + SWEEP_HOOK_BATCH]))
-        enqueued += _ask_for_missing_work(
-            session,
-            queue,
-            among,
-            ended_before=sa.func.coalesce(async_jobs.c.finished_at, async_jobs.c.updated_at) < scraps.c.deleted_at,
-        )
+    enqueued = 0  # at most SWEEP_HOOK_BATCH in all (the sweep calls again while any were enqueued)
+    for job_type, scrap_id in _missing_work(session, scraps.c.deleted_at.is_(None), limit=SWEEP_HOOK_BATCH):
+        try:
+            queue.enqueue(job_type, scrap_id, session=session)
+            enqueued += 1
+        except DuplicateJobError:
+            pass
     return enqueued
 
 
-def _ask_for_missing_work(
+def restart_stopped_work(conn: sa.Connection, queue: JobStore, scrap_ids: Sequence[str]) -> int:
+    """For scraps coming back from the Trash (still in it: called before they are restored), in the caller's
+    ``write_connection``: the work their delete cancelled (analysis, refinement, a link's page) asked for again,
+    as the orphan rule asks for missing work; what had failed or been cancelled before the delete stays so.
+    Enqueued together (an import of thousands comes back in one transaction)."""
+    before_the_delete = sa.func.coalesce(async_jobs.c.finished_at, async_jobs.c.updated_at) < scraps.c.deleted_at
+    wanted: list[tuple[JobType, str]] = []
+    for start in range(0, len(scrap_ids), SWEEP_HOOK_BATCH):
+        among = scraps.c.id.in_(list(scrap_ids[start : start + SWEEP_HOOK_BATCH]))
+        wanted += _missing_work(conn, among, ended_before=before_the_delete)
+    try:
+        with conn.begin_nested():
+            queue.enqueue_new(conn, wanted)
+    except IntegrityError:  # one was asked for meanwhile (a retry in the job monitor): one by one
+        for job_type, scrap_id in wanted:
+            with contextlib.suppress(DuplicateJobError):
+                queue.enqueue(job_type, scrap_id, session=conn)
+    return len(wanted)
+
+
+def _missing_work(
     session: SessionOrConnection,
-    queue: JobStore,
     among: sa.ColumnElement[bool],
     *,
     ended_before: sa.ColumnElement[bool] | None = None,
     limit: int | None = None,
-) -> int:
-    """Enqueue the fetch, analysis and refinement that scraps ``among`` lack (at most ``limit`` in all), unless
-    one is active, or one failed or was cancelled (``ended_before``: only such a one counts), or the scrap
-    says its work stopped."""
-    enqueued = 0
+) -> list[tuple[JobType, str]]:
+    """The fetch, analysis and refinement that scraps ``among`` lack (at most ``limit`` in all): none active,
+    none that failed or was cancelled (``ended_before``: only such a one counts), and the scrap does not say
+    its work stopped."""
+    found: list[tuple[JobType, str]] = []
     no_card = ~sa.exists().where(knowledge_cards.c.scrap_id == scraps.c.id)
     for job_type, missing in (
         (JobType.PAGE_FETCH, sa.and_(AWAITING_PAGE, no_card)),
@@ -422,11 +433,6 @@ def _ask_for_missing_work(
         stopped = STOPPED_WORK[job_type]
         query = sa.select(scraps.c.id).where(among, missing, ~active, ~ended, stopped.is_(False))
         if limit is not None:
-            query = query.limit(limit - enqueued)
-        for scrap_id in session.scalars(query).all():
-            try:
-                queue.enqueue(job_type, scrap_id, session=session)
-                enqueued += 1
-            except DuplicateJobError:
-                pass
-    return enqueued
+            query = query.limit(limit - len(found))
+        found += [(job_type, scrap_id) for scrap_id in session.scalars(query).all()]
+    return found

@@ -1,7 +1,7 @@
 """The Trash page: what was deleted (a scrap, several, an import undone), each entry with how many scraps, cards
 and quizzes it holds and until when it is kept; Restore brings the chosen entry back whole, Empty trash… deletes
 everything for good after saying how much that is. Read and written off the GUI thread; read again when scraps
-change (here, in another window or by the command line) and whenever the page is shown."""
+change while it is shown (here, in another window or by the command line), and whenever it is shown."""
 
 from __future__ import annotations
 
@@ -219,7 +219,8 @@ class TrashPage(QWidget):
         self.restore_button.setEnabled(self.selected_entry() is not None)
 
     def _on_hub_changed(self, changes: Changes, _initiator: object) -> None:
-        if changes.scraps or changes.library or changes.settings:
+        # hidden, it is read when shown (scraps change with every job of theirs: no read each time then)
+        if self.isVisible() and (changes.scraps or changes.library or changes.settings):
             self.refresh_page()
 
     def showEvent(self, event: QShowEvent) -> None:
