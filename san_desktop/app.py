@@ -564,24 +564,28 @@ class SanApp:
 
     # --- exports (san_desktop.transfer; reads only, on the caller's thread) ------------------------
 
-    def export_anki(self, path: Path, *, cards: bool = False) -> AnkiExport:
-        """The recall quizzes (and with ``cards`` the cards) as an Anki package at ``path``."""
+    def export_anki(
+        self, path: Path, *, cards: bool = False, overwrite: bool = False, dry_run: bool = False
+    ) -> AnkiExport:
+        """The recall quizzes (and with ``cards`` the cards) as an Anki package at ``path``; an existing file
+        is replaced only with ``overwrite``."""
         from san_desktop.transfer.anki_export import export_anki
 
-        return export_anki(self.db, Path(path), cards=cards)
+        return export_anki(self.db, Path(path), cards=cards, overwrite=overwrite, dry_run=dry_run)
 
-    def export_markdown(self, folder: Path) -> MarkdownExport:
+    def export_markdown(self, folder: Path, *, dry_run: bool = False) -> MarkdownExport:
         """The cards and TIL notes as Markdown files in ``folder`` (updated, never duplicated, if exported
         there before)."""
         from san_desktop.transfer.markdown_export import export_markdown
 
-        return export_markdown(self.db, self.artifacts, Path(folder), self.til.zone)
+        return export_markdown(self.db, self.artifacts, Path(folder), self.til.zone, dry_run=dry_run)
 
-    def export_backup(self, path: Path) -> BackupSummary:
-        """The whole library (database, settings, TIL files) as one zip at ``path``, while it is in use."""
+    def export_backup(self, path: Path, *, overwrite: bool = False) -> BackupSummary:
+        """The whole library (database, settings, TIL files) as one zip at ``path``, while it is in use; an
+        existing file is replaced only with ``overwrite``."""
         from san_desktop.transfer.backup import export_all
 
-        return export_all(self.data_dir, Path(path))
+        return export_all(self.data_dir, Path(path), overwrite=overwrite)
 
     def refresh_stars(self, *, full: bool = False) -> Changed[JobRecord]:
         """Sync the starred repositories of the configured GitHub account, then rank them (jobs)."""

@@ -13,23 +13,37 @@ from san_desktop.cli.common import print_json
 
 
 def add_export_all_parser(export_subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from san_desktop.cli.export import add_dry_run, add_overwrite
+
     every = export_subcommands.add_parser(
         "all",
         help="a full backup: the database, settings and TIL files in one zip (while the app may be open)",
         description="Back up the whole library into one zip: the database (a consistent copy, taken even while "
         "the app is open and writing), settings.json and every file the library refers to. Secrets stay in "
-        "the keyring and are not in it. `san import FILE.zip` restores it into an empty data folder.",
+        "the keyring and are not in it. `san import FILE.zip` restores it into an empty data folder. An existing "
+        "FILE.zip is replaced only with --overwrite, once the new one is whole.",
     )
-    every.add_argument("path", metavar="FILE.zip", type=Path, help="the zip to write (replaced once it is whole)")
+    every.add_argument("path", metavar="FILE.zip", type=Path, help="the zip to write (a new file, unless --overwrite)")
+    add_overwrite(every)
+    add_dry_run(every)
     every.add_argument("--json", action="store_true")
     every.set_defaults(handler=export_all_command)
 
 
 def export_all_command(args: argparse.Namespace) -> int:
+    from san_desktop.cli.export import target_path
     from san_desktop.core.paths import resolve_data_dir
-    from san_desktop.transfer.backup import export_all
+    from san_desktop.transfer.backup import export_all, plan_export_all
 
-    summary = export_all(resolve_data_dir(args.data_dir), args.path.expanduser().resolve())
+    data_dir, path = resolve_data_dir(args.data_dir), target_path(args.path)
+    if args.dry_run:
+        plan = plan_export_all(data_dir, path, overwrite=args.overwrite)
+        if args.json:
+            print_json(plan)
+        else:
+            print(plan.summary)
+        return 0
+    summary = export_all(data_dir, path, overwrite=args.overwrite)
     if args.json:
         print_json(summary)
         return 0

@@ -1,5 +1,6 @@
 """``san export ...``: the library out of SAN Desktop, to Anki or to Markdown (an Obsidian vault), or all of it
-as a backup (``cli.backup``).
+as a backup (``cli.backup``). An existing file is replaced only with ``--overwrite`` (never a link, a folder
+or a device); ``--dry-run`` checks everything and says what would be written, writing nothing.
 
 Each format is one subcommand of the ``export`` group: another is added by one more line in ``add_parser``
 (its own ``add_<format>`` function beside these)."""
@@ -31,6 +32,8 @@ def add_anki(formats: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     anki.add_argument("file", type=Path, metavar="FILE.apkg")
     anki.add_argument("--cards", action="store_true", help="the knowledge cards too, as basic notes")
+    add_overwrite(anki)
+    add_dry_run(anki)
     anki.add_argument("--json", action="store_true")
     anki.set_defaults(handler=cmd_anki)
 
@@ -40,16 +43,35 @@ def add_markdown(formats: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "markdown",
         help="the cards and TIL notes as Markdown files with front matter (an Obsidian vault)",
         description="Write Cards/<title>.md per card and TIL/<date>.md per day into DIR. Exporting into the same "
-        "folder again updates these files; files it did not write (or that you edited) are left as they are.",
+        "folder again updates these files; files it did not write (or that you edited) are left as they are. "
+        "Nothing below DIR may be a link: a Cards or TIL folder that is one is refused.",
     )
     markdown.add_argument("folder", type=Path, metavar="DIR")
+    add_dry_run(markdown)
     markdown.add_argument("--json", action="store_true")
     markdown.set_defaults(handler=cmd_markdown)
 
 
+def add_overwrite(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace the file if it exists (never a link, folder or device)"
+    )
+
+
+def add_dry_run(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dry-run", action="store_true", help="check, and say what would be written; write nothing")
+
+
+def target_path(path: Path) -> Path:
+    """The file named on the command line, absolute; a link is not resolved (the export refuses it)."""
+    return path.expanduser().absolute()
+
+
 def cmd_anki(args: argparse.Namespace) -> int:
     with open_library(args) as app:
-        result = app.export_anki(args.file, cards=args.cards)
+        result = app.export_anki(
+            target_path(args.file), cards=args.cards, overwrite=args.overwrite, dry_run=args.dry_run
+        )
     if args.json:
         print_json(result)
     else:
@@ -59,7 +81,7 @@ def cmd_anki(args: argparse.Namespace) -> int:
 
 def cmd_markdown(args: argparse.Namespace) -> int:
     with open_library(args) as app:
-        result = app.export_markdown(args.folder)
+        result = app.export_markdown(args.folder.expanduser(), dry_run=args.dry_run)
     if args.json:
         print_json(result)
     else:

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from san_desktop.cli.common import open_library, print_json, print_table
+from san_desktop.cli.export import add_dry_run, add_overwrite, target_path
 from san_desktop.core.enums import CommitTarget
 
 
@@ -38,9 +39,16 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     commits.add_argument("date", metavar="DATE")
     commits.add_argument("--json", action="store_true")
     commits.set_defaults(handler=cmd_commits)
-    export = sub.add_parser("export", help="write a day's TIL markdown to a file")
+    export = sub.add_parser(
+        "export",
+        help="write a day's TIL markdown to a file",
+        description="Write the day's current TIL to FILE.md: a new file, or with --overwrite the file replaced once "
+        "the new one is whole (never a link, a folder or a device).",
+    )
     export.add_argument("date", metavar="DATE")
-    export.add_argument("--out", type=Path, required=True, metavar="FILE")
+    export.add_argument("--out", type=Path, required=True, metavar="FILE.md")
+    add_overwrite(export)
+    add_dry_run(export)
     export.set_defaults(handler=cmd_export)
 
 
@@ -98,9 +106,13 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    out = target_path(args.out)
     with open_library(args) as app:
-        path = app.til.export(args.date, args.out)
-    print(f"Written to {path}")
+        replaces = app.til.export(args.date, out, overwrite=args.overwrite, dry_run=args.dry_run)
+    if args.dry_run:
+        print(f"Would write {out}{', replacing it' if replaces else ''}; nothing was written")
+    else:
+        print(f"Written to {out}")
     return 0
 
 

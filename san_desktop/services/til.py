@@ -20,6 +20,7 @@ from san_desktop.core.enums import JobType, TilVersionKind
 from san_desktop.core.errors import SanError, StorageFullError, is_storage_full
 from san_desktop.core.ids import new_id
 from san_desktop.core.redact import first_cause
+from san_desktop.core.user_files import check_target, write_file
 from san_desktop.core.workflow import TilStatus
 from san_desktop.db.database import Database
 from san_desktop.db.models import (
@@ -367,21 +368,30 @@ class TilService:
             if old.version not in committed:
                 session.delete(old)  # its file goes with the next orphan sweep
 
-    def export(self, local_date: str, out: Path) -> Path:
+    def export(self, local_date: str, out: Path, *, overwrite: bool = False, dry_run: bool = False) -> bool:
+        """Write the day's current text to the Markdown file ``out``: a new file, or with ``overwrite`` a
+        regular file replaced once the new one is whole (never a link, a folder or a device). Returns whether
+        a file was (or, with ``dry_run``, would be) replaced; ``dry_run`` writes nothing."""
         view = self.get(local_date)
         if view.markdown is None:
             raise SanError(f"The TIL of {view.local_date} has no text yet (it is {view.status.value.lower()}).")
-        if out.is_dir():
-            raise SanError(f"{out} is a folder: give a file name, e.g. {out / f'TIL-{view.local_date}.md'}")
-        if not out.parent.is_dir():
-            raise SanError(f"Cannot write {out}: there is no folder {out.parent} (create it, or choose another).")
+        replaces = check_target(
+            out,
+            suffix=".md",
+            why="a TIL note is Markdown",
+            example=f"TIL-{view.local_date}.md",
+            overwrite=overwrite,
+        )
+        if dry_run:
+            return replaces
+        data = view.markdown.encode("utf-8")
         try:
-            out.write_text(view.markdown, encoding="utf-8")
+            write_file(out, lambda temporary: temporary.write_bytes(data), overwrite=overwrite)
         except OSError as exc:
             if is_storage_full(exc):
                 raise StorageFullError(out, "the TIL was not exported") from exc
             raise SanError(f"Cannot write {out}: {exc.strerror or exc}.") from exc
-        return out
+        return replaces
 
     @staticmethod
     def referenced(session: Session) -> set[str]:

@@ -19,9 +19,9 @@ from typing import Any
 import genanki
 
 from san_desktop.core.enums import QuizType
-from san_desktop.core.errors import SanError
+from san_desktop.core.user_files import check_target, write_file
 from san_desktop.db.database import Database
-from san_desktop.transfer.files import NothingToExportError, replace_atomically, writing
+from san_desktop.transfer.files import NothingToExportError, writing
 from san_desktop.transfer.library import ExportCard, ExportQuiz, counted, read_quizzes
 
 DECK_PREFIX = "SAN"
@@ -65,6 +65,8 @@ class AnkiExport:
     quizzes: int
     cards: int
     decks: tuple[str, ...]
+    replaced: bool = False  # a file was there (``overwrite``) and the package took its place
+    dry_run: bool = False  # nothing was written
 
     @property
     def notes(self) -> int:
@@ -75,7 +77,10 @@ class AnkiExport:
         what = counted(self.quizzes, "quiz", "quizzes")
         if self.cards:
             what += f" and {counted(self.cards, 'card')}"
-        return f"Exported {what} in {counted(len(self.decks), 'deck')} to {self.path}"
+        where = f"{counted(len(self.decks), 'deck')} to {self.path}"
+        if self.dry_run:
+            return f"Would export {what} in {where}{' (replacing it)' if self.replaced else ''}; nothing was written"
+        return f"Exported {what} in {where}"
 
 
 class _Note(genanki.Note):  # type: ignore[misc]  # (genanki has no type hints)
@@ -169,18 +174,21 @@ def _decks(notes: Iterable[tuple[str, genanki.Note]]) -> list[genanki.Deck]:
     return [decks[name] for name in sorted(decks)]
 
 
-def check_destination(path: Path) -> None:
-    if path.suffix.lower() != ".apkg":
-        raise SanError(f"{path} does not end in .apkg: Anki imports packages named so (e.g. {path.stem}.apkg).")
-    if path.is_dir():
-        raise SanError(f"{path} is a folder: give a file name, e.g. {path / 'san.apkg'}.")
-    if not path.parent.is_dir():
-        raise SanError(f"Cannot write {path}: there is no folder {path.parent} (create it, or choose another).")
+def check_destination(path: Path, *, overwrite: bool = False) -> bool:
+    """Refuse what Anki cannot import or what must not be replaced (``core.user_files.check_target``);
+    whether a file is there to be replaced."""
+    return check_target(
+        path, suffix=".apkg", why="Anki imports packages named so", example="san.apkg", overwrite=overwrite
+    )
 
 
-def export_anki(db: Database, path: Path, *, cards: bool = False) -> AnkiExport:
-    """Write the live quizzes (and with ``cards`` the live cards) as one package: a deck per category."""
-    check_destination(path)
+def export_anki(
+    db: Database, path: Path, *, cards: bool = False, overwrite: bool = False, dry_run: bool = False
+) -> AnkiExport:
+    """Write the live quizzes (and with ``cards`` the live cards) as one package: a deck per category. An
+    existing file is replaced only with ``overwrite`` (and never a link, a folder or a device); ``dry_run``
+    says what it would write, and writes nothing."""
+    replaced = check_destination(path, overwrite=overwrite)
     quizzes, all_cards = read_quizzes(db)
     chosen = all_cards if cards else []
     if not quizzes and not chosen:
@@ -188,6 +196,10 @@ def export_anki(db: Database, path: Path, *, cards: bool = False) -> AnkiExport:
     notes = [(deck_name(quiz.card), _quiz_note(quiz)) for quiz in quizzes]
     notes += [(deck_name(card), _card_note(card)) for card in chosen]
     decks = _decks(notes)
-    with writing(path, "the Anki package"):
-        replace_atomically(path, lambda temporary: genanki.Package(decks).write_to_file(str(temporary)))
-    return AnkiExport(path, len(quizzes), len(chosen), tuple(deck.name for deck in decks))
+    result = AnkiExport(path, len(quizzes), len(chosen), tuple(deck.name for deck in decks), replaced, dry_run)
+    if not dry_run:
+        with writing(path, "the Anki package"):
+            write_file(
+                path, lambda temporary: genanki.Package(decks).write_to_file(str(temporary)), overwrite=overwrite
+            )
+    return result

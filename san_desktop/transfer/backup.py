@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import tempfile
 import zipfile
 from collections.abc import Callable, Iterator
@@ -26,7 +25,9 @@ from san_desktop.core.errors import SanError, StorageFullError, is_storage_full
 from san_desktop.core.paths import DATABASE_FILE, database_path
 from san_desktop.core.settings import DATABASE_URL_ENV, SETTINGS_FILE, database_url, load_settings_checked
 from san_desktop.core.timeutil import utcnow
+from san_desktop.core.user_files import check_target, new_file
 from san_desktop.db.driver import SqliteDriver, choose_driver
+from san_desktop.db.integrity import check_sqlite_header
 from san_desktop.db.migrate import inspect_database
 from san_desktop.db.vectors import vec_table_names
 
@@ -160,31 +161,15 @@ def settings_text(data_dir: Path) -> str | None:
     return json.dumps(settings.as_dict(), indent=2, sort_keys=True, allow_nan=False)
 
 
+def _no_library(data_dir: Path) -> SanError:
+    return SanError(f"There is no SAN Desktop library in {data_dir} to back up (no {DATABASE_FILE} there).")
+
+
 def _check_library(data_dir: Path, driver: SqliteDriver) -> Path:
     path = database_path(data_dir)
     if not inspect_database(path, driver, check=False).exists or path.stat().st_size == 0:
-        raise SanError(f"There is no SAN Desktop library in {data_dir} to back up (no {DATABASE_FILE} there).")
+        raise _no_library(data_dir)
     return path
-
-
-@contextlib.contextmanager
-def _written_atomically(target: Path) -> Iterator[Path]:
-    """A temporary name beside ``target``, renamed to it only when the block succeeds: a failed or
-    cancelled export leaves no partial file (and an earlier file of that name as it was)."""
-    if not target.parent.is_dir():
-        raise SanError(f"Cannot write {target}: there is no folder {target.parent} (create it, or choose another).")
-    handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
-    os.close(handle)
-    temporary = Path(name)
-    try:
-        yield temporary
-        os.replace(temporary, target)
-    except OSError as exc:
-        if is_storage_full(exc):
-            raise StorageFullError(target.parent, "the backup was not written") from exc
-        raise
-    finally:
-        temporary.unlink(missing_ok=True)
 
 
 class ByteMeter:
@@ -241,24 +226,68 @@ def refuse_server_library(data_dir: Path, what: str) -> None:
         )
 
 
+def check_backup_target(zip_path: Path, *, overwrite: bool = False) -> bool:
+    """Refuse a name without .zip, a link, a folder, a device or a pipe, and an existing file unless
+    ``overwrite`` (``core.user_files.check_target``); whether a file is there to be replaced."""
+    return check_target(
+        zip_path, suffix=".zip", why="a backup is a zip archive", example="SAN backup.zip", overwrite=overwrite
+    )
+
+
+@dataclass(frozen=True)
+class BackupPlan:
+    """What ``san export all --dry-run`` found: every check passed, nothing written (not even the copy of the
+    database that counting its rows would need)."""
+
+    path: Path
+    data_dir: Path
+    database_bytes: int
+    replaces: bool  # a file is there, and --overwrite was given
+    dry_run: bool = True
+
+    @property
+    def summary(self) -> str:
+        where = f"{self.path}, replacing it" if self.replaces else f"{self.path}, a new file"
+        return (
+            f"Would back up {self.data_dir} (a database of {self.database_bytes / 1_000_000:,.1f} MB and the files "
+            f"it refers to) to {where}; nothing was written."
+        )
+
+
+def plan_export_all(data_dir: Path, zip_path: Path, *, overwrite: bool = False) -> BackupPlan:
+    """``export_all``'s checks, and nothing written: a dry run. The database is not opened (a read-only
+    connection to a library in WAL mode leaves its -wal and -shm files behind): its header is read."""
+    refuse_server_library(data_dir, "backed up to a .zip")
+    replaces = check_backup_target(zip_path, overwrite=overwrite)
+    source = database_path(data_dir)
+    if not source.is_file() or source.stat().st_size == 0:
+        raise _no_library(data_dir)
+    check_sqlite_header(source)
+    return BackupPlan(zip_path, data_dir, source.stat().st_size, replaces)
+
+
 def export_all(
     data_dir: Path,
     zip_path: Path,
     *,
+    overwrite: bool = False,
     progress: Progress | None = None,
     cancelled: Cancelled | None = None,
     driver: SqliteDriver | None = None,
 ) -> BackupSummary:
-    """Back up the library of ``data_dir`` into ``zip_path`` (replaced only once the new one is whole).
-    Needs no instance lock: the window may be open and writing. Raises ``BackupCancelledError`` when
-    ``cancelled`` says so, ``SanError`` for what is in the way."""
+    """Back up the library of ``data_dir`` into ``zip_path``: a new file, or with ``overwrite`` a regular file
+    replaced once the new one is whole (never a link, a folder or a device). Needs no instance lock: the
+    window may be open and writing. Raises ``BackupCancelledError`` when ``cancelled`` says so, ``SanError``
+    for what is in the way, before anything is copied when it can."""
     refuse_server_library(data_dir, "backed up to a .zip")
+    check_backup_target(zip_path, overwrite=overwrite)
     chosen = driver or choose_driver()
     source = _check_library(data_dir, chosen)
     if cancelled is not None and cancelled():
         raise BackupCancelledError
     with (
-        _written_atomically(zip_path) as temporary,
+        _storage_full(zip_path, "the backup was not written"),
+        new_file(zip_path, overwrite=overwrite) as temporary,
         tempfile.TemporaryDirectory(prefix=".san-export-", dir=zip_path.parent) as scratch,
     ):
         snapshot = Path(scratch) / DATABASE_FILE
@@ -303,6 +332,16 @@ def export_all(
                     ) from None
         size = temporary.stat().st_size
     return summary_of(manifest, zip_path, data_dir, size)
+
+
+@contextlib.contextmanager
+def _storage_full(target: Path, detail: str) -> Iterator[None]:
+    try:
+        yield
+    except OSError as exc:
+        if is_storage_full(exc):
+            raise StorageFullError(target.parent, detail) from exc
+        raise
 
 
 def summary_of(manifest: dict[str, Any], zip_path: Path, data_dir: Path, size: int) -> BackupSummary:

@@ -4,7 +4,10 @@ was written (its SHA-256). A file someone edited since, or put there, is theirs 
 renamed or deleted.
 
 The manifest is written twice: before the files (naming both the files about to be written and the ones
-they replace) and after; an export cut short leaves every file it touched recognisable as its own."""
+they replace) and after; an export cut short leaves every file it touched recognisable as its own.
+
+Every path is read, written and removed through ``core.user_files.Confined``: a manifest written by hand,
+or a ``Cards`` folder that is a link, cannot make an export touch a file outside its folder."""
 
 from __future__ import annotations
 
@@ -12,17 +15,20 @@ import hashlib
 import json
 import logging
 import re
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from san_desktop.transfer.files import write_bytes_atomically
+from san_desktop.core.errors import SanError
+from san_desktop.core.user_files import Confined, kind_of
 
 MANIFEST_NAME = ".san-export.json"
 FORMAT = 1
 # what a manifest may name: one file directly in one of the export's folders (a manifest written by hand
 # cannot make an export delete a file elsewhere)
 _OWN_PATH = re.compile(r"(?:Cards|TIL)/[^/\\]+\.md")
+MANIFEST_MAX_BYTES = 64_000_000  # a manifest of 200,000 cards; a larger one was not written by an export
+FILE_MAX_BYTES = 16_000_000  # a card or a day as a file; a larger file there is not one an export wrote
 
 log = logging.getLogger(__name__)
 
@@ -36,26 +42,34 @@ class Manifest:
     files: dict[str, str] = field(default_factory=dict)  # item key ("card:<id>", "til:<id>") -> path
     written: dict[str, set[str]] = field(default_factory=dict)  # path -> digests of what was written there
 
-    def owns(self, folder: Path, path: str) -> bool:
-        """Whether the file at ``path`` (relative, POSIX) is one this export wrote, unchanged since."""
-        target = folder / path
-        if path not in self.written or target.is_symlink() or not target.is_file():
+    def owns(self, folder: Confined, path: str) -> bool:
+        """Whether the file at ``path`` (relative, POSIX) is one this export wrote, unchanged since: a regular
+        file (not a link), reached through no link."""
+        if path not in self.written:
             return False
         try:
-            return digest(target.read_bytes()) in self.written[path]
+            data = folder.read(path, FILE_MAX_BYTES)
         except OSError:
             return False
+        return data is not None and digest(data) in self.written[path]
 
 
-def load(folder: Path) -> Manifest:
+def load(folder: Confined) -> Manifest:
     """The folder's manifest; an empty one when there is none or it cannot be read (then every file
-    there is someone else's: nothing is replaced)."""
-    try:
-        data = json.loads((folder / MANIFEST_NAME).read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    there is someone else's: nothing is replaced). A link or anything else that is no file in its place
+    is refused: the export would replace it."""
+    found = folder.status(MANIFEST_NAME)
+    if found is None:
         return Manifest()
+    if not stat.S_ISREG(found.st_mode):
+        raise SanError(
+            f"{folder.root / MANIFEST_NAME} is {kind_of(found.st_mode)}, not the list of files SAN Desktop keeps "
+            "there: nothing was changed. Remove it, or choose another folder."
+        )
+    try:
+        data = json.loads((folder.read(MANIFEST_NAME, MANIFEST_MAX_BYTES) or b"").decode("utf-8"))
     except (OSError, ValueError) as exc:
-        log.warning("%s cannot be read (%s): every file in %s is left as it is", MANIFEST_NAME, exc, folder)
+        log.warning("%s cannot be read (%s): every file in %s is left as it is", MANIFEST_NAME, exc, folder.root)
         return Manifest()
     manifest = Manifest()
     if not isinstance(data, dict) or data.get("format") != FORMAT:
@@ -74,7 +88,7 @@ def load(folder: Path) -> Manifest:
     return manifest
 
 
-def save(folder: Path, files: dict[str, tuple[str, str]], pending: Sequence[tuple[str, str]] = ()) -> None:
+def save(folder: Confined, files: dict[str, tuple[str, str]], pending: Sequence[tuple[str, str]] = ()) -> None:
     """``files``: item key -> (path, digest); ``pending``: (path, digest) of files still being replaced."""
     data = {
         "format": FORMAT,
@@ -83,4 +97,4 @@ def save(folder: Path, files: dict[str, tuple[str, str]], pending: Sequence[tupl
         "pending": [{"path": path, "sha256": sha} for path, sha in pending],
     }
     text = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
-    write_bytes_atomically(folder / MANIFEST_NAME, text.encode("utf-8"))
+    folder.write(MANIFEST_NAME, text.encode("utf-8"), overwrite=True)

@@ -1,12 +1,10 @@
-"""Writing an export's files: whole or not at all (a temporary file beside the target, then a rename), and
-the failures a person can act on (a missing folder, a full disk, no permission) as ``SanError``."""
+"""Writing an export's files: the failures a person can act on (a missing folder, a full disk, no
+permission) as ``SanError``. How a file is written (whole, never replacing one unasked, never through a link)
+is ``core.user_files``, which imports use too."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -27,22 +25,3 @@ def writing(target: Path, what: str) -> Iterator[None]:
         if is_storage_full(exc):
             raise StorageFullError(target, f"{what} was not exported") from exc
         raise SanError(f"Cannot write {target}: {exc.strerror or exc}.") from exc
-
-
-def replace_atomically(target: Path, write: Callable[[Path], object]) -> None:
-    """``write`` a temporary file in ``target``'s folder, then rename it over ``target``: a reader (Anki,
-    Obsidian, a sync client) never sees half a file, and a failure leaves the old one."""
-    handle, name = tempfile.mkstemp(prefix=".san-", suffix=".tmp", dir=target.parent)
-    os.close(handle)
-    temporary = Path(name)
-    try:
-        write(temporary)
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
-        raise
-
-
-def write_bytes_atomically(target: Path, data: bytes) -> None:
-    replace_atomically(target, lambda path: path.write_bytes(data))

@@ -4,7 +4,11 @@ followed by wikilinks to the day's cards.
 
 Exporting again into the same folder updates the files this export wrote (``export_manifest``): a card
 whose title changed moves to its new name, a card that is gone takes its file with it, and a file someone
-else wrote or edited is left as it is; a name it holds is not used (the next, ``<title> (2).md``, is)."""
+else wrote or edited is left as it is; a name it holds is not used (the next, ``<title> (2).md``, is).
+
+The folder is the one the person names; below it nothing is a link: a ``Cards`` or ``TIL`` that is a link
+(or a file) is refused, a file that is a link is someone else's, and every path written or removed is
+checked part by part (``core.user_files.Confined``). A dry run plans the same and writes nothing."""
 
 from __future__ import annotations
 
@@ -17,11 +21,12 @@ import yaml
 
 from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.core.errors import SanError
+from san_desktop.core.user_files import Confined
 from san_desktop.db.database import Database
 from san_desktop.transfer import export_manifest
 from san_desktop.transfer.export_manifest import Manifest, digest
 from san_desktop.transfer.file_names import MAX_SUFFIX, is_numbered, numbered, safe_stem
-from san_desktop.transfer.files import NothingToExportError, write_bytes_atomically, writing
+from san_desktop.transfer.files import NothingToExportError, writing
 from san_desktop.transfer.library import ExportCard, ExportTil, counted, read_cards, read_tils
 
 CARDS_FOLDER = "Cards"
@@ -37,14 +42,19 @@ class MarkdownExport:
     unchanged: int
     removed: int  # files of an earlier export whose card was renamed or is gone
     kept: tuple[str, ...] = ()  # files of an earlier export someone edited since: left as they are
+    dry_run: bool = False  # nothing was written: the counts are what an export would do
 
     @property
     def summary(self) -> str:
         """One line, then a line per file kept."""
-        lines = [
-            f"Exported {counted(self.cards, 'card')} and {counted(self.tils, 'TIL note')} to {self.folder} "
-            f"({self.written} written, {self.unchanged} unchanged, {self.removed} removed)"
-        ]
+        what = f"{counted(self.cards, 'card')} and {counted(self.tils, 'TIL note')} to {self.folder}"
+        if self.dry_run:
+            lines = [
+                f"Would export {what} ({self.written} to write, {self.unchanged} unchanged, {self.removed} to "
+                "remove); nothing was written"
+            ]
+        else:
+            lines = [f"Exported {what} ({self.written} written, {self.unchanged} unchanged, {self.removed} removed)"]
         lines += [f"  {path} was edited since the last export: left as it is (written beside it)" for path in self.kept]
         return "\n".join(lines)
 
@@ -94,7 +104,7 @@ class _Namer:
     """Each item's file: the one it had when it still fits its title and is still this export's, else the
     first of its names that nobody else's file holds. Names compare without case (Windows and macOS)."""
 
-    def __init__(self, folder: Path, manifest: Manifest) -> None:
+    def __init__(self, folder: Confined, manifest: Manifest) -> None:
         self.folder = folder
         self.manifest = manifest
         self.claimed: set[str] = set()
@@ -102,9 +112,7 @@ class _Namer:
 
     def _on_disk(self, subfolder: str, name: str) -> str | None:
         if subfolder not in self.present:
-            where = self.folder / subfolder
-            names = [entry.name for entry in where.iterdir()] if where.is_dir() else []
-            self.present[subfolder] = {entry.casefold(): entry for entry in names}
+            self.present[subfolder] = {entry.casefold(): entry for entry in self.folder.names(subfolder)}
         return self.present[subfolder].get(name.casefold())
 
     def _free(self, path: str) -> bool:
@@ -133,19 +141,23 @@ class _Namer:
             fresh = next((p for p in (f"{item.folder}/{n}.md" for n in numbered(item.stem)) if self._free(p)), None)
             if fresh is None:
                 raise SanError(
-                    f"{self.folder / item.folder} holds {item.stem}.md and the names after it, up to "
+                    f"{self.folder.root / item.folder} holds {item.stem}.md and the names after it, up to "
                     f"{item.stem} ({MAX_SUFFIX}).md: export into another folder."
                 )
             chosen[item.key] = self._claim(fresh)
         return chosen
 
 
-def _prepare(folder: Path) -> None:
+def _open_folder(folder: Path) -> tuple[Confined, Manifest]:
+    """The export's folder and its manifest; a file given for the folder, or a ``Cards``, ``TIL`` or manifest
+    that is a link or a file of another kind, is refused before anything is written."""
     if folder.exists() and not folder.is_dir():
         raise SanError(f"{folder} is a file: give a folder to export into.")
+    confined = Confined(folder)
+    for subfolder in (CARDS_FOLDER, TIL_FOLDER):
+        confined.folder(subfolder)
     with writing(folder, "the Markdown"):
-        for subfolder in (CARDS_FOLDER, TIL_FOLDER):
-            (folder / subfolder).mkdir(parents=True, exist_ok=True)
+        return confined, export_manifest.load(confined)
 
 
 def _contents(
@@ -160,37 +172,78 @@ def _contents(
     return {key: text.encode("utf-8") for key, text in texts.items()}
 
 
-def export_markdown(db: Database, artifacts: ArtifactStore, folder: Path, zone: Callable[[], tzinfo]) -> MarkdownExport:
-    """Write (or update) the export in ``folder``; ``zone`` is the learner's, which days cards belong to."""
+def _holds(folder: Confined, path: str, data: bytes) -> bool:
+    """Whether the regular file at ``path`` holds ``data`` already."""
+    try:
+        return folder.read(path, len(data)) == data
+    except OSError:  # (larger than ``data``, or unreadable: written again)
+        return False
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What an export writes (item key -> path and bytes), leaves and removes."""
+
+    paths: dict[str, str]
+    contents: dict[str, bytes]
+    owned: frozenset[str]  # files of earlier exports still as they wrote them (replaced or removed)
+    unchanged: frozenset[str]  # keys whose file already holds their bytes
+    removed: tuple[str, ...]  # files of an earlier export no item has now (a card renamed or gone, an export cut short)
+    kept: tuple[str, ...]  # files of an earlier export someone edited since
+
+
+def _plan(
+    folder: Confined, manifest: Manifest, cards: Sequence[ExportCard], tils: Sequence[ExportTil], zone: tzinfo
+) -> _Plan:
+    items = [_Item(f"card:{card.id}", CARDS_FOLDER, safe_stem(card.title)) for card in cards]
+    items += [_Item(f"til:{til.summary_id}", TIL_FOLDER, safe_stem(til.local_date)) for til in tils]
+    paths = _Namer(folder, manifest).assign(items)
+    contents = _contents(cards, tils, paths, zone)
+    claimed = {path.casefold() for path in paths.values()}
+    owned = frozenset(path for path in manifest.written if manifest.owns(folder, path))
+    leaving = {path for path in manifest.files.values() if path.casefold() not in claimed and path not in owned}
+    unchanged = frozenset(key for key, data in contents.items() if _holds(folder, paths[key], data))
+    return _Plan(
+        paths=paths,
+        contents=contents,
+        owned=owned,
+        unchanged=unchanged,
+        removed=tuple(sorted(path for path in owned if path.casefold() not in claimed)),
+        kept=tuple(sorted(path for path in leaving if folder.status(path) is not None)),
+    )
+
+
+def export_markdown(
+    db: Database, artifacts: ArtifactStore, folder: Path, zone: Callable[[], tzinfo], *, dry_run: bool = False
+) -> MarkdownExport:
+    """Write (or update) the export in ``folder``; ``zone`` is the learner's, which days cards belong to.
+    ``dry_run``: say what it would write and remove, and write nothing."""
     cards, tils = read_cards(db), read_tils(db, artifacts)
     if not cards and not tils:
         raise NothingToExportError("cards or TIL notes")
-    _prepare(folder)
-    manifest = export_manifest.load(folder)
-    items = [_Item(f"card:{card.id}", CARDS_FOLDER, safe_stem(card.title)) for card in cards]
-    items += [_Item(f"til:{til.summary_id}", TIL_FOLDER, safe_stem(til.local_date)) for til in tils]
-    with writing(folder, "the Markdown"):  # (the folders are listed: one may not be readable)
-        paths = _Namer(folder, manifest).assign(items)
-    contents = _contents(cards, tils, paths, zone())
-    files = {key: (paths[key], digest(data)) for key, data in contents.items()}
-    claimed = {path.casefold() for path in paths.values()}
-    owned = {path for path in manifest.written if manifest.owns(folder, path)}
-    # every file of an earlier export no item has now (a card renamed or gone, an export cut short)
-    ours = sorted(path for path in owned if path.casefold() not in claimed)
-    leaving = {path for path in manifest.files.values() if path.casefold() not in claimed and path not in owned}
-    kept = tuple(sorted(path for path in leaving if (folder / path).exists()))
-    written = unchanged = 0
+    confined, manifest = _open_folder(folder)
+    with writing(folder, "the Markdown"):  # (the folders are listed and files read: one may not be readable)
+        plan = _plan(confined, manifest, cards, tils, zone())
+    changed = [key for key in plan.contents if key not in plan.unchanged]
+    result = MarkdownExport(
+        folder, len(cards), len(tils), len(changed), len(plan.unchanged), len(plan.removed), plan.kept, dry_run
+    )
+    if dry_run:
+        return result
+    files = {key: (plan.paths[key], digest(data)) for key, data in plan.contents.items()}
     with writing(folder, "the Markdown"):
+        folder.mkdir(parents=True, exist_ok=True)
+        for subfolder in (CARDS_FOLDER, TIL_FOLDER):
+            confined.make_folder(subfolder)
         # first say which files are about to be written, with what they replace (see export_manifest)
-        export_manifest.save(folder, files, [(path, sha) for path in sorted(owned) for sha in manifest.written[path]])
-        for key, data in contents.items():
-            target = folder / paths[key]
-            if target.is_file() and not target.is_symlink() and target.read_bytes() == data:
-                unchanged += 1
-                continue
-            write_bytes_atomically(target, data)
-            written += 1
-        for path in ours:
-            (folder / path).unlink(missing_ok=True)
-        export_manifest.save(folder, files)
-    return MarkdownExport(folder, len(cards), len(tils), written, unchanged, len(ours), kept)
+        pending = [(path, sha) for path in sorted(plan.owned) for sha in manifest.written[path]]
+        export_manifest.save(confined, files, pending)
+        # a name the namer chose is free or an earlier export's (the same to Windows and macOS in another case)
+        replaced = {path.casefold() for path in plan.owned}
+        for key in changed:
+            path = plan.paths[key]
+            confined.write(path, plan.contents[key], overwrite=path.casefold() in replaced)
+        for path in plan.removed:
+            confined.remove(path)
+        export_manifest.save(confined, files)
+    return result

@@ -81,9 +81,9 @@ def test_til_export_to_a_folder_says_to_name_a_file(exported_day: str, tmp_path:
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="/dev/full is a Linux device")
-def test_til_export_to_a_full_disk_says_so(exported_day: str) -> None:
-    result = run_san("til", "export", exported_day, "--out", "/dev/full")
-    _refused(result, 1, "Cannot write to /dev/full: the disk is full or read-only")
+def test_til_export_to_a_device_is_refused_even_when_told_to_overwrite(exported_day: str) -> None:
+    result = run_san("til", "export", exported_day, "--out", "/dev/full", "--overwrite")
+    _refused(result, 1, "/dev/full is a device, not a regular file: nothing was written.")
 
 
 @pytest.mark.parametrize(

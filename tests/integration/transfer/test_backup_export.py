@@ -116,7 +116,11 @@ def test_a_cancelled_export_leaves_no_zip_and_the_earlier_one_as_it_was(
 
     with pytest.raises(BackupCancelledError):
         export_all(
-            data_dir, earlier, progress=lambda done, _total: reports.append(done), cancelled=lambda: bool(reports)
+            data_dir,
+            earlier,
+            overwrite=True,
+            progress=lambda done, _total: reports.append(done),
+            cancelled=lambda: bool(reports),
         )
 
     assert len(reports) == 1

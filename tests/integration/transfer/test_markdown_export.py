@@ -14,9 +14,9 @@ import yaml
 
 from san_desktop.app import SanApp
 from san_desktop.core.errors import SanError, StorageFullError
+from san_desktop.core.user_files import Confined
 from san_desktop.services.card_edits import CardEdit
 from san_desktop.services.cards import CardSummary
-from san_desktop.transfer import markdown_export
 from san_desktop.transfer.export_manifest import MANIFEST_NAME
 from san_desktop.transfer.files import NothingToExportError
 from tests.support.quiz_texts import QUIZ_TEXTS
@@ -213,11 +213,15 @@ def test_an_export_cut_short_is_finished_by_the_next_without_duplicates(
     app.edit_card(renamed.id, CardEdit(title="A new title"))
     app.edit_card(changed.id, CardEdit(summary="A new summary."))
 
-    def disk_full(target: Path, data: bytes) -> None:
-        raise OSError(errno.ENOSPC, "No space left on device")
+    write = Confined.write
+
+    def disk_full(folder: Confined, relative: str, data: bytes, *, overwrite: bool) -> None:
+        if relative != MANIFEST_NAME:  # the manifest says what is about to be written; then the disk fills up
+            raise OSError(errno.ENOSPC, "No space left on device")
+        write(folder, relative, data, overwrite=overwrite)
 
     with monkeypatch.context() as patch:
-        patch.setattr(markdown_export, "write_bytes_atomically", disk_full)
+        patch.setattr(Confined, "write", disk_full)
         with pytest.raises(StorageFullError):
             app.export_markdown(vault)
     app.export_markdown(vault)
@@ -227,3 +231,82 @@ def test_an_export_cut_short_is_finished_by_the_next_without_duplicates(
     assert not old.exists()
     assert _card_file(files, renamed.id) == "Cards/A new title.md"
     assert files[_card_file(files, changed.id)][1].startswith(f"# {changed.title}\n\nA new summary.")
+
+
+def _listing(folder: Path) -> dict[str, bytes]:
+    return {path.relative_to(folder).as_posix(): path.read_bytes() for path in folder.rglob("*") if path.is_file()}
+
+
+@pytest.mark.parametrize("linked", ["Cards", "TIL"])
+def test_a_folder_of_the_export_that_links_outside_is_refused_and_nothing_there_touched(
+    app: SanApp, day: str, tmp_path: Path, linked: str
+) -> None:
+    vault, outside = tmp_path / "vault", tmp_path / "outside"
+    outside.mkdir()
+    victim = outside / f"{day}.md" if linked == "TIL" else outside / "victim.md"
+    victim.write_text("the person's own note\n")
+    (outside / "other.txt").write_text("also theirs\n")
+    vault.mkdir()
+    (vault / linked).symlink_to(outside, target_is_directory=True)
+    sha = hashlib.sha256(victim.read_bytes()).hexdigest()
+    hostile = {"format": 1, "files": {"card:x": {"path": f"{linked}/{victim.name}", "sha256": sha}}, "pending": []}
+    (vault / MANIFEST_NAME).write_text(json.dumps(hostile))
+    before, manifest = _listing(outside), (vault / MANIFEST_NAME).read_bytes()
+
+    with pytest.raises(SanError, match=f"{vault / linked} is a link \\(to {outside}\\): SAN Desktop does not follow"):
+        app.export_markdown(vault)
+
+    assert _listing(outside) == before  # nothing deleted, replaced or written there
+    assert sorted(entry.name for entry in vault.iterdir()) == sorted([linked, MANIFEST_NAME])
+    assert (vault / MANIFEST_NAME).read_bytes() == manifest
+
+
+def test_a_manifest_that_is_a_link_is_refused_and_left_as_it_is(app: SanApp, day: str, tmp_path: Path) -> None:
+    vault, elsewhere = tmp_path / "vault", tmp_path / "settings.json"
+    elsewhere.write_text('{"format": 1, "files": {}}')
+    vault.mkdir()
+    (vault / MANIFEST_NAME).symlink_to(elsewhere)
+
+    with pytest.raises(SanError, match=f"{vault / MANIFEST_NAME} is a link, not the list of files SAN Desktop keeps"):
+        app.export_markdown(vault)
+
+    assert (vault / MANIFEST_NAME).is_symlink()
+    assert elsewhere.read_text() == '{"format": 1, "files": {}}'
+    assert sorted(entry.name for entry in vault.iterdir()) == [MANIFEST_NAME]
+
+
+def test_a_card_file_that_links_outside_is_neither_removed_nor_written_through(
+    app: SanApp, day: str, tmp_path: Path
+) -> None:
+    vault, outside = tmp_path / "vault", tmp_path / "outside.md"
+    first = app.export_markdown(vault)
+    card = next(iter(_cards(app).values()))
+    own = vault / _card_file(_files(vault), card.id)
+    outside.write_bytes(own.read_bytes())  # the same bytes: the manifest's digest matches it
+    own.unlink()
+    own.symlink_to(outside)
+    app.delete_scrap(card.scrap_id)  # its file would be removed, were it still the export's
+
+    result = app.export_markdown(vault)
+
+    assert own.is_symlink()
+    assert outside.read_bytes().startswith(b"---\n")
+    assert (result.removed, result.written) == (0, 1)  # only the TIL changed (a card less)
+    assert first.cards == result.cards + 1
+
+
+def test_a_dry_run_plans_the_export_and_writes_nothing(app: SanApp, day: str, tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    planned = app.export_markdown(vault, dry_run=True)
+    assert not vault.exists()
+    assert planned.dry_run
+    assert planned.summary.startswith(f"Would export {planned.cards} cards and 1 TIL note to {vault} (")
+    done = app.export_markdown(vault)
+    assert (planned.written, planned.unchanged, planned.removed) == (done.written, 0, 0)
+
+    card = next(iter(_cards(app).values()))
+    app.edit_card(card.id, CardEdit(title="Renamed"))
+    before = _listing(vault)
+    again = app.export_markdown(vault, dry_run=True)
+    assert _listing(vault) == before
+    assert (again.written, again.removed) == (2, 1)  # the card's new file and its day; its old file
