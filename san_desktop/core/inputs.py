@@ -10,6 +10,7 @@ into a scrap (files dropped or named on the command line, standard input) reads 
 
 from __future__ import annotations
 
+import errno
 import os
 import select
 import stat
@@ -47,14 +48,19 @@ def _read_limited(read: Callable[[int], bytes], limit: int, name: str) -> bytes:
             raise too_large(name, limit)
 
 
-def read_file(path: Path, limit: int) -> bytes:
-    """The bytes of the regular file ``path`` (symlinks followed), at most ``limit`` of them."""
+def read_file(path: Path, limit: int, *, follow_links: bool = True) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them; a link at ``path`` is followed
+    unless ``follow_links`` is false (then it is refused)."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    if not follow_links:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(path, flags)
     except FileNotFoundError as exc:
         raise RejectedContentError(f"No such file: {path}.") from exc
     except OSError as exc:
+        if not follow_links and exc.errno in (errno.ELOOP, errno.EMLINK):  # (EMLINK: a link, on BSDs)
+            raise RejectedContentError(f"{path.name} is a link; it was not followed.") from exc
         raise RejectedContentError(f"Could not read {path.name}: {exc.strerror or exc}.") from exc
     try:
         info = os.fstat(fd)

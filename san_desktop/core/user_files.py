@@ -205,8 +205,8 @@ class Confined:
 
     def path(self, relative: str) -> Path:
         """The path of ``relative``, every folder on the way checked."""
-        parts = [part for part in relative.split("/") if part]
-        if any(part in (".", "..") or "\\" in part for part in parts):
+        parts = [part for part in relative.split("/") if part not in ("", ".")]
+        if any(part == ".." or "\\" in part for part in parts):
             raise LinkInPathError(self.root / relative, "outside the folder", self.root)
         current = self.root
         for part in parts[:-1]:

@@ -1,10 +1,16 @@
 """A folder of Markdown or text notes, or an Obsidian vault: one item per note, its YAML front matter read for
 tags, title and date and taken out of the content. Attachments and unreadable notes are refused, each with why;
-hidden files and folders (``.obsidian/``, ``.trash/``, ``.git/``) are passed over without a word."""
+hidden files and folders (``.obsidian/``, ``.trash/``, ``.git/``) are passed over without a word.
+
+Nothing outside the folder is read: a link is followed only to a note inside it (a linked folder never, so a
+link loop cannot trap the walk), and pipes, sockets and devices are not opened; each is left out with why
+(``core.user_files`` checks every part of each path)."""
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -17,6 +23,7 @@ from san_desktop.core.enums import SourceType
 from san_desktop.core.errors import SanError
 from san_desktop.core.inputs import read_file
 from san_desktop.core.text import RejectedContentError, check_capturable, decode_bytes
+from san_desktop.core.user_files import Confined, kind_of
 from san_desktop.transfer.items import ImportItem, ImportKind, ImportPlan, Refusal
 from san_desktop.transfer.readers._common import Ticker, aware, parse_iso, split_tags, unique
 
@@ -35,21 +42,45 @@ class FrontMatter:
 
 def read_markdown(folder: Path, ticker: Ticker, max_bytes: int) -> ImportPlan:
     plan = ImportPlan(kind=ImportKind.MARKDOWN, source=str(folder))
-    for path in _walk(folder):
+    root = Confined(folder.resolve())  # the folder the person named, reached through their own links once
+    for path in _walk(root.root):
         ticker.tick()
-        ref = path.relative_to(folder).as_posix()
-        if path.is_dir():
-            reason = "a link to a folder, not followed" if path.is_symlink() else "a folder that could not be read"
+        ref = path.relative_to(root.root).as_posix()
+        note, reason = _note_path(root, ref)
+        if note is None:
             plan.refused.append(Refusal(ref, reason))
-        elif path.suffix.lower() not in NOTE_SUFFIXES:
+        elif note.suffix.lower() not in NOTE_SUFFIXES:
             plan.refused.append(Refusal(ref, "an attachment, not a note"))
         else:
             try:
-                plan.items.append(read_note(path, ref, max_bytes))
+                plan.items.append(read_note(note, ref, max_bytes))
             except RejectedContentError as exc:
                 plan.refused.append(Refusal(ref, str(exc)))
     ticker.finish()
     return plan
+
+
+def _note_path(root: Confined, ref: str) -> tuple[Path | None, str]:
+    """The regular file inside ``root`` that ``ref`` is or links to, else None and why it is left out."""
+    found = root.status(ref)  # (every folder on the way checked: none is a link)
+    path = root.path(ref)
+    if found is None:
+        return None, "gone while the folder was read"
+    if stat.S_ISLNK(found.st_mode):
+        target = Path(os.path.realpath(path))
+        if not target.is_relative_to(root.root):
+            return None, "a link out of the folder, not followed"
+        found = root.status(target.relative_to(root.root).as_posix())
+        if found is None:
+            return None, "a link to nothing (its target is missing), not followed"
+        if stat.S_ISDIR(found.st_mode):
+            return None, "a link to a folder, not followed"
+        path = target
+    if stat.S_ISDIR(found.st_mode):
+        return None, "a folder that could not be read"
+    if not stat.S_ISREG(found.st_mode):
+        return None, f"{kind_of(found.st_mode)}, not a note: not read"
+    return path, ""
 
 
 def _walk(folder: Path, *, top: bool = True) -> Iterator[Path]:
@@ -74,8 +105,9 @@ def _walk(folder: Path, *, top: bool = True) -> Iterator[Path]:
 
 
 def read_note(path: Path, ref: str, max_bytes: int) -> ImportItem:
-    """One note as an item; ``RejectedContentError`` (binary, not text, empty, too large) says why not."""
-    text = decode_bytes(read_file(path, max_bytes), path.name)
+    """One note as an item; ``RejectedContentError`` (binary, not text, empty, too large) says why not. A link
+    at ``path`` is not followed (``_note_path`` resolved it)."""
+    text = decode_bytes(read_file(path, max_bytes, follow_links=False), path.name)
     front = split_front_matter(text)
     content = check_capturable(front.body, max_bytes)
     return ImportItem(

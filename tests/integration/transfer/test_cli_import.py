@@ -79,3 +79,19 @@ def test_what_cannot_be_imported_is_said(tmp_path: Path) -> None:
         1,
         "san: Name the folder or file to import (or --list, --undo BATCH).",
     )
+
+
+def test_a_key_linked_into_a_vault_is_left_out_and_said_so(db: Database, tmp_path: Path) -> None:
+    vault = _vault(tmp_path / "vault")
+    key = tmp_path / "home" / ".ssh" / "id_rsa"
+    key.parent.mkdir(parents=True)
+    key.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nsecret\n-----END OPENSSH PRIVATE KEY-----\n")
+    key.chmod(0o600)
+    (vault / "id_rsa.md").symlink_to(key)
+
+    done = run_san("import", str(vault))
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"Imported 2 new scraps, 1 left out from {vault}.")
+    assert "  left out id_rsa.md: a link out of the folder, not followed" in done.stdout
+    assert "PRIVATE KEY" not in run_san("scrap", "list", "--json").stdout

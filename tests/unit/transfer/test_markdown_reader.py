@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import socket
+import stat
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -188,3 +191,70 @@ def test_a_folder_that_cannot_be_listed_at_all_is_an_error(tmp_path: Path, monke
     monkeypatch.setattr(Path, "iterdir", iterdir)
     with pytest.raises(SanError, match=r"Could not read the folder .*Permission denied"):
         read_plan(tmp_path)
+
+
+KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n"
+
+
+def test_a_link_out_of_the_folder_is_left_out_unread_and_one_inside_is_read(tmp_path: Path) -> None:
+    outside = tmp_path / "home"
+    write(outside, ".ssh/id_rsa", KEY)
+    (outside / ".ssh" / "id_rsa").chmod(0o600)
+    write(outside, "diary.md", "# Private diary\n\nNot part of the vault.\n")
+    vault = tmp_path / "vault"
+    write(vault, "real.md", "# A real note\n\nInside the vault.\n")
+    (vault / "id_rsa.md").symlink_to(outside / ".ssh" / "id_rsa")
+    (vault / "sub").mkdir()
+    (vault / "sub" / "diary.md").symlink_to(Path("..", "..", "home", "diary.md"))  # relative, still outside
+    (vault / "ssh").symlink_to(outside / ".ssh", target_is_directory=True)
+    (vault / "alias.md").symlink_to(vault / "real.md")  # a link to a note of the vault: read
+    (vault / "dangling.md").symlink_to(vault / "gone.md")
+
+    plan = read_plan(vault)
+
+    assert [(item.source_ref, item.title) for item in plan.items] == [
+        ("alias.md", "A real note"),
+        ("real.md", "A real note"),
+    ]
+    assert sorted(plan.refused, key=lambda refusal: refusal.source_ref) == [
+        Refusal("dangling.md", "a link to nothing (its target is missing), not followed"),
+        Refusal("id_rsa.md", "a link out of the folder, not followed"),
+        Refusal("ssh", "a link out of the folder, not followed"),
+        Refusal("sub/diary.md", "a link out of the folder, not followed"),
+    ]
+    assert not any("PRIVATE KEY" in item.content or "diary" in item.content.lower() for item in plan.items)
+
+
+def test_a_vault_named_through_a_link_is_read_and_its_own_links_judged_inside_it(tmp_path: Path) -> None:
+    vault = tmp_path / "Dropbox" / "vault"
+    write(vault, "real.md", "# Real\n\ntext\n")
+    (vault / "alias.md").symlink_to(Path("real.md"))
+    (tmp_path / "vault-link").symlink_to(vault, target_is_directory=True)
+
+    plan = read_plan(tmp_path / "vault-link")
+
+    assert [item.source_ref for item in plan.items] == ["alias.md", "real.md"]
+    assert plan.refused == []
+    assert plan.source == str(tmp_path / "vault-link")
+
+
+def test_pipes_sockets_and_devices_are_left_out_unopened_with_their_reasons(tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    write(vault, "note.md", "a note")
+    os.mkfifo(vault / "pipe.md")  # opened for reading, a pipe without a writer would hang the import
+    os.mkfifo(vault / "pipe")
+    with socket.socket(socket.AF_UNIX) as listening:
+        listening.bind(str(vault / "sock.md"))
+        expected = [
+            Refusal("pipe", "a pipe (FIFO), not a note: not read"),
+            Refusal("pipe.md", "a pipe (FIFO), not a note: not read"),
+            Refusal("sock.md", "a socket, not a note: not read"),
+        ]
+        if os.geteuid() == 0:  # only root makes device nodes: /dev/null's own numbers
+            os.mknod(vault / "null.md", stat.S_IFCHR | 0o600, os.makedev(1, 3))
+            expected.insert(0, Refusal("null.md", "a device, not a note: not read"))
+
+        plan = read_plan(vault)
+
+    assert [item.source_ref for item in plan.items] == ["note.md"]
+    assert plan.refused == expected
