@@ -3,9 +3,10 @@ template they come from, branch names and GitHub repository names.
 
 One policy for GitHub and local git alike. A path is relative POSIX, made of non-empty parts; no part is
 ``.`` or ``..``, or any spelling of ``.git`` that git, NTFS or HFS+ would take for it (CVE-2014-9390); no
-control characters or characters Windows cannot store (a TIL repository may be cloned there); each part
-and the whole are of bounded length. The template is text with a fixed set of named fields, parsed here
-once: no format specs, no attribute or index access, nothing that ``str.format`` would evaluate.
+control characters, characters Windows cannot store nor names it keeps for devices (``CON.md``,
+``nul.txt``: a TIL repository may be cloned there); each part and the whole are of bounded length. The
+template is text with a fixed set of named fields, parsed here once: no format specs, no attribute or index
+access, nothing that ``str.format`` would evaluate.
 Branch names follow ``git check-ref-format --branch``. Each refusal is a ``ValueError`` whose message says
 what is wrong and what is allowed; callers turn it into their own kind of error.
 """
@@ -16,6 +17,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from datetime import date
+
+from san_desktop.core.windows_names import is_reserved_name
 
 MAX_PART_BYTES = 255  # a file name on common file systems
 MAX_PATH_BYTES = 1024
@@ -78,6 +81,11 @@ def _check_part(path: str, part: str) -> None:
         raise ValueError(f"{where} holds {bad!r}, which Windows cannot store in a file name.")
     if part != part.rstrip(". "):
         raise ValueError(f"{where} has a part ending with a dot or a space ({shown(part)}), which Windows drops.")
+    if is_reserved_name(part):
+        raise ValueError(
+            f"{where} has a part Windows keeps for a device ({shown(part)}: CON, PRN, AUX, NUL, COM1-9, LPT1-9, "
+            "with any extension), which a clone there could not hold."
+        )
     try:
         size = len(part.encode("utf-8"))
     except UnicodeEncodeError:

@@ -22,6 +22,7 @@ from san_desktop.core.placement import Placement, Spot
 from san_desktop.core.redact import first_cause
 from san_desktop.core.repo_paths import check_branch_name, check_repo_path, parse_template, path_candidates
 from san_desktop.core.settings import GitHubSettings
+from san_desktop.core.windows_names import is_reserved_name
 from san_desktop.core.workflow import TilStatus
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, DailySummary, TilCommit, TilVersion
@@ -105,10 +106,11 @@ class CommitInfo:
 
 
 def slug(title: str, fallback: str) -> str:
-    """A file name from a title: words (Hangul kept, so a Korean title stays readable) joined by dashes."""
+    """A file name from a title: words (Hangul kept, so a Korean title stays readable) joined by dashes; a
+    name Windows keeps for a device (a TIL titled "Con") gets an underscore, as the Markdown export's do."""
     words = re.findall(r"[0-9A-Za-z\u3131-\u318e\uac00-\ud7a3]+", title.lower())
-    text = "-".join(words)[:60].strip("-")
-    return text or fallback
+    text = "-".join(words)[:60].strip("-") or fallback
+    return f"{text}_" if is_reserved_name(text) else text
 
 
 def render_path(template: str, local_date: str, title: str) -> str:

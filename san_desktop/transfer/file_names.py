@@ -2,15 +2,18 @@
 
 Out go the characters Windows refuses (``<>:"/\\|?*``), control and format characters, the characters an
 Obsidian wikilink cannot hold (``#^[]|``); the names Windows reserves for devices (``CON``, ``NUL``,
-``COM1``…, with any extension) get an underscore; no name ends in a dot or a space (Windows drops them) or
-starts with a dot (a hidden file). Names are NFC (macOS would otherwise store another spelling) and cut to
-a length every file system takes, with room left for a `` (2)`` that keeps two equal titles apart."""
+``COM1``…, with any extension: ``core.windows_names``) get an underscore; no name ends in a dot or a space
+(Windows drops them) or starts with a dot (a hidden file). Names are NFC (macOS would otherwise store another
+spelling) and cut to a length every file system takes, with room left for a `` (2)`` that keeps two equal
+titles apart."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
 from collections.abc import Iterator
+
+from san_desktop.core.windows_names import is_reserved_name
 
 MAX_NAME_CHARS = 100  # characters of the name without its extension and suffix
 MAX_NAME_BYTES = 200  # the same in UTF-8 (Hangul takes 3 bytes a character; 255 is the usual limit)
@@ -19,9 +22,6 @@ UNTITLED = "Untitled"
 
 _SEPARATORS = str.maketrans(dict.fromkeys("/\\|", "-"))
 _DROPPED = set('<>:"?*#^[]')
-_RESERVED = {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"} | {
-    f"{device}{digit}" for device in ("COM", "LPT") for digit in [*"0123456789", "¹", "²", "³"]
-}
 
 
 def _is_control(char: str) -> bool:
@@ -42,7 +42,7 @@ def safe_stem(title: str) -> str:
     text = _cut(" ".join(text.split())).strip(". ")
     if not text:
         return UNTITLED
-    if text.split(".")[0].rstrip(" ").upper() in _RESERVED:
+    if is_reserved_name(text):
         text = f"{text}_"
     return text
 

@@ -53,7 +53,50 @@ def test_a_path_that_would_harm_a_repository_is_refused_saying_why(path: str, wh
     assert "\n" not in str(refused.value)
 
 
-@pytest.mark.parametrize("path", ["TIL/2026/12/01/raft.md", "TIL/2026/12/01/리액트-훅.md", "notes.md", ".github/x.md"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "CON.md",
+        "TIL/nul.txt",
+        "TIL/com1.md",
+        "TIL/Com1.tar.gz",
+        "aux/2026/x.md",
+        "TIL/LPT9.md",
+        "TIL/prn",
+        "TIL/con .md",  # Windows drops the space before the dot
+        "TIL/conin$.md",
+        "TIL/COM\u00b9.md",  # COM¹: Windows takes the superscript digits too
+    ],
+)
+def test_a_name_windows_keeps_for_a_device_is_refused_in_any_part_case_and_extension(path: str) -> None:
+    device = next(
+        part
+        for part in path.split("/")
+        if part.split(".")[0].strip().upper()[:3] in ("CON", "NUL", "COM", "AUX", "LPT", "PRN")
+    )
+    with pytest.raises(ValueError, match="has a part Windows keeps for a device") as refused:
+        check_repo_path(path)
+    assert f"({device!r}: CON, PRN, AUX, NUL, COM1-9, LPT1-9, with any extension)" in str(refused.value)
+
+
+def test_a_template_naming_a_device_is_refused_when_parsed() -> None:
+    with pytest.raises(ValueError, match=r"gives a path that cannot be written: .* keeps for a device"):
+        parse_template("TIL/{date}/NUL.md")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "TIL/2026/12/01/raft.md",
+        "TIL/2026/12/01/리액트-훅.md",
+        "notes.md",
+        ".github/x.md",
+        "TIL/CONSOLE.md",
+        "TIL/com10.md",
+        "TIL/nullable.md",
+        "TIL/a.con",
+    ],
+)
 def test_ordinary_paths_pass(path: str) -> None:
     assert check_repo_path(path) == path
 

@@ -17,3 +17,9 @@ def test_the_template_gives_the_dated_path() -> None:
     assert (
         render_path("TIL/{yyyy}/{mm}/{dd}/{slug}.md", "2026-03-07", "Raft leaders") == "TIL/2026/03/07/raft-leaders.md"
     )
+
+
+def test_a_title_that_would_name_a_windows_device_gets_an_underscore() -> None:
+    assert slug("Con", "2026-11-30") == "con_"
+    assert render_path("TIL/{date}/{slug}.md", "2026-11-30", "NUL") == "TIL/2026-11-30/nul_.md"
+    assert slug("Console", "2026-11-30") == "console"
