@@ -1,21 +1,24 @@
 """The export dialog: Anki (with or without the cards) or Markdown, run off the GUI thread, its summary or
-its refusal shown in the dialog."""
+its refusal shown in the dialog; a file that is there replaced only once the person said so."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
 from san_desktop.transfer.restore import restore_backup
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.main_window import MainWindow
 from san_desktop.ui.transfer.export_dialog import ExportDialog
+from tests.support.dialogs import MessageBoxAnswers
 from tests.support.quiz_texts import QUIZ_TEXTS
 from tests.support.til import quizzes_of_today
 
 WAIT = 20_000
+OLD = b"the person's own file"
 TEXTS = QUIZ_TEXTS[5:8]  # three Korean cards, six quizzes
 
 
@@ -94,3 +97,56 @@ def test_a_full_backup_from_the_file_menu_restores_elsewhere(
     restored = restore_backup(tmp_path / "backup.zip", tmp_path / "elsewhere")
     assert restored.scraps == 1
     assert window.imports.open_export_dialog() is dialog  # the same dialog again, with what was chosen
+
+
+@pytest.mark.qt_log_ignore("propagateSizeHints")  # the offscreen platform, showing the question
+def test_an_existing_file_is_replaced_only_once_the_person_says_so(
+    qtbot: QtBot, live_context: AppContext, tmp_path: Path
+) -> None:
+    quizzes_of_today(live_context.app, TEXTS)
+    target = tmp_path / "san.apkg"
+    target.write_bytes(OLD)
+    dialog = _dialog(qtbot, live_context)
+    dialog.destination.setText(str(target))
+
+    with (
+        MessageBoxAnswers(QMessageBox.StandardButton.Cancel) as kept,
+        qtbot.waitSignal(dialog.export_failed, timeout=WAIT),
+    ):
+        dialog.export_button.click()
+    assert len(kept.asked) == 1
+    assert f"{target} already exists." in kept.asked[0]
+    assert target.read_bytes() == OLD
+    assert dialog.outcome.text() == f"Nothing was exported: {target} already exists and was kept."
+    assert dialog.export_button.isEnabled()
+
+    with MessageBoxAnswers(QMessageBox.StandardButton.Yes) as replaced, qtbot.waitSignal(dialog.exported, timeout=WAIT):
+        dialog.export_button.click()
+    assert len(replaced.asked) == 1
+    assert f"{target} already exists." in replaced.asked[0]
+    assert target.read_bytes()[:2] == b"PK"  # the package, in the file's place
+    assert sorted(entry.name for entry in tmp_path.iterdir() if entry.name != "san-data") == ["san.apkg"]
+
+
+@pytest.mark.sqlite  # a backup .zip holds a SQLite library
+def test_a_link_is_refused_without_a_question_and_what_it_points_to_kept(
+    qtbot: QtBot, live_context: AppContext, tmp_path: Path
+) -> None:
+    live_context.app.capture_text("SQLite WAL mode lets readers continue while a writer commits.")
+    victim = tmp_path / "thesis.docx"
+    victim.write_bytes(OLD)
+    (tmp_path / "backup.zip").symlink_to(victim)
+    dialog = _dialog(qtbot, live_context)
+    dialog.backup_choice.setChecked(True)
+    dialog.destination.setText(str(tmp_path / "backup.zip"))
+
+    with (
+        MessageBoxAnswers(QMessageBox.StandardButton.Yes) as answers,
+        qtbot.waitSignal(dialog.export_failed, timeout=WAIT) as failed,
+    ):
+        dialog.export_button.click()
+
+    assert answers.asked == []
+    assert failed.args[0].startswith(f"{tmp_path / 'backup.zip'} is a link (to {victim}): SAN Desktop does not write")
+    assert victim.read_bytes() == OLD
+    assert (tmp_path / "backup.zip").is_symlink()

@@ -1,6 +1,8 @@
 """Exporting the library: to Anki (the quizzes, and the cards if asked) as a package, to Markdown (the cards
 and TIL notes) into a folder, or all of it as a backup zip. The export runs off the GUI thread; its summary,
-or what went wrong, is shown in the dialog, which stays open for another."""
+or what went wrong, is shown in the dialog, which stays open for another. A file that is there already is
+replaced only when the person says so, asked by its name (the export tells: it refuses first, and is run
+again told to replace it); a link, a folder or a device is refused without a question."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPushButton,
     QRadioButton,
     QVBoxLayout,
@@ -24,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from san_desktop.core.errors import SanError
+from san_desktop.core.user_files import TargetExistsError
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.common.look import SPACE_L, SPACE_M, SPACE_S, tone_style
 
@@ -34,12 +38,15 @@ if TYPE_CHECKING:
 
 ANKI_NAME = "SAN.apkg"  # offered in the file picker
 BACKUP_NAME = "SAN backup.zip"
+# the picker does not ask about a file that is there: the export does, by its name, once (typed or picked)
+ASKED_LATER = QFileDialog.Option.DontConfirmOverwrite
 
 
 class ExportDialog(QDialog):
     """Signals:
-    exported(object): the export's result (``AnkiExport`` or ``MarkdownExport``), once it is shown.
-    export_failed(str): what went wrong, as shown.
+    exported(object): the export's result (``AnkiExport``, ``MarkdownExport`` or ``BackupSummary``), once it is
+        shown.
+    export_failed(str): what went wrong (or that the person kept the file there), as shown.
     """
 
     exported = Signal(object)
@@ -131,13 +138,21 @@ class ExportDialog(QDialog):
         current = self.destination.text().strip()
         if self.to_anki:
             chosen, _filter = QFileDialog.getSaveFileName(
-                self, "Export to Anki", current or str(Path.home() / ANKI_NAME), "Anki package (*.apkg)"
+                self,
+                "Export to Anki",
+                current or str(Path.home() / ANKI_NAME),
+                "Anki package (*.apkg)",
+                options=ASKED_LATER,
             )
             if chosen and not chosen.lower().endswith(".apkg"):
                 chosen += ".apkg"
         elif self.backup_choice.isChecked():
             chosen, _filter = QFileDialog.getSaveFileName(
-                self, "Back up to", current or str(Path.home() / BACKUP_NAME), "Zip archive (*.zip)"
+                self,
+                "Back up to",
+                current or str(Path.home() / BACKUP_NAME),
+                "Zip archive (*.zip)",
+                options=ASKED_LATER,
             )
             if chosen and not chosen.lower().endswith(".zip"):
                 chosen += ".zip"
@@ -147,7 +162,9 @@ class ExportDialog(QDialog):
             self.destination.setText(chosen)
 
     def _on_export_button_clicked(self) -> None:
-        path = Path(self.destination.text().strip()).expanduser()
+        self._export(Path(self.destination.text().strip()).expanduser().absolute(), overwrite=False)
+
+    def _export(self, path: Path, *, overwrite: bool) -> None:
         to_anki, cards = self.to_anki, self.include_cards.isChecked()  # plain values for the worker
         app = self._app
         self.running = True
@@ -158,10 +175,20 @@ class ExportDialog(QDialog):
 
         def call() -> AnkiExport | MarkdownExport | BackupSummary:
             if to_anki:
-                return app.export_anki(path, cards=cards)
-            return app.export_backup(path) if backup else app.export_markdown(path)
+                return app.export_anki(path, cards=cards, overwrite=overwrite)
+            return app.export_backup(path, overwrite=overwrite) if backup else app.export_markdown(path)
 
         self._ops.run(call, self._on_export_done, self._on_export_failed, on_finished=self._on_export_finished)
+
+    def _replace_confirmed(self, path: Path) -> bool:
+        answer = QMessageBox.question(
+            self,
+            "Replace the file?",
+            f"{path} already exists.\n\nReplace it with this export? It stays as it is until the new file is whole.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel,
+        )
+        return answer == QMessageBox.StandardButton.Yes
 
     def _on_export_finished(self) -> None:
         self.running = False
@@ -173,6 +200,13 @@ class ExportDialog(QDialog):
         self.exported.emit(result)
 
     def _on_export_failed(self, exc: SanError) -> None:
+        if isinstance(exc, TargetExistsError):
+            if self._replace_confirmed(exc.path):
+                self._export(exc.path, overwrite=True)
+                return
+            message = f"Nothing was exported: {exc.path} already exists and was kept."
+        else:
+            message = str(exc)
         self.outcome.setStyleSheet(tone_style("error"))
-        self.outcome.setText(str(exc))
-        self.export_failed.emit(str(exc))
+        self.outcome.setText(message)
+        self.export_failed.emit(message)
