@@ -21,7 +21,7 @@ import yaml
 
 from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.core.errors import SanError
-from san_desktop.core.user_files import Confined
+from san_desktop.core.user_files import Confined, TargetExistsError
 from san_desktop.db.database import Database
 from san_desktop.transfer import export_manifest
 from san_desktop.transfer.export_manifest import Manifest, digest
@@ -242,7 +242,13 @@ def export_markdown(
         replaced = {path.casefold() for path in plan.owned}
         for key in changed:
             path = plan.paths[key]
-            confined.write(path, plan.contents[key], overwrite=path.casefold() in replaced)
+            try:
+                confined.write(path, plan.contents[key], overwrite=path.casefold() in replaced)
+            except TargetExistsError:
+                raise SanError(
+                    f"{folder / path} appeared while the export was being written: it was kept. Export again "
+                    "(the next export gives the card another name)."
+                ) from None
         for path in plan.removed:
             confined.remove(path)
         export_manifest.save(confined, files)
