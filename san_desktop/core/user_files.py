@@ -19,8 +19,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import secrets
 import stat
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -122,10 +122,27 @@ def check_target(path: Path, *, suffix: str, why: str, example: str, overwrite: 
     return found is not None
 
 
+def _temporary_beside(path: Path, mode: int) -> Path:
+    """A new empty file in ``path``'s folder, made with ``mode`` (less the umask, as any new file)."""
+    for _attempt in range(100):
+        candidate = path.parent / f"{TEMPORARY_PREFIX}{secrets.token_hex(8)}{TEMPORARY_SUFFIX}"
+        try:
+            fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_BINARY, mode)
+        except FileExistsError:
+            continue
+        os.close(fd)
+        return candidate
+    raise FileExistsError(errno.EEXIST, "No free name for a temporary file", str(path.parent))
+
+
 def _place(temporary: Path, path: Path, *, overwrite: bool) -> None:
     """Give the finished ``temporary`` its name ``path``."""
     if overwrite:
-        _kind_refused(path, _lstat(path), "")  # again: it may have changed while it was written
+        old = _lstat(path)
+        _kind_refused(path, old, "")  # again: it may have changed while it was written
+        if old is not None:  # the file keeps the permissions it had, as an editor saving it would
+            with contextlib.suppress(OSError):
+                os.chmod(temporary, stat.S_IMODE(old.st_mode))
         os.replace(temporary, path)  # (never follows a link at ``path``: it would replace the link itself)
         return
     try:
@@ -143,14 +160,13 @@ def _place(temporary: Path, path: Path, *, overwrite: bool) -> None:
 
 
 @contextmanager
-def new_file(path: Path, *, overwrite: bool = False) -> Iterator[Path]:
+def new_file(path: Path, *, overwrite: bool = False, private: bool = False) -> Iterator[Path]:
     """A temporary file beside ``path`` for the block to write (a name only: the block opens it), given
     ``path``'s name only when the block succeeds: a failed or cancelled write leaves no partial file and
     the old file as it was. Without ``overwrite`` a file that appeared meanwhile is kept
-    (``TargetExistsError``); with it, only a regular file is replaced."""
-    handle, name = tempfile.mkstemp(prefix=TEMPORARY_PREFIX, suffix=TEMPORARY_SUFFIX, dir=path.parent)
-    os.close(handle)
-    temporary = Path(name)
+    (``TargetExistsError``); with it, only a regular file is replaced (its permissions kept). A new file
+    gets the permissions any program's new file gets, or with ``private`` only the owner's."""
+    temporary = _temporary_beside(path, 0o600 if private else 0o666)
     try:
         yield temporary
         _place(temporary, path, overwrite=overwrite)
@@ -159,9 +175,9 @@ def new_file(path: Path, *, overwrite: bool = False) -> Iterator[Path]:
             temporary.unlink()
 
 
-def write_file(path: Path, write: Callable[[Path], object], *, overwrite: bool = False) -> None:
+def write_file(path: Path, write: Callable[[Path], object], *, overwrite: bool = False, private: bool = False) -> None:
     """``write`` a temporary file beside ``path``, then give it that name (see ``new_file``)."""
-    with new_file(path, overwrite=overwrite) as temporary:
+    with new_file(path, overwrite=overwrite, private=private) as temporary:
         write(temporary)
 
 

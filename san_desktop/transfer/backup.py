@@ -287,7 +287,7 @@ def export_all(
         raise BackupCancelledError
     with (
         _storage_full(zip_path, "the backup was not written"),
-        new_file(zip_path, overwrite=overwrite) as temporary,
+        new_file(zip_path, overwrite=overwrite, private=True) as temporary,  # the whole library
         tempfile.TemporaryDirectory(prefix=".san-export-", dir=zip_path.parent) as scratch,
     ):
         snapshot = Path(scratch) / DATABASE_FILE

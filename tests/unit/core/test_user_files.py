@@ -4,12 +4,20 @@ export is written is never replaced unasked, and no path inside a folder leaves 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import pytest
 
 from san_desktop.core.errors import SanError
-from san_desktop.core.user_files import Confined, LinkInPathError, TargetExistsError, new_file, read_regular
+from san_desktop.core.user_files import (
+    Confined,
+    LinkInPathError,
+    TargetExistsError,
+    new_file,
+    read_regular,
+    write_file,
+)
 
 
 def test_a_file_that_appears_while_the_new_one_is_written_is_kept(tmp_path: Path) -> None:
@@ -73,3 +81,17 @@ def test_a_link_on_the_way_is_refused_and_one_at_the_end_never_followed(tmp_path
 def test_a_pipe_is_not_read_and_does_not_hang_the_reader(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
     assert read_regular(tmp_path / "pipe", 100) is None
+
+
+def test_a_new_file_has_the_usual_permissions_a_replaced_one_keeps_its_own(tmp_path: Path) -> None:
+    previous = os.umask(0o022)
+    try:
+        write_file(tmp_path / "til.md", lambda path: path.write_bytes(b"new"))
+        write_file(tmp_path / "backup.zip", lambda path: path.write_bytes(b"new"), private=True)
+        (tmp_path / "shared.md").write_bytes(b"old")
+        (tmp_path / "shared.md").chmod(0o640)
+        write_file(tmp_path / "shared.md", lambda path: path.write_bytes(b"new"), overwrite=True)
+    finally:
+        os.umask(previous)
+    modes = {entry.name: stat.S_IMODE(entry.stat().st_mode) for entry in tmp_path.iterdir()}
+    assert modes == {"til.md": 0o644, "backup.zip": 0o600, "shared.md": 0o640}
