@@ -7,9 +7,10 @@ import, a TIL written to a file): the one place for the rules of an edge (DESIGN
 - What is not a regular file is never written to nor replaced, whatever the caller was told: a link (its
   target would be replaced), a folder, a device (``/dev/full``), a pipe or a socket.
 - Inside a folder (an export's, an import's) every part of every path is looked at with ``lstat``: a link or
-  anything but a folder on the way, or a link at the end, is refused, so nothing is read, written or
-  removed outside the folder through a link someone put there. The folder itself is the one the person
-  named (reached through links if they named it so); what is below it is checked.
+  anything but a folder on the way is refused, and a link at the end is never followed (not read, written
+  through or removed), so nothing outside the folder is touched through a link someone put there. The folder
+  itself is the one the person named (reached through links if they named it so); what is below it is
+  checked.
 
 Checks and the operation are separate system calls, so a process racing the export could still swap a part
 between them; what this stops is a link left in place (in a vault, a synced folder, a download)."""
@@ -27,7 +28,7 @@ from pathlib import Path
 
 from san_desktop.core.errors import SanError
 
-O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # (Windows has no links an export could meet unasked)
+O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # (not on Windows: there the lstat before the open is the check)
 O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a pipe with no writer must not hang the open
 O_BINARY = getattr(os, "O_BINARY", 0)
 TEMPORARY_PREFIX = ".san-"  # a temporary file's name: hidden, and recognisable as SAN Desktop's
