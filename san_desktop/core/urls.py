@@ -1,8 +1,9 @@
 """Links as scraps: recognising a web address and the normalised form that identifies it (issue 16).
 
 Two addresses name the same page when they differ only in the case of the scheme or host, a default
-port, a trailing slash, a fragment, or tracking parameters (``utm_*``, ``fbclid``…): they normalise to the
-same string, and the scrap is deduplicated by it.
+port, a trailing slash, a fragment, tracking parameters (``utm_*``, ``fbclid``…) or a ``user:password@``:
+they normalise to the same string, and the scrap is deduplicated by it. No address is stored with its
+``user:password@`` (issue 38): ``without_userinfo`` is what every other stored address goes through.
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ import re
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 _SINGLE_URL = re.compile(r"^https?://[^\s<>\"]+$", re.I)
+# a scheme and its authority, up to where the path, query or fragment starts (a backslash ends it too, as
+# browsers read one in http(s) addresses)
+_AUTHORITY = re.compile(r"^(\s*[A-Za-z][A-Za-z0-9+.-]*://)([^/?#\\]*)")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _TRACKING_PREFIXES = ("utm_", "pk_", "mtm_", "hsa_")
 _TRACKING_NAMES = frozenset(
@@ -22,6 +26,15 @@ _TRACKING_NAMES = frozenset(
 def is_web_url(text: str) -> bool:
     """Whether ``text`` (trimmed) is one http(s) address and nothing else."""
     return bool(_SINGLE_URL.match(text.strip()))
+
+
+def without_userinfo(text: str) -> str:
+    """``text`` without the ``user:password@`` of its authority when it is an address with one (any scheme:
+    ``ftp://user:pw@host/`` too); anything else as it is."""
+    match = _AUTHORITY.match(text)
+    if match is None or "@" not in match.group(2):
+        return text
+    return match.group(1) + match.group(2).rpartition("@")[2] + text[match.end() :]
 
 
 def _is_tracking(name: str) -> bool:
@@ -44,8 +57,6 @@ def normalize_url(url: str) -> str:
     if ":" in host:
         host = f"[{host}]"  # IPv6
     netloc = host if port in (None, _DEFAULT_PORTS[scheme]) else f"{host}:{port}"
-    if parts.username:
-        netloc = f"{parts.username}@{netloc}"  # kept (a password never is)
     path = quote(unquote(parts.path), safe="/:@!$&'()*+,;=~%-._") or "/"
     if len(path) > 1:
         path = path.rstrip("/") or "/"

@@ -27,7 +27,7 @@ from san_desktop.core.text import (
     preview,
 )
 from san_desktop.core.timeutil import utcnow
-from san_desktop.core.urls import normalize_url
+from san_desktop.core.urls import normalize_url, without_userinfo
 from san_desktop.db.changes import ChangeLog
 from san_desktop.db.database import Database, SessionOrConnection
 from san_desktop.db.tables import async_jobs, knowledge_cards, scraps
@@ -120,7 +120,7 @@ class ScrapService:
                 return self._on_duplicate(connection, existing)
             scrap = {
                 "source_type": source_type,
-                "source_ref": source_ref,
+                "source_ref": without_userinfo(source_ref) if source_ref else source_ref,  # (a selection's page)
                 "content": normalized,
                 "raw_content": raw_content,
                 "content_hash": digest,
@@ -145,9 +145,10 @@ class ScrapService:
         title = " ".join((title or "").split()) or None
         try:
             address = normalize_url(url)
-        except ValueError:
-            text = f"{title}\n{url}" if title and title != url.strip() else url
-            return self.capture(text, SourceType.URL, url.strip())
+        except ValueError:  # (its text is the address: without a user:password@ there either)
+            address = without_userinfo(url.strip())
+            text = f"{title}\n{address}" if title and title != address else address
+            return self.capture(text, SourceType.URL, address)
         check_capturable(address, self.max_bytes)
         digest = content_hash(address)
         with self.db.write_connection() as connection:

@@ -24,7 +24,7 @@ from san_desktop.core.errors import SanError
 from san_desktop.core.ids import new_id
 from san_desktop.core.text import DEFAULT_MAX_CAPTURE_BYTES, RejectedContentError, check_capturable, content_hash
 from san_desktop.core.timeutil import utcnow
-from san_desktop.core.urls import normalize_url
+from san_desktop.core.urls import normalize_url, without_userinfo
 from san_desktop.db.changes import ChangeLog
 from san_desktop.db.database import Database
 from san_desktop.db.tables import import_batches, knowledge_cards, scraps
@@ -232,7 +232,7 @@ class Importer:
                 values["title"] = None
         else:
             text = check_capturable(item.content, self.max_bytes)
-            values.update(content=text, source_ref=item.source_ref, content_hash=content_hash(text))
+            values.update(content=text, source_ref=without_userinfo(item.source_ref), content_hash=content_hash(text))
         return _Row(values)
 
     @staticmethod

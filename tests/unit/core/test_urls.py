@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from san_desktop.core.urls import is_web_url, normalize_url
+from san_desktop.core.urls import is_web_url, normalize_url, without_userinfo
 
 
 @pytest.mark.parametrize(
@@ -16,7 +16,8 @@ from san_desktop.core.urls import is_web_url, normalize_url
         ("http://example.com:8080/x/", "http://example.com:8080/x"),
         ("https://example.com/a?utm_source=x&id=2&fbclid=y&UTM_Campaign=z&gclid=1", "https://example.com/a?id=2"),
         ("https://example.com/read?ref=home&spm=a.b", "https://example.com/read?ref=home"),
-        ("https://user:secret@example.com/", "https://user@example.com/"),
+        ("https://user:secret@example.com/", "https://example.com/"),
+        ("https://user@example.com/a", "https://example.com/a"),
         ("https://example.com/한글 문서", "https://example.com/%ED%95%9C%EA%B8%80%20%EB%AC%B8%EC%84%9C"),
         ("https://example.com/%ED%95%9C%EA%B8%80", "https://example.com/%ED%95%9C%EA%B8%80"),
     ],
@@ -39,3 +40,22 @@ def test_a_web_url_is_one_address_and_nothing_else() -> None:
     assert not is_web_url("see https://sqlite.org/wal.html")
     assert not is_web_url("https://a.example/x https://b.example/y")
     assert not is_web_url("file:///etc/passwd")
+
+
+@pytest.mark.parametrize(
+    ("given", "kept"),
+    [
+        ("https://user:secret@example.com/p?q=1#f", "https://example.com/p?q=1#f"),
+        ("HTTP://user@Example.com", "HTTP://Example.com"),
+        ("ftp://user:secret@files.example/notes.txt", "ftp://files.example/notes.txt"),
+        ("https://a@b:c@example.com:8443/x", "https://example.com:8443/x"),  # the last @ ends it
+        ("https://example.com/path@not-userinfo?at=@", "https://example.com/path@not-userinfo?at=@"),
+        ("https://example.com/", "https://example.com/"),
+        ("mailto:someone@example.com", "mailto:someone@example.com"),
+        ("notes/a@b.md", "notes/a@b.md"),
+        ("Write-Ahead Logging — SQLite", "Write-Ahead Logging — SQLite"),
+    ],
+)
+def test_an_address_is_kept_without_its_user_and_password(given: str, kept: str) -> None:
+    assert without_userinfo(given) == kept
+    assert without_userinfo(kept) == kept
