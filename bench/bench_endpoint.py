@@ -70,7 +70,7 @@ def send(numbers):
     with httpx.Client(timeout=60) as client:
         for n in numbers:
             response = client.post(
-                f"http://127.0.0.1:{port}/v1/scraps",
+                f"http://127.0.0.1:{port}/v2/scraps",
                 json={"url": f"https://blog.example/{n}", "html": pages[n], "kind": "page"},
                 headers={"Authorization": f"Bearer {token}", "Origin": "chrome-extension://bench"},
             )

@@ -47,8 +47,10 @@ async function send(tabId, scrap) {
   await showWorking(tabId);
   const { token = "", lastPort = null } = await ext.storage.local.get(["token", "lastPort"]);
   const fetchFn = (url, init) => fetch(url, init);
-  const { outcome, port } = await core.sendScrap({ scrap, token, lastPort, fetchFn });
-  if (port !== null && port !== lastPort) await ext.storage.local.set({ lastPort: port });
+  const { outcome, port, skipped } = await core.sendScrap({ scrap, token, lastPort, fetchFn, cryptoImpl: crypto });
+  // the port that proved itself is asked first next time (and proves itself again); the ones passed over are
+  // named on the options page
+  await ext.storage.local.set({ skippedPorts: skipped, ...(port !== null ? { lastPort: port } : {}) });
   if (outcome.kind === "not-running" && !(await ext.permissions.contains({ origins: [core.HOST_PERMISSION] }))) {
     // Firefox can leave the host permission ungranted: then every request is blocked and looks like no app
     await showOutcome(tabId, {

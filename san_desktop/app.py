@@ -385,20 +385,16 @@ class SanApp:
         return self._captured(self.scraps.capture_url(url, title))
 
     def capture_from_browser(self, sent: BrowserCapture) -> Changed[CaptureResult]:
-        """What the browser extension sent: a page as the reader saw it (its article taken from the DOM it
-        sent, no download), a selection (text, its page as the source), or a link (fetched as any link)."""
+        """What the browser extension sent: a page as the reader saw it (its article, which the endpoint read
+        from the DOM it sent out of this process: no download), a selection (text, its page as the source), or
+        a link (fetched as any link)."""
         if sent.kind == "link":
             return self.capture_url(sent.url, sent.title)
-        if sent.kind == "selection" or not sent.html:
-            if not (sent.selection or "").strip():
-                raise SanError("Nothing to scrap: no text is selected on the page.")
-            return self._captured(self.scraps.capture(sent.selection or "", SourceType.TEXT, sent.url))
-        from san_desktop.web.extract import readable_page
-        from san_desktop.web.fetch import Download
-
-        page = Download(sent.url, "text/html", "utf-8", sent.html.encode("utf-8", "replace"))
-        title, text = readable_page(page)
-        return self._captured(self.scraps.capture_page(sent.url, sent.title or title, text))
+        if sent.kind == "page" and sent.text is not None:
+            return self._captured(self.scraps.capture_page(sent.url, sent.title, sent.text))
+        if not (sent.selection or "").strip():
+            raise SanError("Nothing to scrap: no text is selected on the page.")
+        return self._captured(self.scraps.capture(sent.selection or "", SourceType.TEXT, sent.url))
 
     def capture_file(self, path: Path) -> Changed[CaptureResult]:
         return self._captured(self.scraps.capture_file(path))

@@ -8,11 +8,13 @@ const test = require("node:test");
 const assert = require("node:assert/strict");
 const fs = require("node:fs");
 const http = require("node:http");
+const nodeCrypto = require("node:crypto");
 const path = require("node:path");
 const vm = require("node:vm");
 
 const HERE = path.join(__dirname, "..");
 const APP_PORT = 41734;
+const SQUATTER_PORT = 41731;
 
 function event() {
   const listeners = [];
@@ -30,7 +32,7 @@ function runInPage(func, page) {
   return Promise.resolve([{ result: vm.runInContext(`(${func.toString()})()`, context) }]);
 }
 
-function loadBackground({ storage, page, appServerPort }) {
+function loadBackground({ storage, page, appServerPort, squatterPort = null }) {
   const badges = {};
   const opened = [];
   const injected = [];
@@ -65,14 +67,27 @@ function loadBackground({ storage, page, appServerPort }) {
       },
     },
   };
-  // every port of the range but the app's refuses, as closed ports do
+  // every port of the range but the app's (and a squatter's) refuses, as closed ports do
   const fetchFn = (url, init) => {
     const parsed = new URL(url);
-    if (Number(parsed.port) !== APP_PORT) return Promise.reject(new TypeError("fetch failed"));
-    parsed.port = String(appServerPort);
+    const real = { [APP_PORT]: appServerPort, [SQUATTER_PORT]: squatterPort }[parsed.port];
+    if (!real) return Promise.reject(new TypeError("fetch failed"));
+    parsed.port = String(real);
     return fetch(parsed, init);
   };
-  const context = vm.createContext({ chrome, fetch: fetchFn, AbortController, setTimeout, clearTimeout, URL, console });
+  const context = vm.createContext({
+    chrome,
+    fetch: fetchFn,
+    crypto, // (WebCrypto, as a service worker has it)
+    TextEncoder,
+    atob,
+    btoa,
+    AbortController,
+    setTimeout,
+    clearTimeout,
+    URL,
+    console,
+  });
   context.importScripts = (name) => vm.runInContext(fs.readFileSync(path.join(HERE, name), "utf8"), context);
   vm.runInContext(fs.readFileSync(path.join(HERE, "background.js"), "utf8"), context, { filename: "background.js" });
   return { chrome, badges, opened, injected, storage };
@@ -86,8 +101,15 @@ async function withApp(body) {
       response.writeHead(status, { "Content-Type": "application/json" });
       response.end(JSON.stringify(value));
     };
+    const url = new URL(request.url, "http://127.0.0.1");
+    if (url.pathname === "/v2/hello") {
+      const proof = nodeCrypto
+        .createHmac("sha256", "secret")
+        .update(`san-server\n127.0.0.1:${APP_PORT}\n${url.searchParams.get("nonce")}`)
+        .digest("base64url");
+      return reply(200, { app: "SAN Desktop", version: "1.0", protocol: 2, proof });
+    }
     if (request.headers.authorization !== "Bearer secret") return reply(401, { error: "Wrong token." });
-    if (request.url === "/v1/status") return reply(200, { app: "SAN Desktop", version: "1.0" });
     const chunks = [];
     request.on("data", (chunk) => chunks.push(chunk));
     request.on("end", () => {
@@ -170,4 +192,46 @@ test("a new page in the tab starts without the last page's badge", async () => {
     assert.equal(bg.badges[7].text, "");
     assert.equal(bg.badges[7].title, "Scrap this page into SAN Desktop");
   });
+});
+
+test("a squatter on a lower port gets nothing; the page goes to the app and the squatter is named for the options page", async () => {
+  const squatterSaw = [];
+  const squatter = http.createServer((request, response) => {
+    const chunks = [];
+    request.on("data", (chunk) => chunks.push(chunk));
+    request.on("end", () => {
+      squatterSaw.push({ url: request.url, headers: request.headers, body: Buffer.concat(chunks).toString("utf8") });
+      response.writeHead(200, { "Content-Type": "application/json" });
+      response.end(JSON.stringify({ app: "SAN Desktop", protocol: 2, proof: "B".repeat(43) }));
+    });
+  });
+  await new Promise((resolve) => squatter.listen(0, "127.0.0.1", resolve));
+  try {
+    await withApp(async ({ port, received }) => {
+      const bg = loadBackground({
+        storage: { token: "secret" },
+        page: PAGE,
+        appServerPort: port,
+        squatterPort: squatter.address().port,
+      });
+      await bg.chrome.action.onClicked.fire(TAB);
+      assert.equal(received.length, 1);
+      assert.equal(received[0].html, PAGE.html);
+      assert.equal(squatterSaw.length, 1);
+      assert.match(squatterSaw[0].url, /^\/v2\/hello\?nonce=/);
+      assert.equal(squatterSaw[0].headers.authorization, undefined);
+      assert.ok(!JSON.stringify(squatterSaw).includes("secret"));
+      assert.ok(!JSON.stringify(squatterSaw).includes(PAGE.url));
+      assert.equal(bg.badges[7].text, "✓");
+      assert.match(bg.badges[7].title, /Passed over port 41731/);
+      // (a plain copy: objects of the script's realm compare unequal)
+      assert.deepEqual(JSON.parse(JSON.stringify(bg.storage.skippedPorts)), [
+        { port: SQUATTER_PORT, reason: "answered with a proof that does not match this token" },
+      ]);
+      assert.equal(bg.storage.lastPort, APP_PORT);
+    });
+  } finally {
+    squatter.closeAllConnections();
+    await new Promise((resolve) => squatter.close(resolve));
+  }
 });

@@ -21,3 +21,15 @@ class PageTooLargeError(PageFetchError):
 
 class AddressRefusedError(PageFetchError):
     """A redirect led to a local or private address that the user never asked for."""
+
+
+class PageTooLargeToReadError(PermanentError):
+    """A page the browser sent is not read: too much text, or too slow or too large to read within the bounds."""
+
+
+class PageUnreadableError(PermanentError):
+    """A page the browser sent was read and has nothing to keep (no readable text)."""
+
+
+class PageReaderBusyError(TransientError):
+    """Every reader of pages is busy past the time bound: the page may be sent again in a moment."""

@@ -1,5 +1,6 @@
 // Drives Debian's chromium with the unpacked SAN Desktop extension, as a reader would use it: the token pasted
-// into its options, a page opened, "Scrap this page" pressed. Prints the badge the extension shows afterwards.
+// into its options, a page opened, "Scrap this page" pressed. Prints the badge the extension shows afterwards, and
+// the ports its options page lists as passed over (they did not prove to hold the token).
 //   node scrap_page.js EXTENSION_DIR PAGE_URL TOKEN PROFILE_DIR [TEXT_TO_WAIT_FOR]
 "use strict";
 
@@ -33,7 +34,12 @@ async function main() {
         title: await chrome.action.getTitle({ tabId: tab.id }),
       };
     }, pageUrl);
-    console.log(JSON.stringify(badge));
+    // the options page, as the reader opens it from the extension's menu
+    const options = await context.newPage();
+    await options.goto(new URL("options.html", worker.url()).href);
+    const skippedBox = options.locator("#skipped-box");
+    const skipped = (await skippedBox.isVisible()) ? await options.locator("#skipped li").allTextContents() : [];
+    console.log(JSON.stringify({ ...badge, skipped }));
   } finally {
     await context.close();
   }

@@ -26,7 +26,7 @@ EXTENSION = "chrome-extension://abcdefghijklmnop"
 
 def _send(port: int, token: str, text: str) -> httpx.Response:
     return httpx.post(
-        f"http://127.0.0.1:{port}/v1/scraps",
+        f"http://127.0.0.1:{port}/v2/scraps",
         json={"url": "https://a.example/post", "selection": text, "kind": "selection"},
         headers={"Authorization": f"Bearer {token}", "Origin": EXTENSION},
         timeout=30,

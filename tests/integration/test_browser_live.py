@@ -1,6 +1,8 @@
 """Issue 29's real browser: Debian's chromium with the unpacked extension (driven by playwright-core from
 tests/browser), a page served on 127.0.0.1 whose article is written by its JavaScript after load, *Scrap this
-page* pressed: the scrap holds that article, which a download of the same address would not."""
+page* pressed: the scrap holds that article, which a download of the same address would not. Another program
+squats a lower port of the range (issue 38): the extension's proof, computed by Chromium's WebCrypto, passes it
+over — it receives neither the token nor the page — and its options page names that port."""
 
 from __future__ import annotations
 
@@ -16,11 +18,12 @@ import pytest
 
 from san_desktop.app import SanApp
 from san_desktop.core.enums import JobType
-from san_desktop.web.endpoint import BrowserCapture, CaptureEndpoint
+from san_desktop.web.endpoint import PORTS, BrowserCapture, CaptureEndpoint
 from san_desktop.web.extract import readable_page
 from san_desktop.web.fetch import Download
 from tests.support.jobs import jobs_of
 from tests.support.local_http import serving
+from tests.support.squatter import Squatter, squatting
 
 ROOT = Path(__file__).parents[2]
 DRIVER = ROOT / "tests" / "browser" / "scrap_page.js"
@@ -56,19 +59,25 @@ class _Page(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def endpoint(app: SanApp) -> Iterator[CaptureEndpoint]:
+def squatter() -> Iterator[Squatter]:
+    with squatting("lying") as holding:
+        yield holding
+
+
+@pytest.fixture
+def endpoint(app: SanApp, squatter: Squatter) -> Iterator[CaptureEndpoint]:
     def capture(sent: BrowserCapture) -> tuple[str, bool]:
         result = app.capture_from_browser(sent).value
         return result.scrap_id, result.duplicate
 
-    served = CaptureEndpoint(capture, lambda: TOKEN)
+    served = CaptureEndpoint(capture, lambda: TOKEN, ports=range(squatter.port + 1, PORTS.stop))
     served.start()
     yield served
     served.stop()
 
 
 def test_the_page_as_the_browser_rendered_it_becomes_the_scrap(
-    app: SanApp, endpoint: CaptureEndpoint, tmp_path: Path
+    app: SanApp, endpoint: CaptureEndpoint, squatter: Squatter, tmp_path: Path
 ) -> None:
     with serving(_Page) as port:
         url = f"http://127.0.0.1:{port}/notes/raft"
@@ -85,6 +94,14 @@ def test_the_page_as_the_browser_rendered_it_becomes_the_scrap(
     assert driven.returncode == 0, driven.stderr
     badge = json.loads(driven.stdout.strip().splitlines()[-1])
     assert badge["text"] == "✓", badge
+    assert f"Passed over port {squatter.port}" in badge["title"]
+    assert badge["skipped"] == [
+        f"Port {squatter.port}: answered with a proof that does not match this token. Nothing was sent to it."
+    ]
+    seen = squatter.text()
+    assert seen.startswith("GET /v2/hello?nonce="), seen
+    for secret in (TOKEN, "Authorization", url, ARTICLE, "POST"):
+        assert secret not in seen
     [scrap] = app.scraps.list_scraps()
     assert ARTICLE in scrap.content
     assert "Loading…" not in scrap.content

@@ -35,7 +35,12 @@ class BrowserEndpoint(QObject):
         self._app = context.app
         self._token: str | None = None
         self._token_lock = threading.Lock()
-        self.endpoint = CaptureEndpoint(self._capture, self.token, max_body=self._max_body())
+        self.endpoint = CaptureEndpoint(
+            self._capture,
+            self.token,
+            max_body=self._max_body(),
+            max_text=context.settings.capture.max_bytes,
+        )
         self.stored.connect(self._on_stored)
         self.problem: str | None = None  # why it is not listening, when it should be
         context.hub.changed.connect(self._on_hub_changed)

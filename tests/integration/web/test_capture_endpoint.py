@@ -1,12 +1,15 @@
 """The browser extension's endpoint over real HTTP on 127.0.0.1: what a web page could send is refused (no or
-a wrong token, another Host, a page's Origin, a 20 MB body), a page is stored from the HTML the browser sent
-(no download), the same page twice is one scrap, a burst of 200 requests is answered whole."""
+a wrong token, another Host, a page's Origin, a 20 MB body), the hello proves the token without it, an old
+extension is told to update, a page is stored from the HTML the browser sent (no download), the same page twice
+is one scrap, a burst of 200 requests is answered whole."""
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -16,6 +19,7 @@ from san_desktop.app import SanApp
 from san_desktop.core.enums import JobStatus, JobType, SourceType
 from san_desktop.core.thread_priority import BACKGROUND_NICE
 from san_desktop.web.endpoint import PORTS, BrowserCapture, CaptureEndpoint
+from san_desktop.web.proof import EXTENSION_VERSION, PROTOCOL, server_proof
 from tests.support.jobs import jobs_of
 from tests.support.thread_priority import linux_only, thread_nice
 from tests.support.til import run_one
@@ -46,19 +50,19 @@ def endpoint(app: SanApp) -> Iterator[CaptureEndpoint]:
 
 def _post(endpoint: CaptureEndpoint, body: dict[str, Any], **headers: str) -> httpx.Response:
     sent = {"Authorization": f"Bearer {TOKEN}", "Origin": EXTENSION, **headers}
-    return httpx.post(f"http://127.0.0.1:{endpoint.port}/v1/scraps", json=body, headers=sent, timeout=30)
+    return httpx.post(f"http://127.0.0.1:{endpoint.port}/v2/scraps", json=body, headers=sent, timeout=30)
 
 
 def test_only_the_extension_with_the_token_is_answered(endpoint: CaptureEndpoint, app: SanApp) -> None:
-    url = f"http://127.0.0.1:{endpoint.port}/v1/status"
-    ok = httpx.get(url, headers={"Authorization": f"Bearer {TOKEN}", "Origin": EXTENSION})
-    assert ok.status_code == 200
-    assert ok.json()["app"] == "SAN Desktop"
-    missing = httpx.get(url)
+    url = f"http://127.0.0.1:{endpoint.port}/v2/scraps"
+    link = {"url": "https://a.example/", "kind": "link"}
+    missing = httpx.post(url, json=link)
     assert missing.status_code == 401
     assert "copy it from SAN Desktop's Settings" in missing.json()["error"]
-    assert httpx.get(url, headers={"Authorization": "Bearer guessed"}).status_code == 401
-    rebound = httpx.get(url, headers={"Authorization": f"Bearer {TOKEN}", "Host": f"evil.example:{endpoint.port}"})
+    assert httpx.post(url, json=link, headers={"Authorization": "Bearer guessed"}).status_code == 401
+    rebound = httpx.post(
+        url, json=link, headers={"Authorization": f"Bearer {TOKEN}", "Host": f"evil.example:{endpoint.port}"}
+    )
     assert rebound.status_code == 403  # DNS rebinding: a page's host name pointed at 127.0.0.1
     from_page = _post(endpoint, {"url": "https://a.example/", "kind": "link"}, Origin="https://evil.example")
     assert from_page.status_code == 403
@@ -68,11 +72,61 @@ def test_only_the_extension_with_the_token_is_answered(endpoint: CaptureEndpoint
     assert firefox.status_code == 200
 
 
+def test_the_hello_proves_the_token_for_this_port_and_nonce_without_being_sent_it(endpoint: CaptureEndpoint) -> None:
+    port = endpoint.port or 0
+    nonce = "n" * 22 + "0123456789abcdef_-"
+    answer = httpx.get(f"http://127.0.0.1:{port}/v2/hello", params={"nonce": nonce}, headers={"Origin": EXTENSION})
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert (body["app"], body["protocol"]) == ("SAN Desktop", PROTOCOL)
+    assert body["proof"] == server_proof(TOKEN, port, nonce)
+    # the proof is for this port, this nonce and this token only
+    assert body["proof"] not in (
+        server_proof(TOKEN, port + 1, nonce),
+        server_proof(TOKEN, port, nonce[::-1]),
+        server_proof("another-token", port, nonce),
+    )
+    again = httpx.get(f"http://127.0.0.1:{port}/v2/hello", params={"nonce": nonce[::-1]}).json()["proof"]
+    assert again == server_proof(TOKEN, port, nonce[::-1])
+    for bad in ("", "short", "x" * 129, "has space in it and is long enough", "%00" * 30):
+        refused = httpx.get(f"http://127.0.0.1:{port}/v2/hello?nonce={bad}")
+        assert refused.status_code == 400, bad
+        assert "nonce" in refused.json()["error"]
+    # a web page may not ask for it, nor a page's host name pointed at 127.0.0.1
+    from_page = httpx.get(
+        f"http://127.0.0.1:{port}/v2/hello", params={"nonce": nonce}, headers={"Origin": "https://evil.example"}
+    )
+    assert from_page.status_code == 403
+    rebound = httpx.get(
+        f"http://127.0.0.1:{port}/v2/hello", params={"nonce": nonce}, headers={"Host": f"evil.example:{port}"}
+    )
+    assert rebound.status_code == 403
+
+
+def test_an_old_extension_is_told_to_update_and_nothing_is_stored(endpoint: CaptureEndpoint, app: SanApp) -> None:
+    """Extension 0.1.x sent its token with its first probe (GET /v1/status) to whatever held the port: the app
+    answers it with a sentence its options page and badge show, asking for the update."""
+    headers = {"Authorization": f"Bearer {TOKEN}", "Origin": EXTENSION}
+    status = httpx.get(f"http://127.0.0.1:{endpoint.port}/v1/status", headers=headers)
+    sent = httpx.post(
+        f"http://127.0.0.1:{endpoint.port}/v1/scraps",
+        json={"url": "https://a.example/p", "selection": "Raft elects a leader.", "kind": "selection"},
+        headers=headers,
+    )
+    for answer in (status, sent):
+        assert answer.status_code == 426
+        assert answer.json()["error"].startswith("This browser extension is too old for SAN Desktop")
+        assert f"update it to version {EXTENSION_VERSION} or newer" in answer.json()["error"]
+    assert app.scraps.list_scraps() == []
+    manifest = json.loads((Path(__file__).parents[3] / "browser-extension" / "manifest.json").read_text())
+    assert manifest["version"] == EXTENSION_VERSION  # the version the sentence asks for is the one shipped
+
+
 def test_a_20_mb_body_is_refused_by_its_length_without_being_read(endpoint: CaptureEndpoint, app: SanApp) -> None:
     with socket.create_connection(("127.0.0.1", endpoint.port or 0), timeout=10) as connection:
         connection.sendall(
             (
-                f"POST /v1/scraps HTTP/1.1\r\nHost: 127.0.0.1:{endpoint.port}\r\nAuthorization: Bearer {TOKEN}\r\n"
+                f"POST /v2/scraps HTTP/1.1\r\nHost: 127.0.0.1:{endpoint.port}\r\nAuthorization: Bearer {TOKEN}\r\n"
                 f"Content-Type: application/json\r\nContent-Length: {20_000_000}\r\n\r\n"
             ).encode()
             + b"{" * 65_536
@@ -129,7 +183,7 @@ def test_a_selection_and_a_link_and_what_cannot_be_stored(endpoint: CaptureEndpo
     assert empty_page.status_code == 400
     assert "no readable text" in empty_page.json()["error"]
     broken = httpx.post(
-        f"http://127.0.0.1:{endpoint.port}/v1/scraps",
+        f"http://127.0.0.1:{endpoint.port}/v2/scraps",
         content=b"{not json",
         headers={"Authorization": f"Bearer {TOKEN}"},
     )
@@ -145,7 +199,7 @@ def test_a_burst_of_200_requests_is_answered_whole(endpoint: CaptureEndpoint, ap
         with httpx.Client(timeout=60) as client:
             for n in batch:
                 response = client.post(
-                    f"http://127.0.0.1:{endpoint.port}/v1/scraps",
+                    f"http://127.0.0.1:{endpoint.port}/v2/scraps",
                     json={"url": f"https://c.example/{n}", "selection": f"Note {n} on consensus.", "kind": "selection"},
                     headers={"Authorization": f"Bearer {TOKEN}", "Origin": EXTENSION},
                 )
@@ -166,14 +220,29 @@ def test_another_port_is_taken_when_the_first_is_busy(app: SanApp) -> None:
     second = CaptureEndpoint(lambda _sent: ("", False), lambda: TOKEN)
     try:
         port = first.start()
-        # the next free one: not always port + 1, since a port an earlier test's connections just closed on
-        # waits out TCP's TIME_WAIT (the endpoint does not share ports: SO_REUSEADDR would on Windows)
+        # the next free one: not always port + 1, since other programs (or tests) may hold some of the range
         other = second.start()
         assert other in PORTS
         assert other != port
     finally:
         first.stop()
         second.stop()
+
+
+@linux_only  # (Windows does not get SO_REUSEADDR: there it would share a port another program listens on)
+def test_a_restarted_endpoint_takes_its_port_again_though_it_closed_connections_on_it() -> None:
+    first = CaptureEndpoint(lambda _sent: ("", False), lambda: TOKEN)
+    port = first.start()
+    try:
+        refused = httpx.post(f"http://127.0.0.1:{port}/v2/scraps", json={})  # (answered, then closed by the app)
+        assert refused.status_code == 401
+    finally:
+        first.stop()
+    again = CaptureEndpoint(lambda _sent: ("", False), lambda: TOKEN, ports=range(port, port + 1))
+    try:
+        assert again.start() == port  # its connections' TIME_WAIT does not keep the app off its own port
+    finally:
+        again.stop()
 
 
 def test_a_link_still_waiting_for_its_page_takes_the_page_the_browser_sent(
