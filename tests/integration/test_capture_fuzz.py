@@ -1,17 +1,23 @@
-"""Random bytes and random Unicode (surrogates, controls, bidi overrides included) through the capture path
-and the command line: never a traceback, never a partial row."""
+"""Random bytes and random Unicode (surrogates, controls, bidi overrides included) through the capture path,
+the command line and the browser extension's endpoint (bodies and announced lengths): never a traceback,
+never a partial row."""
 
 from __future__ import annotations
 
+import json
 import os
+import socket
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from san_desktop.app import SanApp
 from san_desktop.cli.main import main
 from san_desktop.core.enums import JobType
 from san_desktop.core.text import RejectedContentError, decode_bytes
@@ -19,6 +25,7 @@ from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, Scrap
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.services.scraps import ScrapService
+from san_desktop.web.endpoint import BrowserCapture, CaptureEndpoint
 from tests.support.jobs import fast_settings
 
 SPECIALS = [
@@ -109,3 +116,83 @@ def test_random_bytes_on_standard_input(
     assert code in (0, 1), err
     assert "Traceback" not in err
     _assert_whole(db)
+
+
+TOKEN = "fuzz-token-0123456789"
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | TEXTS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXTS, inner, max_size=4),
+    max_leaves=12,
+)
+CAPTURES = st.fixed_dictionaries(
+    {"url": st.one_of(TEXTS, st.sampled_from(["https://a.example/p", "https://u:p@b.example/", "mailto:x@y"]))},
+    optional={
+        "kind": st.one_of(st.sampled_from(["page", "selection", "link"]), JSON_VALUES),
+        "title": st.one_of(TEXTS, JSON_VALUES),
+        "selection": st.one_of(TEXTS, JSON_VALUES),
+        "html": st.one_of(TEXTS.map(lambda text: f"<html><body><p>{text}</p></body></html>"), JSON_VALUES),
+    },
+)
+BODIES = st.one_of(
+    st.binary(max_size=300),
+    JSON_VALUES.map(lambda value: json.dumps(value).encode()),
+    CAPTURES.map(lambda value: json.dumps(value).encode()),
+    st.integers(min_value=1, max_value=5_000).map(lambda depth: b"[" * depth),
+)
+
+
+@pytest.fixture
+def endpoint(app: SanApp) -> Iterator[CaptureEndpoint]:
+    def capture(sent: BrowserCapture) -> tuple[str, bool]:
+        result = app.capture_from_browser(sent).value
+        return result.scrap_id, result.duplicate
+
+    served = CaptureEndpoint(capture, lambda: TOKEN, ports=range(0, 1), max_body=100_000)
+    served.start()
+    yield served
+    served.stop()
+
+
+def _no_failure_logged(caplog: pytest.LogCaptureFixture) -> None:
+    assert [record.getMessage() for record in caplog.records if record.levelname in ("ERROR", "CRITICAL")] == []
+
+
+@FUZZ
+@given(body=BODIES)
+def test_random_bodies_sent_to_the_endpoint_are_stored_whole_or_refused_in_a_sentence(
+    db: Database, endpoint: CaptureEndpoint, caplog: pytest.LogCaptureFixture, body: bytes
+) -> None:
+    caplog.clear()
+    answer = httpx.post(
+        f"http://127.0.0.1:{endpoint.port}/v2/scraps",
+        content=body,
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        timeout=60,
+    )
+    assert answer.status_code in (200, 400, 413), answer.text
+    if answer.status_code != 200:
+        assert answer.json()["error"].strip()
+    _no_failure_logged(caplog)
+    _assert_whole(db)
+
+
+@FUZZ
+@given(length=st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=30))
+def test_random_announced_lengths_are_answered_in_a_sentence(
+    endpoint: CaptureEndpoint, caplog: pytest.LogCaptureFixture, length: str
+) -> None:
+    caplog.clear()
+    body = b'{"url": "https://a.example/", "kind": "link"}'
+    with socket.create_connection(("127.0.0.1", endpoint.port or 0), timeout=30) as connection:
+        connection.sendall(
+            f"POST /v2/scraps HTTP/1.1\r\nHost: 127.0.0.1:{endpoint.port}\r\nAuthorization: Bearer {TOKEN}\r\n"
+            f"Content-Length: {length}\r\n\r\n".encode()
+            + body
+        )
+        connection.shutdown(socket.SHUT_WR)  # (a server reading to the end of the stream gets there)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    status = int(answer.split(b" ", 2)[1])
+    assert status in (200, 400, 411, 413), answer
+    _no_failure_logged(caplog)
