@@ -21,6 +21,7 @@ from tests.support.squatter import Behaviour, Squatter, squatting
 ROOT = Path(__file__).parents[3]
 DRIVER = ROOT / "tests" / "browser" / "send_scrap.js"
 EXTENSION = ROOT / "browser-extension"
+OLD_EXTENSION = ROOT / "tests" / "browser" / "extension-0.1.0"  # its core.js as released, before the proof
 TOKEN = "proof-test-token-0123456789abcdef"
 PAGE: dict[str, str | None] = {
     "url": "https://notes.example/raft-private",
@@ -38,8 +39,10 @@ def _node() -> str:
     return node
 
 
-def _send_with_core(scrap: dict[str, Any], remembered: int | None = None) -> dict[str, Any]:
-    arguments = [_node(), str(DRIVER), str(EXTENSION), TOKEN, json.dumps(scrap)]
+def _send_with_core(
+    scrap: dict[str, Any], remembered: int | None = None, extension: Path = EXTENSION
+) -> dict[str, Any]:
+    arguments = [_node(), str(DRIVER), str(extension), TOKEN, json.dumps(scrap)]
     done = subprocess.run(
         arguments + ([str(remembered)] if remembered else []), capture_output=True, text=True, timeout=120, check=False
     )
@@ -112,4 +115,23 @@ def test_with_only_a_squatter_nothing_is_sent_and_the_outcome_names_its_port(app
     assert result["port"] is None
     assert result["outcome"]["kind"] == "unproven"
     assert squatter.port in [skipped["port"] for skipped in result["outcome"]["skipped"]]
+    assert app.scraps.list_scraps() == []
+
+
+def test_an_extension_from_before_the_proof_is_told_to_update_and_nothing_is_stored(app: SanApp) -> None:
+    def capture(sent: BrowserCapture) -> tuple[str, bool]:
+        result = app.capture_from_browser(sent).value
+        return result.scrap_id, result.duplicate
+
+    endpoint = CaptureEndpoint(capture, lambda: TOKEN)
+    port = endpoint.start()
+    try:
+        result = _send_with_core(PAGE, remembered=port, extension=OLD_EXTENSION)
+    finally:
+        endpoint.stop()
+    # what its badge's tooltip and its options page show: SAN Desktop's sentence
+    assert result["port"] == port
+    assert result["outcome"]["kind"] == "refused"
+    assert result["outcome"]["detail"].startswith("This browser extension is too old for SAN Desktop")
+    assert "update it to version 0.2.0 or newer" in result["outcome"]["detail"]
     assert app.scraps.list_scraps() == []
