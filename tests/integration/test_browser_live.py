@@ -94,10 +94,13 @@ def test_the_page_as_the_browser_rendered_it_becomes_the_scrap(
     assert driven.returncode == 0, driven.stderr
     badge = json.loads(driven.stdout.strip().splitlines()[-1])
     assert badge["text"] == "✓", badge
-    assert f"Passed over port {squatter.port}" in badge["title"]
-    assert badge["skipped"] == [
+    # (a port below the squatter's may be held too, by another program of this machine: passed over as well)
+    assert "Passed over port" in badge["title"]
+    assert str(squatter.port) in badge["title"]
+    assert (
         f"Port {squatter.port}: answered with a proof that does not match this token. Nothing was sent to it."
-    ]
+        in badge["skipped"]
+    )
     seen = squatter.text()
     assert seen.startswith("GET /v2/hello?nonce="), seen
     for secret in (TOKEN, "Authorization", url, ARTICLE, "POST"):
