@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from san_desktop.core.errors import DatabaseDamagedError, DatabaseTooNewError, NotADatabaseError
+from san_desktop.core.text import content_hash
 from san_desktop.db.engine import choose_driver
 from san_desktop.db.migrate import head_revision, migrate, read_revision
 from san_desktop.db.vectors import from_stored, to_blob
@@ -431,3 +432,36 @@ def test_revision_0026_makes_each_scrap_deleted_before_it_an_entry_of_the_trash(
             ("s2", "s2"),
             ("s3", None),
         ]
+
+
+def test_revision_0027_strips_the_user_and_password_of_every_stored_address(tmp_path: Path) -> None:
+    path = tmp_path / "san.db"
+    migrate_to(path, "0026")
+    hashed = {address: content_hash(address) for address in ("https://example.com/a", "https://example.com/b")}
+    with raw_connection(path) as conn:
+        conn.execute(
+            "INSERT INTO scraps (id, source_type, source_ref, content, content_hash, created_at) VALUES "
+            "('sel', 'HTML', 'https://ann:hunter2@intranet.example/page', 'a selection', 'h1', '2026-01-01'), "
+            "('ftp', 'TEXT', 'ftp://ann:hunter2@files.example/x', 'a note', 'h2', '2026-01-01'), "
+            "('mail', 'TEXT', 'mailto:ann@example.com', 'an address, not an authority', 'h3', '2026-01-01'), "
+            "('waiting', 'URL', 'https://ann@example.com/a', 'https://ann@example.com/a', 'w', '2026-01-01'), "
+            "('read', 'URL', 'https://bob@example.com/c', 'The page read.', 'r', '2026-01-01'), "
+            "('twin', 'URL', 'https://ann@example.com/b', 'Its page.', 't', '2026-01-01'), "
+            f"('other', 'URL', 'https://example.com/b', 'The same page.', '{hashed['https://example.com/b']}', "
+            "'2026-01-01')"
+        )
+
+    migrate(path, choose_driver())
+
+    with raw_connection(path) as conn:
+        rows = dict(
+            (row[0], row[1:]) for row in conn.execute("SELECT id, source_ref, content, content_hash FROM scraps")
+        )
+    assert rows["sel"] == ("https://intranet.example/page", "a selection", "h1")
+    assert rows["ftp"] == ("ftp://files.example/x", "a note", "h2")
+    assert rows["mail"] == ("mailto:ann@example.com", "an address, not an authority", "h3")
+    # a link is found again by its address: its hash (and its text while its page is awaited) follow it
+    assert rows["waiting"] == ("https://example.com/a", "https://example.com/a", hashed["https://example.com/a"])
+    assert rows["read"] == ("https://example.com/c", "The page read.", content_hash("https://example.com/c"))
+    # the same page is in the library already without the user: this one is left as it was, not made a twin
+    assert rows["twin"] == ("https://ann@example.com/b", "Its page.", "t")
