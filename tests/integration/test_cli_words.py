@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from san_desktop.app import open_app
+from tests.support.devices import device_node
 from tests.support.processes import child_env, run_san
 from tests.support.til import finished_til
 
@@ -80,10 +81,10 @@ def test_til_export_to_a_folder_says_to_name_a_file(exported_day: str, tmp_path:
     _refused(result, 1, f"{tmp_path} is a folder: give a file name, e.g. {tmp_path / f'TIL-{exported_day}.md'}")
 
 
-@pytest.mark.skipif(not Path("/dev/full").exists(), reason="/dev/full is a Linux device")
-def test_til_export_to_a_device_is_refused_even_when_told_to_overwrite(exported_day: str) -> None:
-    result = run_san("til", "export", exported_day, "--out", "/dev/full", "--overwrite")
-    _refused(result, 1, "/dev/full is a device, not a regular file: nothing was written.")
+def test_til_export_to_a_device_is_refused_even_when_told_to_overwrite(exported_day: str, tmp_path: Path) -> None:
+    device = device_node(tmp_path / "full.md", "full")
+    result = run_san("til", "export", exported_day, "--out", str(device), "--overwrite")
+    _refused(result, 1, f"{device} is a device, not a regular file: nothing was written.")
 
 
 @pytest.mark.parametrize(

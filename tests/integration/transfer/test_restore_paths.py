@@ -16,6 +16,7 @@ from san_desktop.app import SanApp, open_app
 from san_desktop.cli.main import main
 from san_desktop.transfer.restore import BackupDamagedError, LibraryNotEmptyError, NotABackupError, restore_backup
 from tests.support.backups import small_backup
+from tests.support.devices import device_node
 from tests.support.library import file_fingerprints
 
 PRECIOUS = b"a file of the user's that no restore may touch"
@@ -41,8 +42,8 @@ def _named_pipe(_backup: Path, folder: Path) -> Path:
     return folder / "pipe.zip"
 
 
-def _device(_backup: Path, _folder: Path) -> Path:
-    return Path("/dev/zero")
+def _device(_backup: Path, folder: Path) -> Path:
+    return device_node(folder / "zero.zip", "zero")
 
 
 def _symbolic_link(backup: Path, folder: Path) -> Path:
