@@ -10,6 +10,7 @@ from pathlib import Path
 
 import keyring
 import pytest
+from PySide6.QtCore import QPoint, QRect
 from PySide6.QtWidgets import QDialogButtonBox
 from pytestqt.qtbot import QtBot
 
@@ -229,3 +230,29 @@ def test_with_a_local_target_the_test_checks_the_folder_in_the_dialogs_words(
     dialog.github_test_button.click()
     qtbot.waitUntil(lambda: dialog.github_status.text().startswith("OK"), timeout=5_000)
     assert dialog.github_status.text() == f"OK: {repository} takes TIL commits on the branch til."
+
+
+# --- on a small screen (issue 38, item 15) -----------------------------------------------------------
+
+
+@pytest.mark.qt_log_ignore("propagateSizeHints")
+def test_with_every_note_shown_save_and_cancel_stay_on_the_screen_and_the_sections_scroll(
+    qtbot: QtBot, context: AppContext
+) -> None:
+    """The dialog was 914–990 px tall with no scroll area: on a 900-px screen Save and Cancel were off it."""
+    dialog = _keyring_less_dialog(qtbot, context, FailingKeyring())
+    dialog.provider.setCurrentIndex(1)  # the API key's note shows too
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    qtbot.waitUntil(lambda: dialog.api_key_field.note.isVisible(), timeout=5_000)
+    dialog._tell(dialog.status, "Failed: " + "the server said no. " * 20)  # a long status grows it further
+    free = dialog.screen().availableGeometry()
+    assert free.contains(dialog.frameGeometry())
+    box = dialog.findChild(QDialogButtonBox)
+    assert box is not None
+    for which in (QDialogButtonBox.StandardButton.Save, QDialogButtonBox.StandardButton.Cancel):
+        button = box.button(which)
+        assert free.contains(QRect(button.mapToGlobal(QPoint(0, 0)), button.size()))
+    assert dialog.sections.sizeHint().height() > free.height()  # this screen is too small for all of it:
+    assert dialog.scroller.verticalScrollBar().maximum() > 0  # the sections scroll instead
+    assert dialog.scroller.horizontalScrollBar().maximum() == 0  # down, never sideways

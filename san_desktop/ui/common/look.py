@@ -79,3 +79,14 @@ def fit_on_screen(window: QWidget, largest: QSize, screen: QScreen | None = None
     placed = QRect(free.topLeft(), size)
     placed.moveCenter(free.center())
     window.move(placed.topLeft())
+
+
+def fit_height_on_screen(window: QWidget, height: int) -> None:
+    """Make a shown (or about to be shown) ``window`` ``height`` tall, or as tall as its screen's available area
+    allows (``SCREEN_SHARE`` of it, as ``fit_on_screen``); moved up if its bottom would leave that area."""
+    free = window.screen().availableGeometry()
+    height = max(window.minimumHeight(), min(height, int(free.height() * SCREEN_SHARE)))
+    window.resize(window.width(), height)
+    frame = window.frameGeometry()
+    if frame.bottom() > free.bottom():
+        window.move(window.x(), max(free.top(), window.y() - (frame.bottom() - free.bottom())))

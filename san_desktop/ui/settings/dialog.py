@@ -3,6 +3,8 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -10,11 +12,14 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QSpinBox,
+    QStyle,
     QVBoxLayout,
     QWidget,
 )
@@ -25,6 +30,7 @@ from san_desktop.core.errors import SanError
 from san_desktop.core.redact import error_message, readable
 from san_desktop.core.settings import AISettings, GitHubSettings, NotificationSettings, QuizSettings, Settings
 from san_desktop.ui.common.context import AppContext
+from san_desktop.ui.common.look import fit_height_on_screen
 from san_desktop.ui.settings.browser_section import BrowserSection
 from san_desktop.ui.settings.secret_field import SecretField, read_source
 from san_desktop.ui.window.browser_endpoint import BrowserEndpoint
@@ -160,23 +166,37 @@ class SettingsDialog(QDialog):
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self._on_save)
         buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        layout.addWidget(self.test_button)
-        layout.addWidget(self.status)
-        layout.addWidget(QLabel("<b>TIL commits</b>"))
-        layout.addLayout(github_form)
-        layout.addWidget(self.github_test_button)
-        layout.addWidget(self.github_status)
-        layout.addWidget(QLabel("<b>Notify me when</b>"))
-        layout.addLayout(notify_row)
-        layout.addSpacing(8)
-        layout.addWidget(QLabel("<b>Quizzes</b>"))
-        layout.addLayout(quiz_form)
+        # the sections scroll; what is said about saving, Save and Cancel stay below them, always on screen
+        self.sections = QWidget()
+        sections = QVBoxLayout(self.sections)
+        sections.setContentsMargins(0, 0, 0, 0)
+        sections.addLayout(form)
+        sections.addWidget(self.test_button)
+        sections.addWidget(self.status)
+        sections.addWidget(QLabel("<b>TIL commits</b>"))
+        sections.addLayout(github_form)
+        sections.addWidget(self.github_test_button)
+        sections.addWidget(self.github_status)
+        sections.addWidget(QLabel("<b>Notify me when</b>"))
+        sections.addLayout(notify_row)
+        sections.addSpacing(8)
+        sections.addWidget(QLabel("<b>Quizzes</b>"))
+        sections.addLayout(quiz_form)
         self.browser = BrowserSection(context, browser, self) if browser is not None else None
         if self.browser is not None:
-            layout.addWidget(QLabel("<b>Browser</b>"))
-            layout.addWidget(self.browser)
+            sections.addWidget(QLabel("<b>Browser</b>"))
+            sections.addWidget(self.browser)
+        sections.addStretch(1)
+        self.scroller = QScrollArea()
+        self.scroller.setWidgetResizable(True)
+        self.scroller.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroller.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroller.setWidget(self.sections)
+        # as wide as the sections need beside a scroll bar: they scroll down, never sideways
+        bar = self.scroller.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
+        self.scroller.setMinimumWidth(self.sections.minimumSizeHint().width() + bar)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.scroller, 1)
         layout.addWidget(self.save_status)
         layout.addWidget(buttons)
         self.github_test_button.clicked.connect(self._on_github_test_button_clicked)
@@ -315,15 +335,25 @@ class SettingsDialog(QDialog):
         label.setText(text)
         self._fit_height()
 
-    def _fit_height(self) -> None:
-        """Grow to show a note that appeared (word-wrapped labels in a form do not grow a shown window)."""
+    def showEvent(self, event: QShowEvent) -> None:
+        # sized before QDialog places it (in its own showEvent): as tall as the sections, if the screen has room
+        if not event.spontaneous():
+            self._fit_height(shown=True)
+        super().showEvent(event)
+
+    def _fit_height(self, *, shown: bool = False) -> None:
+        """Grow to show the sections whole, a note that appeared too (word-wrapped labels do not grow a shown
+        window), as far as the screen has room; beyond it, the sections scroll."""
         layout = self.layout()
-        if layout is None or not self.isVisible():
+        if layout is None or not (shown or self.isVisible()):
             return
         layout.activate()
-        needed = self.heightForWidth(self.width()) if self.hasHeightForWidth() else self.sizeHint().height()
+        width = self.scroller.viewport().width()
+        content = self.sections.heightForWidth(width) if self.sections.hasHeightForWidth() else -1
+        content = max(content, self.sections.minimumSizeHint().height())
+        needed = self.height() - self.scroller.viewport().height() + content
         if needed > self.height():
-            self.resize(self.width(), needed)
+            fit_height_on_screen(self, needed)
 
     def _on_hub_changed(self, changes: Changes, _initiator: object) -> None:
         if changes.settings and changes.external:
