@@ -105,19 +105,21 @@ _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s'\"<>)]*[^\s'\"<>).,:;]", re.IGNOR
 _UUID = re.compile(r"\b[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\b", re.IGNORECASE)
 _HEX = re.compile(r"\b(?=[0-9a-f]*\d)[0-9a-f]{7,}\b", re.IGNORECASE)
 _PATH = re.compile(r"(?<![\w.])(?:/[^\s/'\"<>:]+){2,}")
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+# a number is masked unless it is an HTTP status (what the server said: a 500 and a 401 are different failures)
+_NUMBER = re.compile(r"(?P<status>(?:(?<=\bHTTP )|(?<=HTTPStatusError: )|(?<=\banswered ))[1-5]\d\d\b)|\d+(?:[.,]\d+)*")
 _SPACE = re.compile(r"\s+")
 
 
 def error_signature(message: str | None) -> str:
     """The error chain with what varies between occurrences of the same failure masked: addresses as
-    ``<url>``, ids as ``<id>``, file paths as ``<path>``, numbers as ``#`` (the exception types stay)."""
+    ``<url>``, ids as ``<id>``, file paths as ``<path>``, numbers as ``#`` (the exception types and HTTP
+    status codes stay)."""
     text = message or "(no error text)"
     text = _URL.sub("<url>", text)
     text = _UUID.sub("<id>", text)
     text = _HEX.sub("<id>", text)
     text = _PATH.sub("<path>", text)
-    text = _NUMBER.sub("#", text)
+    text = _NUMBER.sub(lambda found: found.group("status") or "#", text)
     return _SPACE.sub(" ", text).strip()[:SIGNATURE_LIMIT]
 
 

@@ -139,7 +139,7 @@ def test_failure_groups_name_the_jobs_as_the_list_does(qtbot: QtBot, page: JobsP
     """Issue 24: re-embedding jobs (the embedding model changed) were "Card analysis" in Failures by error
     while the list called them "Card re-embedding"."""
     reembed = dump_payload(CardAnalysisPayload(embed_only=True))
-    insert_jobs(queue, 2, error="The embedding server answered 500", payload=reembed)
+    insert_jobs(queue, 2, error="The embedding server failed with 500 errors", payload=reembed)
     insert_jobs(queue, 1, error="The AI answer made no sense", target=lambda n: f"other-{n}")
     page.refresh_button.click()  # written behind the page's back: no event announced them
     qtbot.waitUntil(lambda: page.model.rowCount() == 3, timeout=5_000)
@@ -152,8 +152,26 @@ def test_failure_groups_name_the_jobs_as_the_list_does(qtbot: QtBot, page: JobsP
         for row in range(2)
     }
     assert named == {
-        "The embedding server answered #": "Card re-embedding",
+        "The embedding server failed with # errors": "Card re-embedding",
         "The AI answer made no sense": "Card analysis",
+    }
+
+
+def test_failure_groups_say_the_http_status(qtbot: QtBot, page: JobsPage, queue: JobQueue) -> None:
+    """Issue 38, item 15: the groups read "HTTP # Internal Server Error from <url>"."""
+    server = "HTTP {code} {reason} from http://127.0.0.1:{port}/v1/chat/completions: The server had an error"
+    insert_jobs(queue, 3, error=lambda n: server.format(code=500, reason="Internal Server Error", port=8000 + n))
+    insert_jobs(queue, 1, error=server.format(code=503, reason="Service Unavailable", port=9000), target=str)
+    page.refresh_button.click()
+    page.tabs.setCurrentWidget(page.failures)
+    qtbot.waitUntil(lambda: len(page.failures.groups) == 2, timeout=5_000)
+    shown = {
+        page.failures.table.item(row, 4).text(): page.failures.table.item(row, 0).text()  # type: ignore[union-attr]
+        for row in range(2)
+    }
+    assert shown == {
+        "HTTP 500 Internal Server Error from <url>: The server had an error": "3",
+        "HTTP 503 Service Unavailable from <url>: The server had an error": "1",
     }
 
 

@@ -142,7 +142,7 @@ def test_failures_group_by_signature_and_a_group_is_retried_alone(queue: JobQueu
         ("ReadTimeout: timed out after 30 s", "ReadTimeout: timed out after 120.5 s"),
         (
             "HTTPStatusError: 502 for url 'https://api.example.com/v1/x?a=1'",
-            "HTTPStatusError: 503 for url 'http://h/y'",
+            "HTTPStatusError: 502 for url 'http://h/y'",
         ),
         (
             "JobNotFoundError: job 0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
@@ -178,5 +178,15 @@ def test_cancelling_waiting_jobs_leaves_one_that_started_meanwhile(
 
 def test_a_signature_keeps_the_text_after_an_address() -> None:
     assert error_signature("HTTPStatusError: 500 from http://127.0.0.1:5000/v1/chat: The server had an error") == (
-        "HTTPStatusError: # from <url>: The server had an error"
+        "HTTPStatusError: 500 from <url>: The server had an error"
     )
+
+
+def test_a_signature_keeps_the_http_status() -> None:
+    """Issue 38, item 15: failure groups read "HTTP # from <url>"; a 500 and a 503 are not the same failure."""
+    server_error = "HTTP 500 Internal Server Error from http://127.0.0.1:5000/v1/chat/completions: error 17"
+    assert error_signature(server_error) == "HTTP 500 Internal Server Error from <url>: error #"
+    assert error_signature("The page was not found (HTTP 404).") == "The page was not found (HTTP 404)."
+    assert error_signature("GitHub answered 409 to the commit (try 2)") == "GitHub answered 409 to the commit (try #)"
+    assert error_signature("HTTP 503 from http://a/b") != error_signature("HTTP 500 from http://a/b")
+    assert error_signature("timed out after 30 s") == error_signature("timed out after 120 s")
