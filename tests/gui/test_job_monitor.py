@@ -6,7 +6,9 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -14,18 +16,21 @@ from pytestqt.qtbot import QtBot
 
 from san_desktop.app import SanApp
 from san_desktop.core.enums import JobPool, JobStatus, JobType
-from san_desktop.core.settings import JobSettings
+from san_desktop.core.settings import GitHubSettings, JobSettings
 from san_desktop.db.models import AsyncJob
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.jobs.runner import JobRunner, PoolState
 from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.monitor import JobFilter
 from san_desktop.queue.payloads import CardAnalysisPayload, dump_payload
 from san_desktop.queue.records import JobEvent
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.jobs.page import JobsPage
 from san_desktop.ui.main_window import MainWindow
 from san_desktop.ui.window.tray import Tray
+from tests.support.git_repo import user_repository
 from tests.support.jobs import RecordingProcessor, fast_settings, insert_jobs
+from tests.support.til import finished_til
 
 
 @pytest.fixture
@@ -173,6 +178,20 @@ def test_failure_groups_say_the_http_status(qtbot: QtBot, page: JobsPage, queue:
         "HTTP 500 Internal Server Error from <url>: The server had an error": "3",
         "HTTP 503 Service Unavailable from <url>: The server had an error": "1",
     }
+
+
+def test_a_commit_to_a_local_repository_is_not_called_one_to_github(
+    qtbot: QtBot, page: JobsPage, app: SanApp, tmp_path: Path
+) -> None:
+    """Issue 38, item 15: the list and the failure groups called it "TIL commit to GitHub"."""
+    notes = user_repository(tmp_path / "notes")
+    app.save_settings(replace(app.settings, github=GitHubSettings(target="local", local_repository=str(notes))))
+    day = finished_til(app)
+    app.commit_til(day)
+    page.show_filter(JobFilter(job_types=frozenset({JobType.TIL_GITHUB_COMMIT})))
+    qtbot.waitUntil(lambda: page.model.rowCount() == 1, timeout=5_000)
+    assert page.model.data(page.model.index(0, 0)) == "TIL commit"
+    qtbot.waitUntil(lambda: page.model.data(page.model.index(0, 1)) == f"TIL of {day} to {notes}", timeout=5_000)
 
 
 @pytest.mark.qt_log_ignore("propagateSizeHints")

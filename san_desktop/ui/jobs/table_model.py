@@ -28,7 +28,7 @@ JOB_TYPE_LABELS = {
     JobType.CARD_ANALYSIS: "Card analysis",
     JobType.SCRAP_REFINE: "Scrap refinement",
     JobType.TIL_GENERATION: "TIL generation",
-    JobType.TIL_GITHUB_COMMIT: "TIL commit to GitHub",
+    JobType.TIL_GITHUB_COMMIT: "TIL commit",  # to GitHub or a local repository: its target says which
     JobType.RECALL_QUIZ_GENERATION: "Recall quiz",
     JobType.GITHUB_STAR_RECOMMENDATION: "Star recommendations",
     JobType.GITHUB_STAR_SYNC: "Star sync",
