@@ -21,6 +21,7 @@ from san_desktop import __version__
 from san_desktop.ai.factory import ProviderSource, embedding_model_of
 from san_desktop.bootstrap import Backend, start_backend
 from san_desktop.core.enums import (
+    JOB_POOLS,
     JOB_TARGETS,
     CommitTarget,
     JobPool,
@@ -512,6 +513,13 @@ class SanApp:
 
     def retry_failure_group(self, signature: str, progress: Progress | None = None) -> Changed[BulkResult]:
         return Changed(self.jobs.retry_group(signature, progress))
+
+    def retry_ai_server_failures(self) -> Changed[BulkResult]:
+        """Once the AI settings changed (another server or model, a new key): AI work that failed because the
+        server did (an error answer, no answer in time, none at all) runs again, with one fresh attempt, as the
+        runner lets waiting AI work run at once. What the old server failed is not the state of the new one."""
+        ai_work = [job_type for job_type, pool in JOB_POOLS.items() if pool is JobPool.AI]
+        return Changed(self.jobs.retry(self.jobs.failed_by_the_server(ai_work)))
 
     def cancel_jobs(self, job_ids: list[str], progress: Progress | None = None) -> Changed[BulkResult]:
         return Changed(self.jobs.cancel(job_ids, progress))

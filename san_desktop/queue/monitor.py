@@ -14,11 +14,12 @@ from datetime import datetime
 
 import sqlalchemy as sa
 
-from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus, JobType
+from san_desktop.core.enums import ACTIVE_JOB_STATUSES, ErrorKind, JobStatus, JobType
 from san_desktop.db.models import AsyncJob, KnowledgeCard
 from san_desktop.queue.records import BulkResult, JobRecord
 from san_desktop.queue.store import JobStore
 from san_desktop.queue.transitions import RETRYABLE_STATUSES
+from san_desktop.queue.upkeep import superseded
 
 SIGNATURE_LIMIT = 300
 
@@ -199,6 +200,22 @@ class JobMonitor:
                 tuple(sorted({*known.kinds, kind}, key=lambda item: (item[0], item[1] or ""))),
             )
         return sorted(groups.values(), key=lambda group: (-group.count, group.signature))
+
+    def failed_by_the_server(self, job_types: Iterable[JobType]) -> list[str]:
+        """Ids of the FAILED jobs of ``job_types`` whose error was transient (the server answered an error, did
+        not answer in time, could not be reached) and that are the newest job of their work, oldest first."""
+        query = (
+            sa.select(AsyncJob.id)
+            .where(
+                AsyncJob.status == JobStatus.FAILED,
+                AsyncJob.error_kind == ErrorKind.TRANSIENT,
+                AsyncJob.job_type.in_(sorted(job_types)),
+                ~superseded(),
+            )
+            .order_by(AsyncJob.id)
+        )
+        with self.db.sessions() as session:
+            return list(session.scalars(query))
 
     def failed_ids_of_group(self, signature: str) -> list[str]:
         with self.db.sessions() as session:

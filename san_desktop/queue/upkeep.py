@@ -96,12 +96,11 @@ def recover_interrupted(session: Session, live_session: str, settings: JobSettin
     return recovered
 
 
-def retry_transient_failures(session: Session, now: datetime) -> list[JobEvent]:
-    """FAILED jobs whose error was transient and that have attempts left go back to PENDING: only the newest
-    job of a work (type and target; a later one, whatever became of it, says what the work needs now), and
-    none while another job of that work is active."""
+def superseded() -> sa.Exists:
+    """Whether the work (type and target) of the query's ``AsyncJob`` has a later job, whatever became of it
+    (it says what the work needs now), or another one waiting or running."""
     other = aliased(AsyncJob)
-    superseded = (
+    return (
         sa.select(other.id)
         .where(
             other.job_type == AsyncJob.job_type,
@@ -111,6 +110,11 @@ def retry_transient_failures(session: Session, now: datetime) -> list[JobEvent]:
         )
         .exists()
     )
+
+
+def retry_transient_failures(session: Session, now: datetime) -> list[JobEvent]:
+    """FAILED jobs whose error was transient and that have attempts left go back to PENDING: only the newest
+    job of a work, and none while another job of that work is active (``superseded``)."""
     check_job_transition(JobStatus.FAILED, JobStatus.PENDING)
     rows = session.scalars(
         sa.update(AsyncJob)
@@ -118,7 +122,7 @@ def retry_transient_failures(session: Session, now: datetime) -> list[JobEvent]:
             AsyncJob.status == JobStatus.FAILED,
             AsyncJob.error_kind == ErrorKind.TRANSIENT,
             AsyncJob.attempts < AsyncJob.max_attempts,
-            ~superseded,
+            ~superseded(),
         )
         .values(status=JobStatus.PENDING, finished_at=None, run_after=None, updated_at=now)
         .returning(AsyncJob)

@@ -8,22 +8,28 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 
+import pytest
 from PySide6.QtCore import QMimeData, Qt
+from PySide6.QtWidgets import QDialogButtonBox
 from pytestqt.qtbot import QtBot
 
 from san_desktop.app import SanApp
 from san_desktop.core.enums import JOB_POOLS, ErrorKind, JobStatus, JobType, SourceType
 from san_desktop.core.errors import PermanentError
+from san_desktop.core.settings import AISettings
 from san_desktop.jobs.processors import registry_for
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.queue.records import Classification, JobEvent
 from san_desktop.services.scrap_info import ScrapInfo
+from san_desktop.services.secrets import AI_API_KEY, set_secret
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.common.look import tone
 from san_desktop.ui.inbox.page import InboxPage
 from san_desktop.ui.inbox.scrap_states import refine_text
 from san_desktop.ui.inbox.scrap_table import FAILED_TONE, ScrapTableModel
 from san_desktop.ui.main_window import MainWindow
+from san_desktop.ui.settings.dialog import SettingsDialog
+from tests.support.openai_server import fake_openai_server
 
 
 def _status(status: JobStatus) -> Callable[[JobEvent], bool]:
@@ -236,3 +242,58 @@ def test_the_cleaned_text_column_says_what_it_shows() -> None:
     assert refine_text(replace(info, refined=True)) == "Ready"
     assert refine_text(replace(info, refine_status=JobStatus.PROCESSING)) == "Cleaning up…"
     assert refine_text(replace(info, refine_status=None)) == "—"
+
+
+@pytest.mark.qt_log_ignore("propagateSizeHints")
+def test_after_switching_providers_no_card_stays_red_with_the_old_servers_error(
+    qtbot: QtBot, live_context: AppContext
+) -> None:
+    """Issue 38, item 15: once a server answering 500 had failed a scrap's analysis and clean-up for good,
+    switching to another provider left them failed: the cards made since (Retry) kept a red row with the old
+    HTTP 500 in its tooltip. The work the old server failed runs again with the new settings."""
+    context = live_context
+    with fake_openai_server() as server:
+        server.behaviour = "500"
+        set_secret(AI_API_KEY, "sk-test-0123456789abcdef")
+        ai = AISettings(provider="openai", base_url=server.url, chat_model="gpt-test", embedding_model="embed-test")
+        context.app.save_settings(replace(context.settings, ai=ai))
+        page = InboxPage(context)
+        qtbot.addWidget(page)
+        with qtbot.waitSignal(context.runner.sweep_finished, timeout=10_000):
+            context.start(poll_ms=100)
+        scraps = [context.app.capture_text(f"SQLite WAL note number {n}: readers go on.").value for n in range(2)]
+        jobs = [job for scrap in scraps for job in (scrap.analysis_job_id, scrap.refine_job_id) if job]
+        assert len(jobs) == 4
+        qtbot.waitUntil(
+            lambda: {context.app.queue.get(job).status for job in jobs} == {JobStatus.FAILED}, timeout=60_000
+        )
+
+        def rows() -> list[tuple[str, bool, str]]:
+            """Each row's Card and Cleaned-up cells: (text, shown red, tooltip)."""
+            model = page.model
+            return [
+                (
+                    model.data(model.index(row, column)),
+                    model.data(model.index(row, column), FOREGROUND) == tone(FAILED_TONE),
+                    model.data(model.index(row, column), TOOLTIP) or "",
+                )
+                for row in range(model.rowCount())
+                for column in (3, 4)
+            ]
+
+        qtbot.waitUntil(lambda: len(rows()) == 4 and all(red and "HTTP 500" in tip for _, red, tip in rows()))
+
+        dialog = SettingsDialog(context)
+        qtbot.addWidget(dialog)
+        dialog.provider.setCurrentIndex(dialog.provider.findData("local"))
+        with qtbot.waitSignal(dialog.accepted, timeout=5_000):
+            dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Save).click()  # type: ignore[union-attr]
+
+        def settled() -> bool:
+            infos = [page.model.row_at(row) for row in range(page.model.rowCount())]
+            return all(info is not None and info.card_title for info in infos) and not any(
+                red or "500" in tip for _, red, tip in rows()
+            )
+
+        qtbot.waitUntil(settled, timeout=60_000)
+    assert {context.app.queue.get(job).status for job in jobs} == {JobStatus.COMPLETED}

@@ -14,6 +14,7 @@ from san_desktop.app import Changes, SanApp
 from san_desktop.core.settings import Settings
 from san_desktop.jobs.registry import ProcessorRegistry
 from san_desktop.jobs.runner import JobRunner
+from san_desktop.queue.records import BulkResult
 from san_desktop.ui.common.hub import POLL_MS, ChangeHub
 from san_desktop.ui.common.ops import Ops
 
@@ -67,6 +68,12 @@ class AppContext:
         )
         if changes.embedding_model_changed:
             self.runner.run_sweep_now()  # its hook re-embeds cards of the old model, through jobs
+        if changes.ai_settings_changed:
+            self.ops.write(self.app.retry_ai_server_failures, self._on_ai_server_failures_retried)
+
+    def _on_ai_server_failures_retried(self, result: BulkResult) -> None:
+        if result.count:
+            self.hub.message.emit(f"New AI settings: {result.count} job(s) the AI server had failed run again.")
 
     def shutdown(self) -> None:
         self.hub.stop()

@@ -8,11 +8,12 @@ from collections.abc import Iterable
 import pytest
 
 from san_desktop.bootstrap import Backend
-from san_desktop.core.enums import JobPool, JobStatus, JobType
+from san_desktop.core.enums import JOB_POOLS, ErrorKind, JobPool, JobStatus, JobType
+from san_desktop.core.errors import TransientError
 from san_desktop.queue import job_queue as job_queue_module
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.monitor import JobFilter, JobMonitor, error_signature
-from san_desktop.queue.records import JobEvent
+from san_desktop.queue.records import Classification, JobEvent
 from tests.support.jobs import insert_jobs
 
 FAILED = frozenset({JobStatus.FAILED})
@@ -190,3 +191,31 @@ def test_a_signature_keeps_the_http_status() -> None:
     assert error_signature("GitHub answered 409 to the commit (try 2)") == "GitHub answered 409 to the commit (try #)"
     assert error_signature("HTTP 503 from http://a/b") != error_signature("HTTP 500 from http://a/b")
     assert error_signature("timed out after 30 s") == error_signature("timed out after 120 s")
+
+
+def _failed_for_good(queue: JobQueue, backend: Backend, job_type: JobType, target: str, kind: ErrorKind) -> str:
+    job = queue.enqueue(job_type, target, max_attempts=1)
+    claim = queue.claim_next(backend.require_session(), JOB_POOLS[job_type], {job_type})
+    assert claim is not None
+    assert claim.job.id == job.id
+    failed = queue.fail(claim, TransientError("HTTP 500 Internal Server Error"), Classification(kind))
+    assert failed is not None
+    assert failed.status is JobStatus.FAILED
+    return job.id
+
+
+def test_failed_by_the_server_is_each_works_newest_transient_failure(
+    queue: JobQueue, monitor: JobMonitor, backend: Backend
+) -> None:
+    """What a change of AI settings runs again (issue 38, item 15): not a failure the settings cannot mend, not
+    another pool's, not one a later job of its work took over from."""
+    server = _failed_for_good(queue, backend, JobType.SCRAP_REFINE, "scrap-1", ErrorKind.TRANSIENT)
+    _failed_for_good(queue, backend, JobType.CARD_ANALYSIS, "scrap-2", ErrorKind.PERMANENT)
+    _failed_for_good(queue, backend, JobType.TIL_GITHUB_COMMIT, "commit-1", ErrorKind.TRANSIENT)
+    _failed_for_good(queue, backend, JobType.CARD_ANALYSIS, "scrap-3", ErrorKind.TRANSIENT)
+    queue.enqueue(JobType.CARD_ANALYSIS, "scrap-3")  # asked for again since (Analyse again)
+    ai_work = [JobType.CARD_ANALYSIS, JobType.SCRAP_REFINE]
+    assert monitor.failed_by_the_server(ai_work) == [server]
+    assert monitor.retry(monitor.failed_by_the_server(ai_work)).count == 1
+    assert queue.get(server).status is JobStatus.PENDING
+    assert monitor.failed_by_the_server(ai_work) == []
