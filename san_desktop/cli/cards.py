@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from san_desktop.cli.common import count, open_library, print_json, print_table
+from san_desktop.cli.common import add_amount, count, open_library, print_json, print_table, say_left_out, say_more
 
 MAX_LIMIT = 100_000
 RUN_JOBS = "the open app does it, or `san jobs run --until-idle` when the app is not running"
@@ -14,9 +14,11 @@ RUN_JOBS = "the open app does it, or `san jobs run --until-idle` when the app is
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     card = commands.add_parser("cards", help="knowledge cards")
     card_sub = card.add_subparsers(dest="cards_command", metavar="ACTION", required=True)
-    card_list = card_sub.add_parser("list", help="cards, newest first")
+    card_list = card_sub.add_parser(
+        "list", help="cards, newest first, or those --search finds, best first (the first 50; says if there are more)"
+    )
     card_list.add_argument("--search", default="")
-    card_list.add_argument("--limit", type=count(MAX_LIMIT), default=50)
+    add_amount(card_list, MAX_LIMIT)
     card_list.add_argument("--json", action="store_true")
     card_list.set_defaults(handler=cmd_list)
     show = card_sub.add_parser("show", help="one card in full (and which of its fields you edited)")
@@ -72,18 +74,27 @@ def add_search_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    searching = bool(args.search.strip())
     with open_library(args) as app:
-        found = app.cards.list_cards(args.search, limit=args.limit)
+        total = app.cards.count_cards()
+        wanted = total if args.limit is None else args.limit
+        # a search cannot count its matches without finding them: one more says whether there are more
+        found = app.cards.list_cards(args.search, limit=max(1, wanted + 1 if searching else wanted))
+    more = len(found) > wanted
+    found = found[:wanted]
     if args.json:
         print_json(found)
-        return 0
-    if not found:
-        print("No cards." if not args.search else "No card matches.")
-        return 0
-    print_table(
-        ["ID", "CATEGORY", "TITLE", "TAGS"],
-        [[c.id, c.category or "-", c.title, ", ".join(c.tags)] for c in found],
-    )
+    elif not found:
+        print("No card matches." if searching else "No cards.")
+    else:
+        print_table(
+            ["ID", "CATEGORY", "TITLE", "TAGS"],
+            [[c.id, c.category or "-", c.title, ", ".join(c.tags)] for c in found],
+        )
+    if searching and more:
+        say_more(f"More cards match than these {len(found):,}")
+    elif not searching:
+        say_left_out(len(found), total, "card")
     return 0
 
 

@@ -133,3 +133,23 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
 
 def short_time(value: datetime | None) -> str:
     return value.astimezone().strftime("%Y-%m-%d %H:%M:%S") if value else "-"
+
+
+def add_amount(parser: argparse.ArgumentParser, maximum: int, default: int = 50) -> None:
+    """``--limit N`` (``default``) or ``--all`` (``args.limit`` is then None): how many rows a list shows."""
+    amount = parser.add_mutually_exclusive_group()
+    amount.add_argument("--limit", type=count(maximum), default=default, metavar="N", help=f"the first N ({default})")
+    amount.add_argument("--all", dest="limit", action="store_const", const=None, help="all of them")
+
+
+def say_left_out(shown: int, total: int, noun: str) -> None:
+    """After a list cut at its ``--limit``: how many of the ``total`` ``noun`` (singular) it left out and how to
+    see them, on stderr (standard output stays the list)."""
+    if total > shown:
+        left = total - shown
+        say_more(f"{left:,} more {noun}{'' if left == 1 else 's'} not shown")
+
+
+def say_more(what: str) -> None:
+    """``what`` was left out of a list (``--limit``), and how to see it, on stderr."""
+    print(f"{what}: add `--limit N` to see N, or `--all`.", file=sys.stderr)

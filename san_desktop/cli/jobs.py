@@ -7,7 +7,15 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from san_desktop.cli.common import count, open_library, print_json, print_table, seconds, short_time
+from san_desktop.cli.common import (
+    add_amount,
+    open_library,
+    print_json,
+    print_table,
+    say_left_out,
+    seconds,
+    short_time,
+)
 from san_desktop.core.enums import JOB_POOLS, POOL_NAMES, JobPool, JobStatus, JobType
 from san_desktop.core.errors import SanError
 from san_desktop.core.redact import first_cause, readable, readable_parts, redact, traceback_cause
@@ -49,7 +57,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     listing = sub.add_parser("list", help="list jobs, newest first")
     listing.add_argument("--status", type=_status, action="append", default=[], metavar="S")
     listing.add_argument("--type", type=_job_type, action="append", default=[], metavar="T", dest="types")
-    listing.add_argument("--limit", type=count(100_000), default=50)
+    add_amount(listing, 100_000)
     listing.add_argument("--json", action="store_true")
     listing.set_defaults(handler=cmd_list)
 
@@ -206,14 +214,22 @@ def _tell_about_a_pool_paused_by_the_breaker(app: SanApp, status: PoolStatus) ->
 def cmd_list(args: argparse.Namespace) -> int:
     from san_desktop.queue.monitor import JobFilter
 
+    where = JobFilter(frozenset(args.status), frozenset(args.types))
     with open_library(args) as app:
-        jobs = app.jobs.list_jobs(JobFilter(frozenset(args.status), frozenset(args.types)), limit=args.limit)
+        counts = app.jobs.counts(where)
+        total = sum(n for status, n in counts.items() if not where.statuses or status in where.statuses)
+        jobs = app.jobs.list_jobs(where, limit=max(1, total if args.limit is None else args.limit))
     if args.json:
         print_json(jobs)
-        return 0
-    if not jobs:
+    elif not jobs:
         print("No jobs.")
-        return 0
+    else:
+        _jobs_table(jobs)
+    say_left_out(len(jobs), total, "job")
+    return 0
+
+
+def _jobs_table(jobs: list[JobRecord]) -> None:
     print_table(
         ["ID", "TYPE", "STATUS", "ATTEMPTS", "UPDATED", "TARGET", "ERROR"],
         [
@@ -229,7 +245,6 @@ def cmd_list(args: argparse.Namespace) -> int:
             for job in jobs
         ],
     )
-    return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:

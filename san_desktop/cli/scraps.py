@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from san_desktop.cli.common import count, open_library, print_json, print_table, short_time
+from san_desktop.cli.common import add_amount, open_library, print_json, print_table, say_left_out, short_time
 from san_desktop.core.enums import JobStatus
 from san_desktop.core.errors import SanError
 from san_desktop.core.inputs import read_stdin
@@ -42,8 +42,8 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     add.add_argument("--json", action="store_true")
     add.set_defaults(handler=cmd_add)
-    listing = sub.add_parser("list", help="scraps, newest first")
-    listing.add_argument("--limit", type=count(MAX_LIMIT), default=50)
+    listing = sub.add_parser("list", help="scraps, newest first (the first 50; says how many more there are)")
+    add_amount(listing, MAX_LIMIT)
     listing.add_argument("--json", action="store_true")
     listing.set_defaults(handler=cmd_list)
     delete = sub.add_parser(
@@ -111,20 +111,27 @@ def _capture_clipboard(app: SanApp, clipboard: Clipboard) -> CaptureResult:
 
 def cmd_list(args: argparse.Namespace) -> int:
     with open_library(args) as app:
-        scraps = app.scraps.list_scraps(limit=args.limit)
+        total = app.scraps.count_scraps()
+        scraps = app.scraps.list_scraps(limit=max(1, total if args.limit is None else args.limit))
     if args.json:
         print_json(scraps)
-        return 0
-    if not scraps:
+    elif not scraps:
         print("No scraps yet.")
-        return 0
-    print_table(
-        ["ID", "CAPTURED", "SOURCE", "CARD", "TEXT"],
-        [
-            [s.id, short_time(s.created_at), s.source_type.value, _card_column(s), preview(s.title or s.content, 50)]
-            for s in scraps
-        ],
-    )
+    else:
+        print_table(
+            ["ID", "CAPTURED", "SOURCE", "CARD", "TEXT"],
+            [
+                [
+                    s.id,
+                    short_time(s.created_at),
+                    s.source_type.value,
+                    _card_column(s),
+                    preview(s.title or s.content, 50),
+                ]
+                for s in scraps
+            ],
+        )
+    say_left_out(len(scraps), total, "scrap")
     return 0
 
 

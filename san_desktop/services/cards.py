@@ -393,6 +393,17 @@ class CardService:
                 query = query.where(KnowledgeCard.id < before_id)
             return _summaries(session.connection(), query)
 
+    def count_cards(self) -> int:
+        """How many live cards there are (what ``list_cards`` pages through without a search)."""
+        with self.db.sessions() as session:
+            live = (
+                sa.select(sa.func.count())
+                .select_from(KnowledgeCard)
+                .join(Scrap, Scrap.id == KnowledgeCard.scrap_id)
+                .where(Scrap.deleted_at.is_(None))
+            )
+            return int(session.scalar(live) or 0)
+
     def cards_of_scraps(self, scrap_ids: Iterable[str], search: str = "") -> dict[str, CardSummary]:
         """The live cards of these scraps that ``search`` finds, by scrap id (a deleted scrap has none)."""
         scrap_ids = list(scrap_ids)

@@ -311,6 +311,12 @@ class ScrapService:
             ids = list(session.scalars(query))
             return scrap_infos(session, ids)
 
+    def count_scraps(self) -> int:
+        """How many live scraps there are (what ``list_scraps`` pages through)."""
+        with self.db.sessions() as session:
+            live = sa.select(sa.func.count()).select_from(scraps).where(scraps.c.deleted_at.is_(None))
+            return int(session.scalar(live) or 0)
+
     def get(self, scrap_id: str) -> ScrapInfo:
         infos = self.get_many([scrap_id])
         if not infos:

@@ -191,3 +191,24 @@ def test_san_search_lists_the_days_whose_til_note_it_finds_after_the_cards(app: 
     last = table.stdout.splitlines()[-1]
     assert last.startswith(f"TIL {day}")
     assert "the TIL's text" in last
+
+
+def test_cards_list_says_when_there_are_more_and_all_lists_them(app: SanApp) -> None:
+    """Issue 38, item 15: the list stopped at its limit (50) without a word."""
+    cards_of(app, [DOCKER, WAL, WAL2])
+    more = "not shown: add `--limit N` to see N, or `--all`.\n"
+    cut = run_san("cards", "list", "--limit", "2")
+    assert cut.returncode == 0, cut.stderr
+    assert len(cut.stdout.splitlines()) == 1 + 2
+    assert cut.stderr == f"1 more card {more}"
+    everything = run_san("cards", "list", "--all", "--json")
+    assert len(json.loads(everything.stdout)) == 3
+    assert everything.stderr == ""
+
+    found = run_san("cards", "list", "--search", "SQLite", "--limit", "1")  # a search is not counted: "more"
+    assert len(found.stdout.splitlines()) == 1 + 1
+    assert found.stderr == "More cards match than these 1: add `--limit N` to see N, or `--all`.\n"
+    found_all = run_san("cards", "list", "--search", "SQLite", "--all")
+    assert len(found_all.stdout.splitlines()) > 1 + 1
+    assert found_all.stderr == ""
+    assert run_san("cards", "list").stderr == ""  # 3 of 3: nothing to say

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from san_desktop.app import SanApp
 from san_desktop.core.enums import JobType
 from san_desktop.db.database import Database
 from san_desktop.queue.job_queue import JobQueue
@@ -134,3 +135,30 @@ def test_a_link_added_from_the_command_line_becomes_its_page_then_its_card() -> 
     assert analysed.returncode == 0, analysed.stderr
     assert run_san("jobs", "run", "--until-idle", "--timeout", "60").returncode == 0
     assert len(json.loads(run_san("cards", "list", "--json").stdout)) == 2  # the link's card from its address
+
+
+MORE = "not shown: add `--limit N` to see N, or `--all`.\n"
+
+
+def test_scrap_list_says_how_many_more_there_are_and_all_lists_them(app: SanApp) -> None:
+    """Issue 38, item 15: the list stopped at 50 rows without a word."""
+    for n in range(52):
+        app.capture_text(f"Scrap number {n}: a checkpoint copies WAL pages back.")
+    cut = run_san("scrap", "list")
+    assert cut.returncode == 0, cut.stderr
+    assert len(cut.stdout.splitlines()) == 1 + 50  # the header, then the newest 50
+    assert "Scrap number 51" in cut.stdout
+    assert "Scrap number 1:" not in cut.stdout
+    assert cut.stderr == f"2 more scraps {MORE}"
+    assert run_san("scrap", "list", "--limit", "51").stderr == f"1 more scrap {MORE}"
+    as_json = run_san("scrap", "list", "--limit", "10", "--json")
+    assert len(json.loads(as_json.stdout)) == 10  # standard output stays the list
+    assert as_json.stderr == f"42 more scraps {MORE}"
+
+    everything = run_san("scrap", "list", "--all")
+    assert everything.returncode == 0, everything.stderr
+    assert len(everything.stdout.splitlines()) == 1 + 52
+    assert everything.stderr == ""
+    both = run_san("scrap", "list", "--all", "--limit", "3")
+    assert both.returncode == 2
+    assert "not allowed with argument" in both.stderr

@@ -16,7 +16,7 @@ from san_desktop.db.database import Database
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.services.app_sessions import start_session
 from san_desktop.services.scraps import ScrapService
-from tests.support.jobs import analysis_job, fast_settings
+from tests.support.jobs import analysis_job, fast_settings, insert_jobs
 from tests.support.openai_server import fake_openai_server
 from tests.support.processes import run_san
 
@@ -195,3 +195,18 @@ def test_until_idle_stops_when_the_ai_server_rejects_the_key(db: Database, data_
     ) in ran.stderr
     assert [queue.get(job).attempts for job in jobs] == [0, 0, 0]
     assert {queue.get(job).status for job in jobs} == {JobStatus.PENDING}
+
+
+def test_jobs_list_says_how_many_more_match(db: Database) -> None:
+    """As `san scrap list` and `san cards list` (issue 38, item 15): a list cut at its limit says so."""
+    queue = JobQueue(db, fast_settings())
+    insert_jobs(queue, 3)
+    queue.enqueue(JobType.TIL_GITHUB_COMMIT, "commit-1")
+    more = "not shown: add `--limit N` to see N, or `--all`.\n"
+    assert run_san("jobs", "list", "--limit", "2").stderr == f"2 more jobs {more}"
+    failed = run_san("jobs", "list", "--status", "failed", "--limit", "2")
+    assert len(failed.stdout.splitlines()) == 1 + 2
+    assert failed.stderr == f"1 more job {more}"  # of those matching
+    everything = run_san("jobs", "list", "--all", "--json")
+    assert len(json.loads(everything.stdout)) == 4
+    assert everything.stderr == ""
