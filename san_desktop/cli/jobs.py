@@ -16,7 +16,7 @@ from san_desktop.cli.common import (
     seconds,
     short_time,
 )
-from san_desktop.core.enums import JOB_POOLS, POOL_NAMES, JobPool, JobStatus, JobType
+from san_desktop.core.enums import JOB_POOLS, JOB_STATUS_NAMES, POOL_NAMES, JobPool, JobStatus, JobType
 from san_desktop.core.errors import SanError
 from san_desktop.core.redact import first_cause, readable, readable_parts, redact, traceback_cause
 
@@ -55,7 +55,14 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run.set_defaults(handler=cmd_run)
 
     listing = sub.add_parser("list", help="list jobs, newest first")
-    listing.add_argument("--status", type=_status, action="append", default=[], metavar="S")
+    listing.add_argument(
+        "--status",
+        type=_status,
+        action="append",
+        default=[],
+        metavar="S",
+        help="waiting, running, completed, failed or cancelled (repeat for several)",
+    )
     listing.add_argument("--type", type=_job_type, action="append", default=[], metavar="T", dest="types")
     add_amount(listing, 100_000)
     listing.add_argument("--json", action="store_true")
@@ -107,12 +114,12 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _status(value: str) -> JobStatus:
-    try:
-        return JobStatus(value.upper())
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"unknown status {value!r}; one of: {', '.join(s.value for s in JobStatus)}"
-        ) from None
+    """A status by the word the window and the lists show (waiting, running...) or by its stored name."""
+    named = {word.lower(): status for status, word in JOB_STATUS_NAMES.items()}
+    found = named.get(value.strip().lower()) or next((s for s in JobStatus if s.value == value.strip().upper()), None)
+    if found is None:
+        raise argparse.ArgumentTypeError(f"unknown status {value!r}; one of: {', '.join(named)}")
+    return found
 
 
 def _job_type(value: str) -> JobType:
@@ -236,7 +243,7 @@ def _jobs_table(jobs: list[JobRecord]) -> None:
             [
                 job.id,
                 job.job_type.value,
-                job.status.value,
+                JOB_STATUS_NAMES[job.status],
                 f"{job.attempts}/{job.max_attempts}",
                 short_time(job.updated_at),
                 job.target_id,
@@ -258,7 +265,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         ("Job", job.id),
         ("Type", job.job_type.value),
         ("Target", job.target_id),
-        ("Status", job.status.value),
+        ("Status", f"{JOB_STATUS_NAMES[job.status]} ({job.status.value})"),
         ("Attempts", f"{job.attempts} of {job.max_attempts}"),
         ("Created", short_time(job.created_at)),
         ("Updated", short_time(job.updated_at)),

@@ -10,6 +10,7 @@ from datetime import datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING
 
 from san_desktop.cli.common import count, open_library, print_json, print_table
+from san_desktop.core.enums import JOB_STATUS_NAMES
 
 if TYPE_CHECKING:
     from san_desktop.app import SanApp
@@ -93,7 +94,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
     with open_library(args) as app:
         day = args.date or app.til.today()
         job = app.generate_quizzes(day).value
-    print(f"Quizzes of {day}: job {job.id} is {job.status.value.lower()} (the open app or `san jobs run` runs it)")
+    state = JOB_STATUS_NAMES[job.status].lower()
+    print(f"Quizzes of {day}: job {job.id} is {state} (the open app or `san jobs run` runs it)")
     return 0
 
 

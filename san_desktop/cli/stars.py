@@ -6,6 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from san_desktop.cli.common import count, open_library, print_json, print_table, short_time
+from san_desktop.core.enums import JOB_STATUS_NAMES
 
 if TYPE_CHECKING:
     from san_desktop.services.stars import StarsStatus
@@ -51,7 +52,8 @@ def cmd_sync(args: argparse.Namespace) -> int:
         api_url = app.settings.github.api_url
     # a sync already waiting or running is the one asked for (one per account): it may not be a full one
     full = load_payload(StarSyncPayload, job.payload).full
-    print(f"{'Full sync' if full else 'Sync'} of your stars on {api_url}: job {job.id} is {job.status.value.lower()}.")
+    state = JOB_STATUS_NAMES[job.status].lower()
+    print(f"{'Full sync' if full else 'Sync'} of your stars on {api_url}: job {job.id} is {state}.")
     if args.full and not full:
         print("That sync was asked for before and is not a full one: ask again with --full once it has run.")
     print("The open app or `san jobs run --until-idle` runs it, then ranks them; `san stars recommend` lists them.")

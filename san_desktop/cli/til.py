@@ -7,7 +7,7 @@ from pathlib import Path
 
 from san_desktop.cli.common import open_library, print_json, print_table
 from san_desktop.cli.export import add_dry_run, add_overwrite, target_path
-from san_desktop.core.enums import CommitTarget
+from san_desktop.core.enums import JOB_STATUS_NAMES, CommitTarget
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -72,7 +72,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
     with open_library(args) as app:
         day = args.date or app.til.today()
         job = app.generate_til(day).value
-    print(f"TIL of {day}: job {job.id} is {job.status.value.lower()} (the open app or `san jobs run` runs it)")
+    print(
+        f"TIL of {day}: job {job.id} is {JOB_STATUS_NAMES[job.status].lower()} (the open app or `san jobs run` runs it)"
+    )
     return 0
 
 

@@ -31,6 +31,15 @@ class JobStatus(StrEnum):
     CANCELLED = "CANCELLED"
 
 
+# How people read a job's status, in the window and on the command line alike (a stored name is not a word).
+JOB_STATUS_NAMES: dict[JobStatus, str] = {
+    JobStatus.PENDING: "Waiting",
+    JobStatus.PROCESSING: "Running",
+    JobStatus.COMPLETED: "Completed",
+    JobStatus.FAILED: "Failed",
+    JobStatus.CANCELLED: "Cancelled",
+}
+
 # States that mean "will still run": at most one job per (target_id, job_type) may be in them.
 ACTIVE_JOB_STATUSES: tuple[JobStatus, ...] = (JobStatus.PENDING, JobStatus.PROCESSING)
 

@@ -58,7 +58,7 @@ def test_generate_runs_as_a_job_and_due_lists_the_days_quizzes(data_dir: Path) -
 
     generated = run_san("quiz", "generate")
     assert generated.returncode == 0, generated.stderr
-    assert " is pending " in generated.stdout
+    assert " is waiting " in generated.stdout
     assert "`san jobs run`" in generated.stdout
     assert _due()["counts"] == {"new": 0, "learning": 0, "review": 0, "total": 0}  # not made until it runs
     assert run_san("jobs", "run", "--until-idle", "--timeout", "60").returncode == 0

@@ -69,7 +69,7 @@ def test_sync_then_jobs_run_ranks_the_stars_against_the_cards(github: FakeGitHub
 
     synced = run_san("stars", "sync")
     assert synced.returncode == 0, synced.stderr
-    assert " is pending." in synced.stdout
+    assert " is waiting." in synced.stdout
     assert "`san jobs run --until-idle`" in synced.stdout
     assert _recommend() == []  # nothing fetched until the job runs
     _run_jobs()

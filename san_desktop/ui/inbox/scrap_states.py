@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from san_desktop.core.enums import JobStatus, SourceType
+from san_desktop.core.enums import JOB_STATUS_NAMES, JobStatus, SourceType
 from san_desktop.core.redact import first_cause
 from san_desktop.services.scrap_info import ScrapInfo
 
@@ -32,10 +32,8 @@ def job_state_text(
         return waiting
     if status is JobStatus.PROCESSING:
         return running
-    if status is JobStatus.CANCELLED:
-        return "Cancelled"
-    if status is JobStatus.FAILED:
-        return "Failed"
+    if status in (JobStatus.CANCELLED, JobStatus.FAILED):
+        return JOB_STATUS_NAMES[status]
     return ""
 
 

@@ -16,18 +16,23 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from san_desktop.core.enums import JobStatus
+from san_desktop.core.enums import JOB_STATUS_NAMES, JobStatus
 from san_desktop.queue.monitor import JobFilter
 from san_desktop.ui.jobs.table_model import JOB_TYPE_LABELS
 
 # (label, statuses): "All" is no status at all
 STATUS_CHOICES: tuple[tuple[str, frozenset[JobStatus]], ...] = (
     ("All", frozenset()),
-    ("Waiting", frozenset({JobStatus.PENDING})),
-    ("Running", frozenset({JobStatus.PROCESSING})),
-    ("Failed", frozenset({JobStatus.FAILED})),
-    ("Cancelled", frozenset({JobStatus.CANCELLED})),
-    ("Completed", frozenset({JobStatus.COMPLETED})),
+    *(
+        (JOB_STATUS_NAMES[status], frozenset({status}))
+        for status in (
+            JobStatus.PENDING,
+            JobStatus.PROCESSING,
+            JobStatus.FAILED,
+            JobStatus.CANCELLED,
+            JobStatus.COMPLETED,
+        )
+    ),
 )
 TEXT_DELAY_MS = 250  # typing pauses this long before the list follows
 

@@ -7,7 +7,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 
 from san_desktop.app import LABELLED_JOB_TYPES, SanApp
-from san_desktop.core.enums import JobStatus, JobType
+from san_desktop.core.enums import JOB_STATUS_NAMES, JobStatus, JobType
 from san_desktop.core.redact import first_cause, readable
 from san_desktop.jobs.registry import JobProgress
 from san_desktop.queue.monitor import JobFilter
@@ -56,13 +56,9 @@ def status_text(job: JobRecord, now: datetime | None = None, progress: JobProgre
     if job.status is JobStatus.PENDING and job.run_after and job.run_after > now:
         at = job.run_after.astimezone().strftime("%H:%M:%S")
         return f"Waiting to retry in {_duration((job.run_after - now).total_seconds())} ({at})"
-    if job.status is JobStatus.PENDING:
-        return "Waiting"
     if job.status is JobStatus.PROCESSING and progress is not None:
-        return f"Running: {progress.step} ({progress.index} of {progress.total})"
-    if job.status is JobStatus.PROCESSING:
-        return "Running"
-    return job.status.value.capitalize()
+        return f"{JOB_STATUS_NAMES[job.status]}: {progress.step} ({progress.index} of {progress.total})"
+    return JOB_STATUS_NAMES[job.status]
 
 
 def kind_label(job_type: JobType, payload: str | None) -> str:

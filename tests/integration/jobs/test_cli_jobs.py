@@ -51,7 +51,7 @@ def test_list_show_cancel_retry(db: Database) -> None:
     assert detail["attempts"] == []
 
     human = run_san("jobs", "show", waiting.id)
-    assert "Status:     PENDING" in human.stdout
+    assert "Status:     Waiting (PENDING)" in human.stdout
 
 
 def test_unknown_ids_and_bad_actions_have_clear_exit_codes(db: Database) -> None:
@@ -210,3 +210,24 @@ def test_jobs_list_says_how_many_more_match(db: Database) -> None:
     everything = run_san("jobs", "list", "--all", "--json")
     assert len(json.loads(everything.stdout)) == 4
     assert everything.stderr == ""
+
+
+def test_a_jobs_status_is_said_in_the_windows_words(db: Database) -> None:
+    """Issue 38, item 15: the command line said PENDING and PROCESSING where the window says Waiting and
+    Running; --status takes either."""
+    queue = JobQueue(db, fast_settings())
+    waiting = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    (failed,) = insert_jobs(queue, 1, target=lambda _n: "scrap-2")
+    listed = run_san("jobs", "list")
+    assert listed.returncode == 0, listed.stderr
+    statuses = {line.split()[0]: line.split()[2] for line in listed.stdout.splitlines()[1:]}
+    assert statuses == {waiting.id: "Waiting", failed: "Failed"}
+    for asked in ("waiting", "Waiting", "PENDING", "pending"):
+        chosen = run_san("jobs", "list", "--status", asked, "--json")
+        assert chosen.returncode == 0, chosen.stderr
+        assert [job["id"] for job in json.loads(chosen.stdout)] == [waiting.id]
+        assert json.loads(chosen.stdout)[0]["status"] == "PENDING"  # --json keeps the stored name
+    unknown = run_san("jobs", "list", "--status", "queued")
+    assert unknown.returncode == 2
+    assert "unknown status 'queued'; one of: waiting, running, completed, failed, cancelled" in unknown.stderr
+    assert "Status:     Failed (FAILED)" in run_san("jobs", "show", failed).stdout
