@@ -47,6 +47,7 @@ from san_desktop.ui.til.page import TilPage
 from san_desktop.ui.til.review import TilReviewWindow
 from san_desktop.ui.transfer.export_dialog import ExportDialog
 from san_desktop.ui.transfer.import_dialog import ImportDialog
+from san_desktop.ui.trash.page import TrashPage
 from san_desktop.ui.window.about_dialog import AboutDialog
 from san_desktop.ui.window.banner import Banner
 from san_desktop.ui.window.navigation import NavigationList
@@ -103,6 +104,7 @@ PARTS: dict[type[QWidget], type[QWidget]] = {
     JobDetails: MainWindow,
     PoolBar: MainWindow,
     FailureGroupsView: MainWindow,
+    TrashPage: MainWindow,
     EmptyState: MainWindow,
     StateStack: MainWindow,
     Banner: MainWindow,
