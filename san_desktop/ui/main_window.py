@@ -52,7 +52,11 @@ log = logging.getLogger(__name__)
 PAGES: tuple[tuple[str, str, str], ...] = (
     ("inbox", "Inbox", "Everything you scrap, with the state of its analysis."),
     ("cards", "Cards", "Knowledge cards made from your scraps."),
-    ("til", "TIL", 'A "Today I Learned" note per day: generate it, review and edit it, commit it to GitHub.'),
+    (
+        "til",
+        "TIL",
+        'A "Today I Learned" note per day: generate it, review and edit it, commit it to GitHub or a local repository.',
+    ),
     ("quizzes", "Quizzes", "Recall quizzes that bring back what you learned."),
     ("stars", "Stars", "Recommendations from your starred GitHub repositories."),
     ("jobs", "Jobs", "Background work with its state, errors and retries."),
