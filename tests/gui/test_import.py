@@ -4,7 +4,10 @@ reads."""
 
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
@@ -164,3 +167,60 @@ def test_closing_the_dialog_while_it_imports_stops_and_keeps_a_batch_to_undo(
     window.imports.confirm = lambda _text: True
     window.imports.undo(batch)
     qtbot.waitUntil(lambda: live_context.app.scraps.list_scraps() == [], timeout=10_000)
+
+
+def test_a_folder_past_the_walks_bounds_is_a_sentence_in_the_dialog(
+    qtbot: QtBot, window: MainWindow, live_context: AppContext, tmp_path: Path
+) -> None:
+    vault = _vault(tmp_path / "vault")
+    vault.joinpath(*["deeper"] * 70).mkdir(parents=True)
+    dialog = window.imports.open_dialog()
+    dialog.choose(vault)
+    qtbot.waitUntil(lambda: "nothing was imported" in dialog.status.text(), timeout=10_000)
+    assert dialog.status.text() == (
+        f"{vault} has folders nested more than 64 deep (in deeper), more than a folder of notes holds, so nothing "
+        "was imported. Choose the folder of the notes itself."
+    )
+    assert not dialog.import_button.isEnabled()
+    assert dialog.table.rowCount() == 0
+    assert live_context.app.scraps.list_scraps() == []
+
+
+def test_closing_the_dialog_stops_the_walk_of_a_folder_without_notes(
+    qtbot: QtBot, window: MainWindow, live_context: AppContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 38: a large folder named by mistake (a home folder: here 200 folders and no note) is walked no
+    further once the dialog is closed. Each listing of one of its folders is seen, however it is listed; the
+    third waits until the dialog is closed."""
+    home = tmp_path / "home"
+    for n in range(200):
+        (home / f"folder {n:03}").mkdir(parents=True)
+    listed: list[Path] = []
+    third, closed = threading.Event(), threading.Event()
+    scandir, listdir = os.scandir, os.listdir
+
+    def seen(path: Any) -> None:
+        if isinstance(path, str | Path) and Path(path).is_relative_to(home):
+            listed.append(Path(path))
+            if len(listed) == 3:
+                third.set()
+                assert closed.wait(30)
+
+    def watched_scandir(path: Any = ".") -> Any:
+        seen(path)
+        return scandir(path)
+
+    def watched_listdir(path: Any = ".") -> Any:
+        seen(path)
+        return listdir(path)
+
+    monkeypatch.setattr(os, "scandir", watched_scandir)
+    monkeypatch.setattr(os, "listdir", watched_listdir)
+    dialog = window.imports.open_dialog()
+    dialog.choose(home)
+    qtbot.waitUntil(third.is_set, timeout=10_000)
+    dialog.close()
+    closed.set()
+    qtbot.waitUntil(lambda: not live_context.ops.busy, timeout=10_000)
+    assert len(listed) == 3  # the folder it was in was the last
+    assert live_context.app.scraps.list_scraps() == []

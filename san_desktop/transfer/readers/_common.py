@@ -61,6 +61,11 @@ class Ticker:
         if self._cancelled():
             raise ImportCancelled
 
+    def check(self) -> None:
+        """Raise ``ImportCancelled`` if the person cancelled (between entries that are not counted)."""
+        if self._cancelled():
+            raise ImportCancelled
+
     def finish(self) -> None:
         if self.count % PROGRESS_EVERY:
             self._report()

@@ -95,3 +95,21 @@ def test_a_key_linked_into_a_vault_is_left_out_and_said_so(db: Database, tmp_pat
     assert done.stdout.startswith(f"Imported 2 new scraps, 1 left out from {vault}.")
     assert "  left out id_rsa.md: a link out of the folder, not followed" in done.stdout
     assert "PRIVATE KEY" not in run_san("scrap", "list", "--json").stdout
+
+
+def test_a_folder_nested_past_the_walks_bound_is_refused_with_a_sentence_and_nothing_stored(
+    db: Database, tmp_path: Path
+) -> None:
+    """Issue 38: a home folder or `/` named by mistake, here a chain of 70 folders, is a sentence (the bound is
+    64 levels), not a frozen import."""
+    vault = _vault(tmp_path / "vault")
+    vault.joinpath(*["deeper"] * 70).mkdir(parents=True)
+    for dry_run in (("--dry-run",), ()):
+        refused = run_san("import", str(vault), *dry_run)
+        assert (refused.returncode, refused.stdout) == (1, ""), refused.stderr
+        assert refused.stderr.strip() == (
+            f"san: {vault} has folders nested more than 64 deep (in deeper), more than a folder of notes holds, "
+            "so nothing was imported. Choose the folder of the notes itself."
+        )
+    assert json.loads(run_san("scrap", "list", "--json").stdout) == []
+    assert run_san("import", "--list").stdout == "No import to undo.\n"

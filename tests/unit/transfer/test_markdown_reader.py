@@ -14,7 +14,8 @@ import pytest
 from san_desktop.core.enums import SourceType
 from san_desktop.core.errors import SanError
 from san_desktop.transfer.items import ImportItem, ImportKind, ImportPlan, Refusal
-from san_desktop.transfer.readers import read_plan
+from san_desktop.transfer.readers import ImportCancelled, markdown, read_plan
+from san_desktop.transfer.readers.markdown import FolderTooLargeError
 
 
 def write(root: Path, relative: str, content: str | bytes) -> None:
@@ -170,25 +171,25 @@ def test_a_comment_in_a_code_block_is_not_taken_for_the_title(tmp_path: Path) ->
 def test_a_subfolder_that_cannot_be_listed_is_refused_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write(tmp_path, "locked/inside.md", "hidden from us")
     write(tmp_path, "open.md", "readable")
-    list_folder = Path.iterdir
+    list_folder = os.scandir
 
-    def iterdir(folder: Path) -> Iterator[Path]:
+    def scandir(folder: Path) -> Iterator[os.DirEntry[str]]:
         # chmod cannot stop root (as CI may run) from listing a folder: the refusal of the system is simulated
-        if folder.name == "locked":
+        if Path(folder).name == "locked":
             raise PermissionError(13, "Permission denied", str(folder))
         return list_folder(folder)
 
-    monkeypatch.setattr(Path, "iterdir", iterdir)
+    monkeypatch.setattr(os, "scandir", scandir)
     plan = read_plan(tmp_path)
     assert [item.source_ref for item in plan.items] == ["open.md"]
     assert plan.refused == [Refusal("locked", "a folder that could not be read")]
 
 
 def test_a_folder_that_cannot_be_listed_at_all_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def iterdir(folder: Path) -> Iterator[Path]:
+    def scandir(folder: Path) -> Iterator[os.DirEntry[str]]:
         raise PermissionError(13, "Permission denied", str(folder))
 
-    monkeypatch.setattr(Path, "iterdir", iterdir)
+    monkeypatch.setattr(os, "scandir", scandir)
     with pytest.raises(SanError, match=r"Could not read the folder .*Permission denied"):
         read_plan(tmp_path)
 
@@ -258,3 +259,120 @@ def test_pipes_sockets_and_devices_are_left_out_unopened_with_their_reasons(tmp_
 
     assert [item.source_ref for item in plan.items] == ["note.md"]
     assert plan.refused == expected
+
+
+# --- the walk's bounds (issue 38): a folder named by mistake is a sentence, not a frozen dialog ------------
+
+
+def _chain(root: Path, depth: int) -> Path:
+    """``depth`` folders one inside the other under ``root``, a note at the bottom; the deepest folder."""
+    deepest = root.joinpath(*["d"] * depth)
+    deepest.mkdir(parents=True)
+    (deepest / "bottom.md").write_text("The deepest note.", encoding="utf-8")
+    return deepest
+
+
+def test_a_folder_nested_deeper_than_the_bound_imports_nothing_and_says_so(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    write(vault, "top.md", "A note at the top.")
+    _chain(vault, 70)
+    with pytest.raises(FolderTooLargeError) as refused:
+        read_plan(vault)
+    assert str(refused.value) == (
+        f"{vault} has folders nested more than 64 deep (in d), more than a folder of notes holds, so nothing "
+        "was imported. Choose the folder of the notes itself."
+    )
+
+
+def test_a_folder_exactly_as_deep_as_the_bound_is_read_to_its_bottom(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    _chain(vault, markdown.MAX_DEPTH)
+    (item,) = read_plan(vault).items
+    assert item.source_ref == "/".join(["d"] * 64 + ["bottom.md"])
+
+
+def test_a_folder_with_more_files_and_folders_than_the_bound_imports_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(markdown, "MAX_ENTRIES", 50)  # (100,000 in use: the same walk, made small)
+    vault = tmp_path / "vault"
+    for n in range(30):
+        write(vault, f"a/note {n:02}.md", f"Note {n}.")
+    for n in range(20):
+        write(vault, f"b/picture {n:02}.png", b"\x89PNG\r\n\x1a\n")
+    with pytest.raises(FolderTooLargeError) as refused:  # 52: two folders and their 50 files
+        read_plan(vault)
+    assert str(refused.value) == (
+        f"{vault} holds more than 50 files and folders: more than a folder of notes holds, so nothing was "
+        "imported. Choose the folder of the notes itself (the vault, not the folder it is in), or import it a "
+        "part at a time."
+    )
+    (vault / "b" / "picture 19.png").unlink()
+    (vault / "b" / "picture 18.png").unlink()
+    plan = read_plan(vault)  # 50: within the bound
+    assert (len(plan.items), len(plan.refused)) == (30, 18)
+
+
+def test_what_obsidian_and_git_keep_for_themselves_is_not_walked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(markdown, "MAX_ENTRIES", 10)
+    vault = tmp_path / "vault"
+    write(vault, "note.md", "The one note.")
+    for hidden in (".git/objects", ".obsidian/plugins", ".trash"):
+        for n in range(20):
+            write(vault, f"{hidden}/{n}.md", "not a note of the person")
+    plan = read_plan(vault)  # four names listed at the top, none of the sixty inside
+    assert [item.source_ref for item in plan.items] == ["note.md"]
+    assert plan.refused == []
+
+
+def test_notes_adding_up_to_more_than_the_bound_import_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(markdown, "MAX_NOTES_BYTES", 100)  # (500 MB in use)
+    vault = tmp_path / "vault"
+    write(vault, "one.md", "x" * 60)
+    write(vault, "two.md", "y" * 60)
+    with pytest.raises(FolderTooLargeError, match=r"^The notes in .*vault add up to more than 0\.0 MB"):
+        read_plan(vault)
+    (vault / "two.md").unlink()
+    assert len(read_plan(vault).items) == 1
+
+
+def test_a_walk_past_its_time_imports_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(markdown, "MAX_SECONDS", 0.0)  # (ten minutes in use: a slow network drive)
+    write(tmp_path, "note.md", "A note.")
+    with pytest.raises(FolderTooLargeError) as refused:
+        read_plan(tmp_path)
+    assert str(refused.value) == (
+        f"Reading {tmp_path} took longer than 0 minutes, so nothing was imported. Choose a smaller folder, or "
+        "copy it to this computer's own disk first."
+    )
+
+
+def test_a_walk_through_folders_without_notes_is_cancelled_at_once(tmp_path: Path) -> None:
+    for n in range(40):
+        (tmp_path / f"empty {n:02}").mkdir()
+    asked = 0
+
+    def cancelled() -> bool:
+        nonlocal asked
+        asked += 1
+        return asked > 45  # once the top folder's forty names are listed: in the walk through empty folders
+
+    with pytest.raises(ImportCancelled):
+        read_plan(tmp_path, cancelled=cancelled)
+    assert asked == 46  # the first look after it was cancelled stopped the walk
+
+
+def test_a_note_of_gigabytes_is_refused_by_its_size_without_being_read(tmp_path: Path) -> None:
+    with (tmp_path / "huge.md").open("wb") as huge:
+        huge.truncate(2 << 30)  # (sparse: no disk used; reading it whole would take 2 GB of memory)
+    write(tmp_path, "small.md", "A small note.")
+    plan = read_plan(tmp_path)
+    assert [item.source_ref for item in plan.items] == ["small.md"]
+    assert plan.refused == [
+        Refusal(
+            "huge.md",
+            "huge.md is too large to scrap: 2147.5 MB, larger than 1.0 MB (capture.max_bytes); nothing was scrapped.",
+        )
+    ]
