@@ -335,6 +335,7 @@ class SanApp:
 
     def close(self) -> None:
         self.providers.close()
+        self.services.close()
         self.backend.close()
 
     def about(self) -> AboutInfo:

@@ -1,8 +1,14 @@
 """PAGE_FETCH (GitHub pool, the network pool; target: a link's scrap): download the page, take its readable
 article and title, and save them on the scrap; the same transaction asks for the card and refinement.
 
+The article is read out of this process by the services' ``web.page_reader`` (the capture endpoint's reader,
+with children of its own), bounded in time and memory: a page too slow or too large to read fails the fetch
+for good with that sentence, and holds neither a worker past the bound nor the app's memory. A job cancelled,
+or the app closing, stops the reading within a tenth of a second.
+
 A page that cannot be had (404, not HTML by its label or its bytes, too large even packed, a redirect loop or
-one to a local address) fails at once with its reason; a timeout or a server error is tried again later.
+one to a local address, too slow or too large to read) fails at once with its reason; a timeout or a server
+error is tried again later.
 Either way the scrap keeps its address. No download outlasts three read timeouts, so one slow site holds the
 network pool no longer than that. Pages of one site are asked for at most one a second (an imported bookmarks
 file holds hundreds of one site's pages); the network pool's size bounds how many download at once."""
@@ -74,8 +80,7 @@ class PageFetchProcessor:
         self.pacer = pacer or HostPacer()
 
     def __call__(self, context: JobContext) -> None:
-        from san_desktop.web.extract import readable_page  # (httpx, trafilatura: loaded by this job only)
-        from san_desktop.web.fetch import download
+        from san_desktop.web.fetch import download  # (httpx: loaded by this job only)
 
         scrap_id = context.job.target_id
         with context.db.sessions() as session:
@@ -100,7 +105,9 @@ class PageFetchProcessor:
             network=self.network,
         )
         context.progress("read", 2, 2)
-        title, text = readable_page(page)
+        title, text = self.services.page_reader.read_page(
+            page.url, page.body, page.content_type, page.charset, between=context.raise_if_cancelled
+        )
         with context.publish() as session:
             self.services.scraps.save_page(session, scrap_id, title, text)
         log.info("Fetched the page of scrap %s: %d characters", scrap_id, len(text))

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from san_desktop.services.stars import StarService
     from san_desktop.services.til import TilService
     from san_desktop.services.trash import TrashService
+    from san_desktop.web.page_reader import PageReader
 
 
 def _no_token() -> str | None:
@@ -61,6 +62,19 @@ class Services:
         """The services of the library ``queue`` works on, its artifacts beside its database (a headless
         run, a test or a benchmark without the application)."""
         return cls(queue.db, queue, artifact_store(queue.db), settings, clock=queue.clock)
+
+    @cached_property
+    def page_reader(self) -> PageReader:
+        """Reads the pages of links (``jobs.fetch``) in child processes bounded in time and memory, started on
+        the first page and stopped by ``close``."""
+        from san_desktop.web.page_reader import PageReader
+
+        return PageReader()
+
+    def close(self) -> None:
+        """Stop what the services started outside this process (the page reader's children)."""
+        if "page_reader" in self.__dict__:
+            self.page_reader.close()
 
     @cached_property
     def til(self) -> TilService:

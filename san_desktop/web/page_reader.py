@@ -1,14 +1,16 @@
-"""Reading a page the browser sent (its article and title, ``web.extract``) out of the window's process:
-issue 38's 8 MB page took two minutes and 433 MB there, and every capture behind it waited.
+"""Reading a page (its article and title, ``web.extract``) out of the app's process, whether the browser sent
+it or a link's page was downloaded (``jobs.fetch``, in the window or ``san jobs run``): issue 38's 8 MB page
+took two minutes and 433 MB in the window, and every capture behind it waited.
 
-Before anything is parsed, a page whose whole text is more than a scrap may hold is refused, by a linear
-scan of its markup. What is left is read in a child process, bounded in time (``PAGE_READ_SECONDS``: the
-child is killed at the bound) and in memory (``PAGE_READ_MEMORY`` of address space where the system bounds
-it: Linux and the BSDs; elsewhere the time bound alone holds); a child that failed either is not used again.
-At most ``children`` pages are read at once; the next waits for a child as long as one read may take, then is
-refused as busy (a selection or a link needs no reading and never waits here). A child with nothing to read
-for ``IDLE_SECONDS`` leaves, giving its memory back. Children are started with ``spawn``, as
-``ai.own_process``'s are (forking a process that runs Qt's threads is unsafe)."""
+Before anything is parsed, a page the browser sent whose whole text is more than a scrap may hold is refused,
+by a linear scan of its markup (a downloaded page is bounded by ``capture.fetch_max_bytes`` already). What is
+left is read in a child process, bounded in time (``PAGE_READ_SECONDS``: the child is killed at the bound) and
+in memory (``PAGE_READ_MEMORY`` of address space where the system bounds it: Linux and the BSDs; elsewhere the
+time bound alone holds); a child that failed either is not used again. At most ``children`` pages are read at
+once; the next waits for a child as long as one read may take, then is refused as busy (a selection or a link
+sent by the browser needs no reading and never waits here). A child with nothing to read for ``IDLE_SECONDS``
+leaves, giving its memory back. Children are started with ``spawn``, as ``ai.own_process``'s are (forking a
+process that runs Qt's threads is unsafe)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import re
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -33,6 +36,7 @@ PAGE_READ_MEMORY = 1 << 30  # a 3.5 MB page of small elements took about 460 MB 
 IDLE_SECONDS = 120.0
 START_SECONDS = 60.0  # a child that has not loaded the extractor by then is not coming
 STOP_SECONDS = 2.0
+LOOK_SECONDS = 0.1  # how often a reader waiting for a child asks its caller whether to go on
 
 _HIDDEN = re.compile(r"<(script|style|noscript|template|svg)\b", re.I)
 _CLOSING = {name: re.compile(rf"</{name}\s*>", re.I) for name in ("script", "style", "noscript", "template", "svg")}
@@ -70,10 +74,9 @@ def serve(connection: Connection, memory_bytes: int | None) -> None:
     try:
         connection.send("ready")
         while (message := connection.recv()) is not None:
-            url, body = message
             answer: tuple[str, Any]
             try:
-                answer = ("read", readable_page(Download(url, "text/html", "utf-8", body)))
+                answer = ("read", readable_page(Download(*message)))
             except MemoryError:
                 answer = ("memory", None)
             except KnownError as exc:  # no readable text: said as it is
@@ -118,11 +121,17 @@ class _Child:
             self.kill()
             raise
 
-    def read(self, url: str, body: bytes, seconds: float) -> tuple[str, Any]:
-        """The child's answer; ``TimeoutError`` past ``seconds``, ``EOFError``/``OSError`` when it died."""
-        self._connection.send((url, body))
-        if not self._connection.poll(seconds):
-            raise TimeoutError
+    def read(
+        self, page: tuple[str, str, str | None, bytes], seconds: float, between: Callable[[], None]
+    ) -> tuple[str, Any]:
+        """The child's answer; ``TimeoutError`` past ``seconds``, ``EOFError``/``OSError`` when it died;
+        whatever ``between`` raises (it is called while the child reads)."""
+        self._connection.send(page)
+        deadline = time.monotonic() + seconds
+        while not self._connection.poll(min(LOOK_SECONDS, max(0.0, deadline - time.monotonic()))):
+            if time.monotonic() >= deadline:
+                raise TimeoutError
+            between()
         answer: tuple[str, Any] = self._connection.recv()
         return answer
 
@@ -166,20 +175,34 @@ class PageReader:
             return [child.process.pid for child in self._every if child.process.pid is not None]
 
     def read(self, url: str, markup: str, max_text: int) -> tuple[str, str]:
-        """(title, text) of the page; ``PageTooLargeToReadError`` for one with too much text, or too slow or too
-        large to read, ``PageReaderBusyError`` when no child came free in time."""
+        """(title, text) of a page the browser sent; ``PageTooLargeToReadError`` for one with too much text, or
+        too slow or too large to read, ``PageReaderBusyError`` when no child came free in time."""
         size = visible_text_size(markup)
         if size > max_text:
             raise PageTooLargeToReadError(
                 f"The page has too much text to scrap: about {format_size(size, max_text)}, the limit is "
                 f"{format_size(max_text, size)} (change capture.max_bytes in settings, or scrap a selection of it)."
             )
-        body = markup.encode("utf-8", "replace")
-        child = self._take()
+        return self.read_page(url, markup.encode("utf-8", "replace"))
+
+    def read_page(
+        self,
+        url: str,
+        body: bytes,
+        content_type: str = "text/html",
+        charset: str | None = "utf-8",
+        *,
+        between: Callable[[], None] = lambda: None,
+    ) -> tuple[str, str]:
+        """(title, text) of a page's ``body`` (HTML or plain text, as ``web.fetch.Download`` holds it); refused as
+        ``read`` refuses, or with ``PageUnreadableError`` when it has no readable text. ``between`` is called
+        about every ``LOOK_SECONDS`` while the page waits or is read: what it raises (a job cancelled, the app
+        closing) stops the reading and its child."""
+        child = self._take(between)
         healthy = False
         try:
             try:
-                answer, value = child.read(url, body, self.seconds)
+                answer, value = child.read((url, content_type, charset, body), self.seconds, between)
             except TimeoutError:
                 raise PageTooLargeToReadError(
                     f"Reading the page took longer than {self.seconds:g} s, so it was left out "
@@ -223,7 +246,7 @@ class PageReader:
 
     # --- the children -----------------------------------------------------------------------------
 
-    def _take(self) -> _Child:
+    def _take(self, between: Callable[[], None]) -> _Child:
         deadline = time.monotonic() + self.seconds
         with self._lock:
             while True:
@@ -238,7 +261,8 @@ class PageReader:
                     raise PageReaderBusyError(
                         f"SAN Desktop is reading {self._most} other pages: send this one again in a moment."
                     )
-                self._lock.wait(left)
+                self._lock.wait(min(left, LOOK_SECONDS))
+                between()
         try:
             child = _Child(self.memory_bytes, self._closings)  # (started outside the lock: a second or so)
         except BaseException:

@@ -70,6 +70,12 @@ class Site:
         return self.url(path)
 
 
+def many_elements(count: int) -> str:
+    """A page of ``count`` small elements and little text: cheap to send, slow and large to parse (100,000
+    took 9 s and 460 MB to read here)."""
+    return "<html><body>" + "<div class='x'><span>a</span></div>" * count + "</body></html>"
+
+
 @functools.cache
 def gzip_bomb(inflated: int = 4 << 30) -> bytes:
     """gzip of a gzip of ``inflated`` zero bytes (4 GiB: about 10 KB on the wire). The inner stream is one

@@ -20,9 +20,11 @@ from san_desktop.jobs.fetch import PageFetchProcessor
 from san_desktop.jobs.processors import registry_for
 from san_desktop.jobs.recovery import sweep
 from san_desktop.services.scraps import orphan_hook
+from san_desktop.web.page_reader import PAGE_READ_SECONDS
 from tests.support.internet import PUBLIC_NAME, FakeInternet
 from tests.support.jobs import jobs_of
-from tests.support.pages import ARTICLE_TITLE, NAVIGATION_AND_FOOTER, Site, website
+from tests.support.pages import ARTICLE_TITLE, NAVIGATION_AND_FOOTER, Page, Site, many_elements, website
+from tests.support.thread_priority import linux_only
 from tests.support.til import run_one
 
 
@@ -193,3 +195,58 @@ def test_a_link_is_not_carded_from_its_address_while_its_page_is_on_the_way(app:
     with pytest.raises(SanError, match="still being fetched"):
         app.analyse_link_now(result.scrap_id)
     assert jobs_of(app.queue, JobType.CARD_ANALYSIS) == []
+
+
+SLOW_TO_READ = "Reading the page took longer than 0.5 s, so it was left out (scrap a selection of it instead)."
+
+
+@pytest.mark.parametrize(
+    ("bound", "value", "elements", "reason"),
+    [
+        ("seconds", 0.5, 30_000, SLOW_TO_READ),
+        pytest.param(
+            "memory_bytes",
+            200_000_000,
+            100_000,
+            "Reading the page needed more memory than SAN Desktop gives it (more than 200.0 MB), so it was left "
+            "out (scrap a selection of it instead).",
+            marks=linux_only,  # (an address-space limit: Linux and the BSDs have it, Windows not)
+        ),
+    ],
+)
+def test_a_page_too_slow_or_too_large_to_read_fails_for_good_and_the_link_can_still_be_carded(
+    app: SanApp, site: Site, bound: str, value: float, elements: int, reason: str
+) -> None:
+    """Issue 38: a link's page is read out of the app's process by the capture endpoint's page reader, within
+    its time and memory (30 s and 1 GB in use: set lower here, for pages of about 1 and 3.5 MB)."""
+    reader = app.services.page_reader
+    setattr(reader, bound, value)
+    url = site.serve("/many-elements", Page(many_elements(elements).encode()))
+    result = app.capture_url(url).value
+    assert run_one(app, JobType.PAGE_FETCH).status is JobStatus.FAILED  # at once: asking again cannot help
+    scrap = app.scraps.get(result.scrap_id)
+    assert (scrap.fetch_status, scrap.fetch_error) == (JobStatus.FAILED, reason)
+    assert (scrap.awaiting_page, scrap.content, scrap.deleted) == (True, url, False)
+    assert reader.process_ids() == []  # the child that read it was killed, not kept
+    assert jobs_of(app.queue, JobType.CARD_ANALYSIS) == []
+    sweep(app.queue, app.backend.require_session(), app.queue.settings, hooks=[orphan_hook])
+    assert jobs_of(app.queue, statuses=(JobStatus.PENDING,)) == []  # not tried again by itself
+    app.analyse_link_now(result.scrap_id)  # the Inbox's "Make card from link"
+    assert run_one(app, JobType.CARD_ANALYSIS).status is JobStatus.COMPLETED
+    assert app.scraps.get(result.scrap_id).card_id is not None
+
+
+def test_retrying_the_fetch_of_a_page_too_slow_to_read_reads_it_within_the_usual_bound(app: SanApp, site: Site) -> None:
+    reader = app.services.page_reader
+    reader.seconds = 0.5
+    url = site.serve("/many-elements", Page(many_elements(30_000).encode()))
+    result = app.capture_url(url).value
+    assert run_one(app, JobType.PAGE_FETCH).status is JobStatus.FAILED
+    assert app.scraps.get(result.scrap_id).fetch_error == SLOW_TO_READ
+    reader.seconds = PAGE_READ_SECONDS
+    app.retry_job(result.fetch_job_id or "")  # the Inbox's "Retry fetch"
+    assert _fetch(app) is JobStatus.COMPLETED
+    scrap = app.scraps.get(result.scrap_id)
+    assert not scrap.awaiting_page
+    assert scrap.fetch_error is None
+    assert len(reader.process_ids()) == 1  # kept for the next page

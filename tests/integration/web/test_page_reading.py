@@ -15,6 +15,7 @@ import pytest
 from san_desktop.app import SanApp
 from san_desktop.web.endpoint import BrowserCapture, CaptureEndpoint
 from san_desktop.web.page_reader import PageReader
+from tests.support.pages import many_elements
 from tests.support.thread_priority import linux_only
 
 TOKEN = "test-token-0123456789"
@@ -23,12 +24,6 @@ WAIT = 120.0  # for an answer: never reached when it works
 ARTICLE = """<!DOCTYPE html><html><head><title>Checkpoints</title></head><body><article><h1>Checkpoints</h1>
 <p>A checkpoint copies the pages of the write-ahead log back into the database file, so the log can be reset.</p>
 </article></body></html>"""
-
-
-def _many_elements(count: int) -> str:
-    """A page of ``count`` small elements and little text: cheap to send, slow and large to parse (100,000
-    took 9 s and 460 MB to read here)."""
-    return "<html><body>" + "<div class='x'><span>a</span></div>" * count + "</body></html>"
 
 
 class _WatchedReader(PageReader):
@@ -98,7 +93,7 @@ def test_a_page_that_reads_too_slowly_is_refused_and_the_next_is_read_by_a_new_r
 ) -> None:
     reader = PageReader(seconds=0.5)
     endpoint = _start(served, _endpoint(app, reader))
-    slow = _send(endpoint, {"url": "https://a.example/slow", "html": _many_elements(30_000), "kind": "page"})
+    slow = _send(endpoint, {"url": "https://a.example/slow", "html": many_elements(30_000), "kind": "page"})
     assert slow.status_code == 413
     assert slow.json()["error"] == (
         "Reading the page took longer than 0.5 s, so it was left out (scrap a selection of it instead)."
@@ -115,7 +110,7 @@ def test_a_page_that_reads_too_slowly_is_refused_and_the_next_is_read_by_a_new_r
 def test_a_page_that_needs_too_much_memory_to_read_is_refused(app: SanApp, served: list[CaptureEndpoint]) -> None:
     reader = PageReader(memory_bytes=200_000_000)
     endpoint = _start(served, _endpoint(app, reader))
-    big = _send(endpoint, {"url": "https://a.example/big", "html": _many_elements(100_000), "kind": "page"})
+    big = _send(endpoint, {"url": "https://a.example/big", "html": many_elements(100_000), "kind": "page"})
     assert big.status_code == 413
     assert big.json()["error"] == (
         "Reading the page needed more memory than SAN Desktop gives it (more than 200.0 MB), so it was left out "
@@ -137,7 +132,7 @@ def test_a_selection_sent_while_a_huge_page_is_read_is_answered_before_it(
         # (cut off when the test stops the endpoint: what matters is asserted before)
         with contextlib.suppress(httpx.HTTPError):
             page_answer.append(
-                _send(endpoint, {"url": "https://a.example/huge", "html": _many_elements(100_000), "kind": "page"})
+                _send(endpoint, {"url": "https://a.example/huge", "html": many_elements(100_000), "kind": "page"})
             )
 
     page = threading.Thread(target=send_page)
@@ -155,3 +150,29 @@ def test_a_selection_sent_while_a_huge_page_is_read_is_answered_before_it(
     finally:
         endpoint.stop()  # (its reader's child is killed: the page is answered as not read, or not at all)
         page.join(WAIT)
+
+
+class _StoppedError(Exception):
+    pass
+
+
+def test_a_reading_its_caller_stops_ends_at_once_and_its_child_is_not_kept() -> None:
+    """A link's fetch cancelled, or the app closing, while its page is read (``read_page``'s ``between``, which
+    the job's cancel check is): the reading stops, not after the page's 9 s."""
+    reader = PageReader()
+    looks = 0
+
+    def between() -> None:
+        nonlocal looks
+        looks += 1
+        if looks > 5:  # about half a second into the reading
+            raise _StoppedError
+
+    try:
+        with pytest.raises(_StoppedError):
+            reader.read_page("https://a.example/huge", many_elements(100_000).encode(), between=between)
+        assert reader.process_ids() == []  # killed mid-page: not trusted with the next
+        title, text = reader.read_page("https://a.example/wal", ARTICLE.encode())
+        assert (title, "A checkpoint copies the pages" in text) == ("Checkpoints", True)
+    finally:
+        reader.close()
