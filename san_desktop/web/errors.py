@@ -24,11 +24,12 @@ class AddressRefusedError(PageFetchError):
 
 
 class PageTooLargeToReadError(PermanentError):
-    """A page the browser sent is not read: too much text, or too slow or too large to read within the bounds."""
+    """A page (the browser's, or a link's download) is not read: too much text, or too slow or too large to read
+    within the page reader's bounds."""
 
 
 class PageUnreadableError(PermanentError):
-    """A page the browser sent was read and has nothing to keep (no readable text)."""
+    """A page (the browser's, or a link's download) was read and has nothing to keep (no readable text)."""
 
 
 class PageReaderBusyError(TransientError):

@@ -1,6 +1,9 @@
 """A fetched page's readable article and title, without navigation, footers, scripts or ads: trafilatura
 (Apache-2.0, maintained) finds the main content and keeps its structure as markdown (headings, lists,
 code blocks); when it finds nothing the whole page's text is used. Plain-text pages are kept as they are.
+
+It runs in ``web.page_reader``'s child processes (the browser's pages and links' downloads alike), never in
+the app's own: a page can be made to take minutes or gigabytes here, and the child is bounded in both.
 """
 
 from __future__ import annotations
@@ -81,7 +84,7 @@ def _decode(page: Download) -> str:
 
 
 def _article(page: Download) -> tuple[str, str]:
-    import trafilatura  # (lxml and friends: loaded by the fetch job only)
+    import trafilatura  # (lxml and friends: loaded by the page reader's children only)
     from trafilatura.utils import load_html
 
     markup: str | bytes = page.body
