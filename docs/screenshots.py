@@ -90,6 +90,8 @@ def main(argv: list[str]) -> int:
     shots = [("inbox", SIZES[0])] if args.readme else [(key, size) for key, *_rest in PAGES for size in SIZES]
     for key, (width, height) in shots:
         window.resize(width, height)
+        if key == "trash" and not san.trash.entries():  # the last page: something deleted to show
+            san.delete_scrap(san.scraps.list_scraps()[-1].id)
         window.show_page(key)
         if key == "cards":
             window.page(key).open_card(san.cards.list_cards()[-1].id)  # type: ignore[attr-defined]
