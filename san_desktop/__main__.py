@@ -79,14 +79,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     smoke_test = _SmokeTest(app, window, context) if args.smoke_test else None
     if smoke_test is not None:
         smoke_test.start()
+    code = 1
     try:
         code = app.exec()
-        return code if smoke_test is None else smoke_test.exit_code(code)
+        code = code if smoke_test is None else smoke_test.exit_code(code)
+        return code
     finally:
         if smoke_test is not None:
             smoke_test.stop()
-        context.shutdown()
+        stopped = context.shutdown()  # (done already when the main window closed)
         san.close()
+        if not stopped:
+            _end_now(code)
+
+
+def _end_now(code: int) -> None:
+    """End the process at once: a thread that could not be stopped (a call that does not return) would keep it
+    alive, as Qt's thread pools wait for their threads when they are destroyed. Its jobs were given back to the
+    queue, and the session recorded as ended, before this."""
+    import logging
+    import os
+
+    logging.getLogger(__name__).warning("Background work was still running after the quit; ending the process now")
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            stream.flush()
+    os._exit(code)
 
 
 class _SmokeTest:

@@ -223,7 +223,8 @@ class SanApp:
         settings, self.settings_problems = load_settings_checked(self.data_dir)
         for problem in self.settings_problems:
             log.warning("settings.json: %s", problem)
-        settings = self._with_library_settings(settings, seed=True)
+        # (a command that only reads leaves a library without shared settings as it is)
+        settings = self._with_library_settings(settings, seed=not backend.reading)
         self._settings = settings
         self._settings_stamp = _stamp(self.settings_path)
         self._writing: Settings | None = None  # being saved by this app: a poll meanwhile is not news
@@ -810,12 +811,20 @@ def open_app(
     log_to_stderr: bool = True,
     verbose: bool = False,
     integrity: IntegrityCheck | None = None,
+    reading: bool = False,
 ) -> Iterator[SanApp]:
     """Open the data directory (migrated, checked) as a facade and close it afterwards. Without
     ``lock`` (command line reads and writes beside an open window) no app session is recorded.
-    ``integrity``: the database's check, started before this module was imported (``start_backend``)."""
+    ``integrity``: the database's check, started before this module was imported (``start_backend``).
+    ``reading``: for a command that only reads, which writes nothing of the library (``start_backend``)."""
     backend = start_backend(
-        data_dir, kind=kind, lock=lock, log_to_stderr=log_to_stderr, verbose=verbose, integrity=integrity
+        data_dir,
+        kind=kind,
+        lock=lock,
+        log_to_stderr=log_to_stderr,
+        verbose=verbose,
+        integrity=integrity,
+        reading=reading,
     )
     app = SanApp(backend)
     try:

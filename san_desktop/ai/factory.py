@@ -112,6 +112,24 @@ class ProviderSource:
         """Close the current provider (its children, its HTTP client); the next job builds a new one."""
         self.update(self.settings)
 
+    def interrupt(self) -> None:
+        """Cut short the calls under way of every provider jobs hold (the app is closing, from any thread): a
+        job waiting on a slow AI server, or on the embedded AI's process, gets an error at once (its runner
+        gives it back to the queue). A provider interrupted is not used again: the next job builds a new one."""
+        with self._lock:
+            providers = [provider for provider in (self._provider, *self._retired.values()) if provider is not None]
+            self._provider = None
+            unused = [provider for provider in providers if not self._leases.get(id(provider), 0)]
+            for provider in providers:  # those in use: closed once their last lease ends
+                if provider not in unused:
+                    self._retired[id(provider)] = provider
+        for provider in providers:
+            interrupt = getattr(provider, "interrupt", None)  # the embedded in-process provider has nothing to cut
+            if callable(interrupt):
+                interrupt()
+        for provider in unused:
+            _close(provider)
+
     def _current(self) -> AIProvider:
         if self._provider is None:
             remote = self._settings.provider != "local"  # the keyring is asked only when a key is needed

@@ -9,11 +9,14 @@ classification (429 waits for Retry-After, 5xx and timeouts transient, other 4xx
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import re
+import socket
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -233,6 +236,10 @@ class OpenAICompatibleProvider:
         )
         self._mode_index = 0  # falls back along MODES when the server rejects a response_format
         self._lock = threading.Lock()
+        # The sockets of the client's connections, so that ``interrupt`` can cut a call waiting on a slow server:
+        # closing the client does not wake a thread blocked reading one (it waited for the server's answer).
+        self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
+        self._interrupted = threading.Event()
 
     @property
     def embedding_model(self) -> str:
@@ -244,6 +251,29 @@ class OpenAICompatibleProvider:
 
     def close(self) -> None:
         self._client.close()
+
+    def interrupt(self) -> None:
+        """End the calls under way at once (the app is closing; any thread): each fails as a dropped connection
+        does, and every later call fails before it is sent."""
+        self._interrupted.set()
+        with self._lock:
+            sockets = list(self._sockets)
+        for sock in sockets:
+            with contextlib.suppress(OSError):  # closed already
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def _trace(self, event: str, info: dict[str, Any]) -> None:
+        """httpx's (httpcore's) trace of a request: the socket of each new connection is kept for ``interrupt``."""
+        if event != "connection.connect_tcp.complete":
+            return
+        sock = info["return_value"].get_extra_info("socket")
+        if not isinstance(sock, socket.socket):
+            return
+        with self._lock:
+            self._sockets.add(sock)
+        if self._interrupted.is_set():  # (interrupted while this one connected)
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
 
     # --- operations ---------------------------------------------------------------------------
 
@@ -406,8 +436,12 @@ class OpenAICompatibleProvider:
 
     def _post(self, path: str, body: dict[str, Any]) -> httpx.Response:
         """POST that names the address and the limit when the server is too slow to answer."""
+        if self._interrupted.is_set():
+            raise TransientError(
+                f"The call to the AI server at {self._client.base_url}{path} was stopped: the app is closing"
+            )
         try:
-            return self._client.post(path, json=body)
+            return self._client.post(path, json=body, extensions={"trace": self._trace})
         except httpx.TimeoutException as exc:
             limit = self.settings.connect_timeout_seconds if isinstance(exc, httpx.ConnectTimeout) else None
             limit = limit or self.settings.timeout_seconds

@@ -205,6 +205,17 @@ class OwnProcessProvider:
         for child in children:
             child.stop()  # busy ones are stopped when their call returns
 
+    def interrupt(self) -> None:
+        """End the calls under way at once (the app is closing; any thread): their children are terminated, so
+        each call fails as a child dying under it does; no call is made after this."""
+        with self._lock:
+            self._closed = True
+            busy = list(self._busy)
+            self._lock.notify_all()
+        for child in busy:
+            child.process.terminate()  # (its call's thread then reads the pipe's end, and stops the child)
+        self.close()
+
     def _call(self, name: str, *args: Any) -> Any:
         assert name in _CALLS
         child = self._take()

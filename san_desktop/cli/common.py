@@ -21,6 +21,37 @@ if TYPE_CHECKING:
     from san_desktop.app import SanApp
 
 
+# The commands that only read the library, as (command, action): they open it as it is, so that they write
+# nothing of it (no schema made in an empty server database, none upgraded, no shared settings seeded). `san
+# import --list` too (``only_reads``).
+READING_COMMANDS = frozenset(
+    {
+        ("scrap", "list"),
+        ("cards", "list"),
+        ("cards", "show"),
+        ("cards", "similar"),
+        ("search", None),
+        ("jobs", "list"),
+        ("jobs", "show"),
+        ("jobs", "failures"),
+        ("til", "list"),
+        ("til", "show"),
+        ("til", "commits"),
+        ("quiz", "due"),
+        ("stars", "recommend"),
+        ("config", "show"),
+    }
+)
+
+
+def only_reads(args: argparse.Namespace) -> bool:
+    """Whether the command ``args`` names only reads the library (``READING_COMMANDS``)."""
+    command = getattr(args, "command", None)
+    if command == "import":
+        return bool(getattr(args, "list", False))
+    return (command, getattr(args, f"{command}_command", None)) in READING_COMMANDS
+
+
 @contextmanager
 def open_library(
     args: argparse.Namespace,
@@ -33,7 +64,8 @@ def open_library(
     """The data directory's facade, closed afterwards; without ``lock``, beside a running app if there is one (no
     instance lock, no app session). ``app.open_app``, but opened as the window opens it: SQLite checks the
     database's integrity on a thread (reading every page, without the GIL) while the facade's modules are
-    imported, and ``start_backend`` waits for its verdict before anything writes."""
+    imported, and ``start_backend`` waits for its verdict before anything writes. A command that only reads
+    (``only_reads``) opens the library as it is and writes nothing of it."""
     from san_desktop.db.integrity import start_integrity_check
 
     integrity = start_integrity_check(args.data_dir)
@@ -41,7 +73,13 @@ def open_library(
     from san_desktop.app import open_app
 
     with open_app(
-        args.data_dir, kind=kind, lock=lock, log_to_stderr=log_to_stderr, verbose=verbose, integrity=integrity
+        args.data_dir,
+        kind=kind,
+        lock=lock,
+        log_to_stderr=log_to_stderr,
+        verbose=verbose,
+        integrity=integrity,
+        reading=not lock and only_reads(args),
     ) as app:
         yield app
 

@@ -50,6 +50,13 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     run.add_argument("--timeout", type=seconds(MAX_TIMEOUT), metavar="S", help="exit after S seconds")
     run.add_argument(
+        "--give-up-after",
+        type=seconds(MAX_TIMEOUT),
+        metavar="S",
+        help="a library on a server that cannot be reached is waited for, S seconds at most (default 300); then "
+        "the run stops with exit code 69",
+    )
+    run.add_argument(
         "-v", "--verbose", action="store_true", help="print the log's INFO lines too (each job's progress)"
     )
     run.set_defaults(handler=cmd_run)
@@ -147,7 +154,7 @@ def _add_types(parser: argparse.ArgumentParser, help_text: str) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from san_desktop.jobs.headless import POOL_PAUSED, run_headless  # Qt loads only for the commands needing it
+    from san_desktop.jobs.headless import GIVE_UP_SECONDS, POOL_PAUSED, run_headless  # (Qt loads only here)
     from san_desktop.jobs.processors import registry_for
 
     with open_library(args, kind="headless", lock=True, log_to_stderr=True, verbose=args.verbose) as app:
@@ -160,6 +167,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             ai_threads=app.settings.ai_threads,
             queue=app.queue,
+            give_up=args.give_up_after or GIVE_UP_SECONDS,
         )
         if outcome.reason and outcome.code != POOL_PAUSED and not args.verbose:  # (the log said it; a pause: below)
             print(outcome.reason, file=sys.stderr)

@@ -1,9 +1,9 @@
 """``san``: a command line over the same services as the GUI.
 
 Exit codes: 0 success, 1 an expected error (message on stderr), 2 usage error, 3 another instance holds
-the data directory, 4 database problem, 5 no such job (or other item), 75 ``jobs run --until-idle`` stopped
-while failures or a rejected key paused the AI pool (its jobs still wait), 124 ``--timeout`` ended a run
-that still had work.
+the data directory, 4 database problem, 5 no such job (or other item), 69 ``jobs run`` gave up on a library's
+server that stayed out of reach, 75 ``jobs run --until-idle`` stopped while failures or a rejected key paused the
+AI pool (its jobs still wait), 124 ``--timeout`` ended a run that still had work.
 """
 
 from __future__ import annotations

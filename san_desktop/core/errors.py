@@ -63,6 +63,30 @@ class NotADatabaseError(DatabaseError):
         self.path = path
 
 
+class NoLibraryYetError(DatabaseError):
+    """A command that only reads found no library where it looked: reading makes none (a file or a server's
+    database stays as it was)."""
+
+    def __init__(self, where: Path | str) -> None:
+        super().__init__(
+            f"There is no SAN Desktop library in {where} yet, so there is nothing to read; it was left as it is. "
+            "SAN Desktop makes the library when it first starts, or when a command first writes (`san scrap add`)."
+        )
+        self.where = where
+
+
+class LibraryNotUpgradedError(DatabaseError):
+    """A command that only reads found a library at an older schema: reading upgrades nothing."""
+
+    def __init__(self, where: Path | str, db_revision: str, app_head: str) -> None:
+        super().__init__(
+            f"The library in {where} is at schema revision {db_revision}, older than this version's {app_head}, "
+            "and a command that only reads does not upgrade it (it was left as it is). Start SAN Desktop, or run a "
+            "command that writes such as `san jobs sweep`, once to upgrade it; then read it."
+        )
+        self.where = where
+
+
 class DatabaseTooNewError(DatabaseError):
     def __init__(self, path: Path | str, db_revision: str, app_head: str) -> None:
         elsewhere, unchanged = (
@@ -87,6 +111,12 @@ class DatabaseServerError(DatabaseError):
         said = f" ({cause})" if cause else ""
         super().__init__(f"The database {where} {problem}{said}. {remedy}")
         self.where = where
+        self.cause = cause
+
+
+class DatabaseUnreachableError(DatabaseServerError):
+    """The library's server does not answer (down, restarting, or out of this machine's reach): a condition
+    that passes, which the job runner waits out (``jobs.outage``)."""
 
 
 class DatabaseLockedError(DatabaseError):

@@ -59,8 +59,9 @@ class JobSettings:
     # transient failures wait backoff_base * 2**(attempt-1) seconds (with jitter), at most backoff_max
     backoff_base_seconds: float = _number(5.0, 0.0, 3600.0)
     backoff_max_seconds: float = _number(600.0, 0.0, DAY)
-    # a claimed job's lease; a job PROCESSING past it in the live session is reported as stalled
-    lease_seconds: float = _number(3600.0, 1.0, 7 * DAY)
+    # A claimed job's lease, renewed by a heartbeat while the job runs (``jobs.leases``): a machine that stops
+    # (killed, cut off from the server) has its running jobs taken over by another this long after.
+    lease_seconds: float = _number(60.0, 1.0, 7 * DAY)
     # how often other processes' jobs (the command line) are looked for
     poll_interval_seconds: float = _number(2.0, 0.01, 3600.0)
     # recovery sweep (seed: every 2 hours) and its thresholds, counted from when the work started
@@ -424,6 +425,14 @@ def _convert(section: str, key: str, default: Any, value: Any) -> Any:
     raise ValueError(f"{section}.{key} expects a {type(default).__name__}, not {value!r}")
 
 
+# Defaults that changed, and what they were. settings.json holds every value (a save writes them all), so a file
+# cannot say whether its person chose the old default or never touched it: the old default means untouched, and
+# gives way to the new one. jobs.lease_seconds was an hour, when nothing renewed a lease; a heartbeat renews it
+# now, so a lease only says how soon a stopped machine's jobs are taken over (an hour chosen on purpose is no
+# safer than a minute: a job is never taken from a machine that still renews it).
+RETIRED_DEFAULTS: dict[tuple[str, str], object] = {("jobs", "lease_seconds"): 3600.0}
+
+
 def _section(name: str, raw: Any, problems: list[str]) -> Any:
     cls = SECTIONS[name]
     if raw is None:
@@ -433,6 +442,8 @@ def _section(name: str, raw: Any, problems: list[str]) -> Any:
         return cls()
     values: dict[str, Any] = {}
     for key, value in raw.items():
+        if (name, key) in RETIRED_DEFAULTS and value == RETIRED_DEFAULTS[(name, key)]:
+            continue  # the old default: the new one is used (and written at the next save)
         try:
             values[key] = coerce(name, key, _without_userinfo(name, key, value, problems))
         except ValueError as exc:

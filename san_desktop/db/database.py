@@ -3,6 +3,7 @@ database on a PostgreSQL server (``open_server_database``)."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -14,12 +15,20 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import sqlalchemy as sa
 
-from san_desktop.core.errors import DatabaseDamagedError, DatabaseLockedError, StorageFullError, is_storage_full
+from san_desktop.core.errors import (
+    DatabaseDamagedError,
+    DatabaseLockedError,
+    DatabaseUnreachableError,
+    LibraryNotUpgradedError,
+    NoLibraryYetError,
+    StorageFullError,
+    is_storage_full,
+)
 from san_desktop.core.sqlite_codes import is_damaged, is_locked
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.engine import BUSY_TIMEOUT_MS, SqliteDriver, choose_driver, make_engine
 from san_desktop.db.integrity import IntegrityCheck
-from san_desktop.db.migrate import MigrationResult, latest_backup, migrate
+from san_desktop.db.migrate import MigrationResult, inspect_database, latest_backup, migrate
 
 if TYPE_CHECKING:  # the ORM loads when a session is first used: a command line capture writes without it
     from sqlalchemy.orm import Session, sessionmaker
@@ -253,7 +262,7 @@ class Database:
         that found it lost failed with the server's condition."""
         if self._writer is not None and self.path is None and getattr(self._writer.dbapi_connection, "broken", False):
             stale, self._writer = self._writer, None
-            stale.close()
+            _close_detached(stale)
         if self._writer is None:
             writer = self.engine.raw_connection()  # set up as the engine's connections are
             writer.detach()  # the pool's no more: closed by ``dispose``
@@ -280,6 +289,25 @@ class Database:
 
         return (sa.exc.DBAPIError, psycopg.Error)
 
+    def unreachable(self, exc: BaseException) -> DatabaseUnreachableError | None:
+        """The server's absence that ``exc`` (or one of its causes) is, in words: a library on a server that does
+        not answer (down, restarting, out of reach), met explained or as the driver raised it; None otherwise
+        (a SQLite file is never away)."""
+        if self.path is not None:
+            return None
+        seen: set[int] = set()
+        item: BaseException | None = exc
+        while item is not None and id(item) not in seen:
+            seen.add(id(item))
+            if isinstance(item, DatabaseUnreachableError):
+                return item
+            if isinstance(item, self._driver_errors):
+                explained = self._explained(item)
+                if isinstance(explained, DatabaseUnreachableError):
+                    return explained
+            item = item.__cause__ or item.__context__
+        return None
+
     def _explained(self, exc: Exception) -> Exception:
         """``exc`` in words that say what to do, or ``exc`` itself when it is a bug."""
         if self.path is None:
@@ -301,22 +329,49 @@ class Database:
         with self._turn():
             writer, self._writer = self._writer, None
         if writer is not None:
-            writer.close()
+            _close_detached(writer)
         self.engine.dispose()
 
 
-def open_database(path: Path, driver: SqliteDriver | None = None, *, checked: IntegrityCheck | None = None) -> Database:
+def _close_detached(writer: Any) -> None:
+    """Close the writer's connection, which belongs to no pool: at once, without a pool's reset (a rollback on a
+    connection the server dropped fails, and the pool logs that with a traceback)."""
+    connection = writer.dbapi_connection
+    if connection is None:
+        return
+    try:
+        connection.close()
+    except Exception:  # (lost already: nothing left to close)
+        logging.getLogger(__name__).debug("Closing the writer's connection failed", exc_info=True)
+
+
+def open_database(
+    path: Path, driver: SqliteDriver | None = None, *, checked: IntegrityCheck | None = None, migrated: bool = True
+) -> Database:
     """Migrate (backing up first) and open the database; raises ``DatabaseError`` subclasses.
-    ``checked``: its integrity check, started earlier on a thread (``migrate`` waits for it)."""
+    ``checked``: its integrity check, started earlier on a thread (``migrate`` waits for it). Without
+    ``migrated`` (a command that only reads), the file is opened as it is: none is made and none upgraded
+    (``NoLibraryYetError``, ``LibraryNotUpgradedError``)."""
     chosen = driver or (checked.driver if checked is not None else choose_driver())
-    result = migrate(path, chosen, checked=checked)
+    result = migrate(path, chosen, checked=checked) if migrated else _as_it_is(path, chosen, checked)
     engine = make_engine(path, chosen)
     return Database(path=path, driver=chosen, engine=engine, migration=result, data_dir=path.parent)
 
 
-def open_server_database(url: str, data_dir: Path, *, password: str | None = None) -> Database:
+def _as_it_is(path: Path, driver: SqliteDriver, checked: IntegrityCheck | None) -> MigrationResult:
+    """Where the file stands, for a command that only reads: at this version's schema, or it raises."""
+    state = inspect_database(path, driver, checked=checked)
+    if state.revision is None:
+        raise NoLibraryYetError(path)
+    if not state.up_to_date:
+        raise LibraryNotUpgradedError(path, state.revision, state.head)
+    return MigrationResult(state.revision, state.head, None)
+
+
+def open_server_database(url: str, data_dir: Path, *, password: str | None = None, migrated: bool = True) -> Database:
     """Open (and migrate) the library on a PostgreSQL server; raises ``DatabaseError`` subclasses: the server
-    unreachable, refusing the login, a newer or a foreign database."""
+    unreachable, refusing the login, a newer or a foreign database. Without ``migrated`` (a command that only
+    reads), nothing is written: an empty database stays empty (``NoLibraryYetError``), an older one as it is."""
     from san_desktop.db import server_vectors
     from san_desktop.db.postgres import (
         ServerClock,
@@ -325,13 +380,17 @@ def open_server_database(url: str, data_dir: Path, *, password: str | None = Non
         explained,
         make_server_engine,
         migrate_server,
+        read_schema,
     )
 
     engine = make_server_engine(url, password=password)
     where = describe(url)
     try:
-        result = migrate_server(engine)
-        server_vectors.install(engine)  # similar cards by its HNSW index where the server has pgvector
+        if migrated:
+            result = migrate_server(engine)
+            server_vectors.install(engine)  # similar cards by its HNSW index where the server has pgvector
+        else:
+            result = read_schema(engine)
         clock = ServerClock(engine)
     except sa.exc.DBAPIError as exc:
         engine.dispose()

@@ -24,7 +24,15 @@ import sqlalchemy as sa
 from psycopg import sql
 from sqlalchemy import event
 
-from san_desktop.core.errors import DatabaseLockedError, DatabaseServerError, DatabaseTooNewError, NotADatabaseError
+from san_desktop.core.errors import (
+    DatabaseLockedError,
+    DatabaseServerError,
+    DatabaseTooNewError,
+    DatabaseUnreachableError,
+    LibraryNotUpgradedError,
+    NoLibraryYetError,
+    NotADatabaseError,
+)
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.migrate import MigrationResult, alembic_config, head_revision, known_revisions
 
@@ -113,6 +121,25 @@ def migrate_server(engine: sa.Engine) -> MigrationResult:
     return MigrationResult(current, head, None)
 
 
+def read_schema(engine: sa.Engine) -> MigrationResult:
+    """Where the server database stands, for a command that only reads: at this version's schema, or it raises
+    (``NoLibraryYetError`` for an empty database, ``LibraryNotUpgradedError``, ``DatabaseTooNewError``,
+    ``NotADatabaseError``); nothing is written, so an empty database stays empty."""
+    head = head_revision()
+    where = describe(engine.url)
+    with engine.connect() as conn:
+        current, has_tables = read_revision(conn)
+    if current is not None and current not in known_revisions():
+        raise DatabaseTooNewError(where, current, head)
+    if current is None and has_tables:
+        raise NotADatabaseError(where, "it holds tables but no SAN Desktop schema revision")
+    if current is None:
+        raise NoLibraryYetError(where)
+    if current != head:
+        raise LibraryNotUpgradedError(where, current, head)
+    return MigrationResult(current, head, None)
+
+
 _UNREACHABLE = (
     "cannot be reached",
     "Check that the server runs and that this machine can reach it (host, port, firewall); nothing was changed",
@@ -138,20 +165,64 @@ _BY_STATE = {
 }
 
 
+_PASSWORD_REMEDY = (
+    "Store the right password with `san config set database.password` (or set PGPASSWORD, or use ~/.pgpass); "
+    "nothing was changed"
+)
+# A server that refuses a connection answers before any session exists, so libpq hands on its words without a
+# SQLSTATE: what it refused is read from them ("FATAL:" says the server answered, so it can be reached).
+_FOR_USER = re.compile(r'for user "([^"]{1,200})"')
+_REFUSED_AT_CONNECT = (
+    (re.compile(r"password authentication failed", re.I), "refused the password{of_user}", _PASSWORD_REMEDY),
+    (
+        re.compile(r"no password supplied|password is required|fe_sendauth", re.I),
+        "asks for a password{of_user}, and none was given",
+        _PASSWORD_REMEDY,
+    ),
+    (re.compile(r'authentication failed|pg_hba\.conf|role "[^"]*" does not exist', re.I), *_LOGIN),
+    # (57P03: starting, stopping, recovering; an answer, but no refusal: it passes)
+    (re.compile(r"the database system is|not (yet )?accepting connections", re.I), *_UNREACHABLE),
+    (
+        re.compile(r'database "[^"]*" does not exist', re.I),
+        "does not exist",
+        "Create it on the server (createdb), or correct database.url",
+    ),
+)
+
+
+def _refused_at_connect(message: str) -> tuple[str, str] | None:
+    """What a server that answered refused, from its words (``connection failed: ... FATAL: ...``)."""
+    user = _FOR_USER.search(message)
+    for pattern, problem, remedy in _REFUSED_AT_CONNECT:
+        if pattern.search(message):
+            return problem.format(of_user=f' of user "{user.group(1)}"' if user else ""), remedy
+    if "FATAL:" in message:  # another refusal, perhaps in the server's language: it answered, though
+        return "refused the connection", "Check the user and database in database.url; nothing was changed"
+    return None
+
+
 def explained(exc: BaseException, where: str) -> Exception:
     """A server's condition that is not a bug in words that say what to do (``DatabaseServerError``,
-    ``DatabaseLockedError``), or ``exc`` itself. The cause is the driver's first line (never a password:
+    ``DatabaseLockedError``), or ``exc`` itself. The cause is the server's own words (never a password:
     libpq does not repeat it)."""
     original = getattr(exc, "orig", None) or exc
     state = str(getattr(original, "sqlstate", None) or "")
+    text = " ".join(str(original).split())
     cause = (str(original).strip().splitlines() or [""])[0][:300]
     if state == "55P03":  # lock_not_available
         return DatabaseLockedError(where)
     said = _BY_STATE.get(state) or _BY_STATE.get(state[:2])
     if said is None and not state and type(original).__name__ == "OperationalError":
-        said = _UNREACHABLE  # no answer at all: refused, timed out, unknown host
+        said = _refused_at_connect(text)
+        if said is not None:
+            cause = text.rpartition("FATAL:")[2].strip()[:300] or cause
+        else:
+            said = _UNREACHABLE  # no answer at all: refused, timed out, unknown host
+            cause = cause.rpartition(" failed: ")[2] or cause  # (libpq names the host and port: said already)
     if said is None:
         return exc if isinstance(exc, Exception) else RuntimeError(str(exc))
+    if said == _UNREACHABLE:
+        return DatabaseUnreachableError(where, said[0], said[1], cause)
     return DatabaseServerError(where, said[0], said[1], cause)
 
 
@@ -318,6 +389,7 @@ class ServerNotices:
                 log.exception("A listener of the database's notifications failed")
 
     def _run(self) -> None:
+        said = False  # a lost connection is said once, not at every try to connect again
         while not self._stop.is_set():
             try:
                 with psycopg.connect(
@@ -337,6 +409,9 @@ class ServerNotices:
                             # what was written before this connection listened (the first time: between the
                             # listener's asking and now; after a reconnect: meanwhile) is unknown
                             self._call(dict.fromkeys(wanted))
+                        if said:
+                            log.info("Listening to the database's notifications again")
+                            said = False
                         self.listening.set()
                         arrived: dict[str, set[str]] = {}
                         for notice in conn.notifies(timeout=NOTICE_GATHER_SECONDS):
@@ -345,6 +420,9 @@ class ServerNotices:
                             self._call({channel: frozenset(payloads) for channel, payloads in arrived.items()})
             except psycopg.Error as exc:
                 self.listening.clear()
-                log.warning("Lost the database's notifications (%s); connecting again", exc)
+                if not said:
+                    first_line = (str(exc).strip().splitlines() or [""])[0]
+                    log.warning("Lost the database's notifications (%s); connecting again", first_line)
+                    said = True
                 self._stop.wait(RECONNECT_SECONDS)
         self.listening.clear()

@@ -10,10 +10,12 @@ from collections.abc import Callable
 
 from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.core.enums import ErrorKind, JobPool
-from san_desktop.core.errors import PermanentError, StorageFullError, is_storage_full
+from san_desktop.core.errors import DatabaseUnreachableError, PermanentError, StorageFullError, is_storage_full
 from san_desktop.core.redact import error_message, first_cause
 from san_desktop.jobs.breaker import CircuitBreaker
 from san_desktop.jobs.classify import classify, credentials_rejected
+from san_desktop.jobs.leases import LeaseKeeper
+from san_desktop.jobs.outage import Outage
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry, ProgressListener
 from san_desktop.queue.errors import JobCancelledError, JobInterruptedError, JobSupersededError
 from san_desktop.queue.records import Claim, Classification, NextClaim
@@ -36,6 +38,9 @@ PACE_WEIGHT = 0.25  # the newest job's weight in the pace
 
 # a rejected key: the job waits for the user (the breaker holds its pool), spending no attempt
 WAITS_FOR_THE_USER = Classification(ErrorKind.TRANSIENT, 0.0)
+# why a job goes back to the queue with no attempt spent (its attempt's history says it)
+CLOSING = "the app closed while it ran"
+SERVER_AWAY = "the library's server could not be reached"
 
 
 class JobExecutor:
@@ -51,8 +56,10 @@ class JobExecutor:
         artifacts: ArtifactStore | None = None,
         on_progress: ProgressListener | None = None,
         timer: Callable[[], float] = time.perf_counter,
+        outage: Outage | None = None,
     ) -> None:
-        """``timer``: seconds, for how long jobs' work takes (the pace that sizes a batch of claims)."""
+        """``timer``: seconds, for how long jobs' work takes (the pace that sizes a batch of claims).
+        ``outage``: the library's server out of reach, shared with the runner (its own otherwise)."""
         self.queue = queue
         self.registry = registry
         self.session_id = session_id
@@ -60,7 +67,11 @@ class JobExecutor:
         self.artifacts = artifacts or artifact_store(queue.db)
         self.on_progress = on_progress
         self.shutdown_event = threading.Event()
+        self.outage = outage or Outage()
+        self.leases = LeaseKeeper(queue, self.outage, self.shutdown_event)
         self._running: dict[str, JobContext] = {}
+        # claims that could not be given back to the queue (the server was away): tried again by ``give_back_held``
+        self._stranded: dict[str, Claim] = {}
         # failures that could not be written (a full disk): written before the next job is claimed
         self._unrecorded: list[tuple[Claim, Exception, Classification]] = []
         self._storage_full = False  # said once when the disk fills, once when there is room again
@@ -71,6 +82,32 @@ class JobExecutor:
     def running_job_ids(self) -> set[str]:
         with self._lock:
             return set(self._running)
+
+    def held_job_ids(self) -> set[str]:
+        """Jobs this executor holds: running, or left to give back when the server answers again."""
+        with self._lock:
+            return set(self._running) | set(self._stranded)
+
+    def give_back_held(self, reason: str = CLOSING) -> set[str]:
+        """Give the jobs still running (a stop that could not wait for them) and those left to give back to the
+        queue now, as interrupted; what a late run of theirs would write is dropped then. The ids of those that
+        could not be given back (the server away): another machine takes them once their leases run out, this
+        one at its next start."""
+        with self._lock:
+            claims = [context.claim for context in self._running.values()]
+            claims += [claim for job_id, claim in self._stranded.items() if job_id not in self._running]
+        left = set()
+        for claim in claims:
+            try:
+                self.queue.release(claim, reason)
+            except Exception as exc:
+                if self.queue.db.unreachable(exc) is None:
+                    log.warning("Could not give job %s back to the queue", claim.job.id, exc_info=True)
+                left.add(claim.job.id)
+                continue
+            with self._lock:
+                self._stranded.pop(claim.job.id, None)
+        return left
 
     def running_count(self, pool: JobPool) -> int:
         """Jobs of ``pool`` running now (a worker looking for work runs none)."""
@@ -96,11 +133,15 @@ class JobExecutor:
         try:
             count = self._drain(pool, should_continue, breaker)
         except Exception as exc:
-            if not is_storage_full(exc, self.queue.db.path):
+            away = self.queue.db.unreachable(exc)
+            if away is not None:  # said once for the whole outage; the runner tries again after a while
+                self.outage.failed(away)
+            elif not is_storage_full(exc, self.queue.db.path):
                 raise
+            else:
+                self._storage_is_full(exc)
             if breaker is not None:
                 breaker.release_unused()
-            self._storage_is_full(exc)
             return count
         if count:
             self._storage_has_room()
@@ -108,9 +149,11 @@ class JobExecutor:
 
     def _drain(self, pool: JobPool, should_continue: Callable[[], bool], breaker: CircuitBreaker | None) -> int:
         job_types = self.registry.job_types_of(pool)
+        self._give_back_stranded()
         self._record_unrecorded()
         if not job_types or not self.queue.has_runnable(job_types):
             return 0
+        self.outage.passed()  # (the server answered, if it had been away)
 
         def stopping() -> bool:
             return self.shutdown_event.is_set() or not should_continue()
@@ -169,8 +212,22 @@ class JobExecutor:
         for claim in hand:
             try:
                 self.queue.release(claim, reason)
-            except Exception:  # the disk is full, say: the next start's recovery gives it back
-                log.warning("Could not give job %s back to the queue", claim.job.id, exc_info=True)
+            except Exception as exc:  # the disk is full, say: the next start's recovery gives it back
+                if self.queue.db.unreachable(exc) is not None:
+                    with self._lock:
+                        self._stranded[claim.job.id] = claim  # given back when the server answers again
+                else:
+                    log.warning("Could not give job %s back to the queue", claim.job.id, exc_info=True)
+
+    def _give_back_stranded(self) -> None:
+        """What could not be given back while the server was away goes back first (before any claim): a job
+        left PROCESSING in this live session would never run again."""
+        with self._lock:
+            stranded = list(self._stranded.values())
+        for claim in stranded:
+            self.queue.release(claim, SERVER_AWAY)  # (the server away still: the drain stops, said once)
+            with self._lock:
+                self._stranded.pop(claim.job.id, None)
 
     def _note_pace(self, pool: JobPool, took: float) -> None:
         with self._lock:
@@ -204,6 +261,7 @@ class JobExecutor:
             context.on_progress = self.on_progress
         with self._lock:
             self._running[claim.job.id] = context
+        self.leases.add(claim)
         try:
             try:
                 if processor is None:
@@ -222,22 +280,53 @@ class JobExecutor:
                 if breaker is not None:
                     breaker.record_neutral()
                 return
-            except JobInterruptedError as exc:
-                self.queue.release(claim, str(exc))
-                if breaker is not None:
-                    breaker.record_neutral()
+            except JobInterruptedError:
+                self._give_back_later(claim, None, breaker)  # (the app is closing)
                 return
             except Exception as exc:
+                away = self.queue.db.unreachable(exc)
+                if away is not None or self.shutdown_event.is_set():
+                    # not the job's failure: the server went away under it, or the closing app cut its call
+                    self._give_back_later(claim, away, breaker)
+                    return
                 self._record_failure(claim, exc, breaker)
                 return
             if breaker is not None:
                 breaker.record_success()
         finally:
             context.discard_files()  # what this run wrote and did not publish (nothing else)
+            self.leases.remove(claim)
             with self._lock:
                 self._running.pop(claim.job.id, None)
             if then is not None and then.asked and then.claim is None and breaker is not None:
                 breaker.release_unused()
+
+    def _give_back_later(
+        self, claim: Claim, away: DatabaseUnreachableError | None, breaker: CircuitBreaker | None
+    ) -> None:
+        """The job goes back to the queue with no attempt spent, as interrupted: at once when the app is
+        closing (``CLOSING``); when the server went away under it, as soon as the server answers again (this
+        thread waits for that, backing off, until the app closes). Whatever it did before is dropped (its
+        publish either committed, and the job is no longer the claim's, or it did not)."""
+        if breaker is not None:
+            breaker.record_neutral()
+        while True:
+            if away is not None:
+                self.outage.failed(away)
+                if self.shutdown_event.wait(self.outage.seconds_to_wait()):
+                    break
+            try:
+                self.queue.release(claim, CLOSING if self.shutdown_event.is_set() else SERVER_AWAY)
+            except Exception as exc:
+                away = self.queue.db.unreachable(exc)
+                if away is None:
+                    log.warning("Could not give job %s back to the queue", claim.job.id, exc_info=True)
+                    return
+                continue
+            self.outage.passed()
+            return
+        with self._lock:
+            self._stranded[claim.job.id] = claim  # the closing runner tries once more (``give_back_held``)
 
     def _storage_is_full(self, exc: Exception) -> None:
         """A full disk stops every claim alike: said once (it is no bug, and no traceback helps), not at
@@ -284,6 +373,10 @@ class JobExecutor:
         try:
             self.queue.fail(claim, exc, found)
         except Exception as record_error:
+            away = self.queue.db.unreachable(record_error)
+            if away is not None:
+                self._give_back_later(claim, away, breaker)  # (its failure is not recorded: it runs again)
+                return
             if is_storage_full(record_error):
                 log.warning("Could not record the failure of job %s (disk full); will try again", claim.job.id)
                 with self._lock:

@@ -232,6 +232,7 @@ def build_registry(services: Services, providers: ProviderSource) -> ProcessorRe
     registry.register(JobType.GITHUB_STAR_RECOMMENDATION, StarRankProcessor(providers, services))
     registry.register(JobType.PAGE_FETCH, PageFetchProcessor(services))
     registry.register(JobType.TIL_INDEXING, TilIndexingProcessor(providers))
+    registry.stop_hooks.append(providers.interrupt)  # a job waiting on a slow AI server returns when the app closes
     registry.sweep_hooks.append(orphan_hook)
     registry.sweep_hooks.append(settle_stopped_hook)  # TILs whose job stopped (as the sweep may just have done)
     registry.sweep_hooks.append(stale_embedding_hook(providers))

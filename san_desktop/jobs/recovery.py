@@ -26,7 +26,7 @@ from san_desktop.core.enums import JobStatus
 from san_desktop.core.settings import JobSettings
 from san_desktop.db.models import AppSession, AsyncJob
 from san_desktop.queue.records import JobEvent
-from san_desktop.queue.store import JobStore
+from san_desktop.queue.store import JobStore, Recovered
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +41,9 @@ HOOK_ROUNDS = 200
 @dataclass
 class SweepReport:
     requeued_interrupted: list[str] = field(default_factory=list)
+    # of those, the jobs of a session that ended itself (a quit that could not give them back in time): nothing
+    # unexpected happened to them
+    requeued_after_quit: list[str] = field(default_factory=list)
     failed_interrupted: list[str] = field(default_factory=list)
     stalled: list[str] = field(default_factory=list)
     retried_failed: list[str] = field(default_factory=list)
@@ -77,9 +80,11 @@ def sweep(
     report = SweepReport()
     events: list[JobEvent] = []
     with queue.db.write() as session:
-        report.dead_sessions = _end_dead_sessions(session, session_id, now)
+        ended_now = _end_dead_sessions(session, session_id, now)
+        report.dead_sessions = len(ended_now)
         recovered = queue.recover_interrupted(session, session_id, now)
         report.requeued_interrupted, report.failed_interrupted = recovered.requeued, recovered.failed
+        report.requeued_after_quit = _of_sessions_that_ended_themselves(session, recovered, ended_now)
         events.extend(recovered.events)
         _find_stalled(session, session_id, settings, now, report)
         retried = queue.retry_transient_failures(session, now)
@@ -101,17 +106,34 @@ def sweep(
     return report
 
 
-def _end_dead_sessions(session: Session, live_session: str, now: datetime) -> int:
-    """End this machine's other sessions: its instance lock makes them dead. Another machine's sessions of a
-    shared library are its own to end (their jobs are recovered once their leases run out)."""
+def _end_dead_sessions(session: Session, live_session: str, now: datetime) -> set[str]:
+    """End this machine's other sessions: its instance lock makes them dead (they crashed, or were killed);
+    their ids. Another machine's sessions of a shared library are its own to end (their jobs are recovered once
+    their leases run out)."""
     machine = session.scalar(sa.select(AppSession.machine_id).where(AppSession.id == live_session))
     same_machine = sa.or_(AppSession.machine_id.is_(None), AppSession.machine_id == machine) if machine else sa.true()
-    result = session.execute(
+    ended = session.scalars(
         sa.update(AppSession)
         .where(AppSession.id != live_session, AppSession.ended_at.is_(None), same_machine)
         .values(ended_at=now)
+        .returning(AppSession.id)
+        .execution_options(synchronize_session=False)
+    ).all()
+    return set(ended)
+
+
+def _of_sessions_that_ended_themselves(session: Session, recovered: Recovered, ended_now: set[str]) -> list[str]:
+    """The recovered jobs whose session had ended by itself (its process quit, and recorded it) before this
+    sweep: neither one it ended now (crashed) nor one still open (another machine whose lease ran out)."""
+    owners = {owner for owner in recovered.owners.values() if owner is not None and owner not in ended_now}
+    if not owners:
+        return []
+    ended = set(
+        session.scalars(
+            sa.select(AppSession.id).where(AppSession.id.in_(owners), AppSession.ended_at.is_not(None))
+        ).all()
     )
-    return int(getattr(result, "rowcount", 0) or 0)
+    return [job_id for job_id in recovered.requeued if recovered.owners.get(job_id) in ended]
 
 
 def _find_stalled(

@@ -6,11 +6,11 @@ database handle and cooperative cancellation; never widgets or ORM objects from 
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 
 from sqlalchemy.orm import Session
 
@@ -21,6 +21,8 @@ from san_desktop.jobs.recovery import SweepHook
 from san_desktop.queue.errors import JobCancelledError, JobInterruptedError, JobSupersededError
 from san_desktop.queue.records import Claim, JobRecord, NextClaim
 from san_desktop.queue.store import JobStore
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,6 @@ class JobContext:
     published: bool = False
     then: NextClaim | None = None  # the drain's next claim, made by this job's completion when it can
     _files: RunFiles | None = None
-    _lease_until: datetime | None = None  # renewed by ``progress``
 
     @property
     def job(self) -> JobRecord:
@@ -90,19 +91,10 @@ class JobContext:
         return self._files
 
     def progress(self, step: str, index: int, total: int) -> None:
-        """Say which step runs now (the runner announces it to the monitor and the pages); a job that says
-        it is alive past half its lease has the lease renewed (the sweep reports a job past it as stalled)."""
+        """Say which step runs now (the runner announces it to the monitor and the pages). The job's lease is
+        the executor's to renew while it runs (``jobs.leases``), whatever the processor says."""
         job = self.job
-        self._keep_lease()
         self.on_progress(JobProgress(job.id, job.job_type, job.target_id, step, index, total))
-
-    def _keep_lease(self) -> None:
-        lease = self._lease_until or self.job.lease_until
-        if lease is None:
-            return
-        half = timedelta(seconds=self.queue.settings.lease_seconds / 2)
-        if lease - self.queue.clock() <= half:
-            self._lease_until = self.queue.extend_lease(self.claim) or lease
 
     @contextmanager
     def checkpoint(self) -> Iterator[Session]:
@@ -147,6 +139,7 @@ class ProcessorRegistry:
     def __init__(self) -> None:
         self._processors: dict[JobType, Processor] = {}
         self._sweep_hooks: list[SweepHook] = []
+        self._stop_hooks: list[Callable[[], None]] = []
         self._build: Callable[[], ProcessorRegistry] | None = None
         self._build_lock = threading.RLock()
 
@@ -170,11 +163,28 @@ class ProcessorRegistry:
                     raise
                 self._processors = {**built._processors, **self._processors}
                 self._sweep_hooks[:0] = built._sweep_hooks
+                self._stop_hooks[:0] = built._stop_hooks
         return self
 
     @property
     def sweep_hooks(self) -> list[SweepHook]:
         return self._loaded()._sweep_hooks
+
+    @property
+    def stop_hooks(self) -> list[Callable[[], None]]:
+        """Called (from any thread) when the runner stops: each cuts short what a running job may wait on
+        for long (a slow AI server's answer), so that the job returns and goes back to the queue."""
+        return self._loaded()._stop_hooks
+
+    def stop(self) -> None:
+        """Call the stop hooks; those of a deferred registry only if it was built (unbuilt, nothing ran)."""
+        with self._build_lock:
+            hooks = [] if self._build is not None else list(self._stop_hooks)
+        for hook in hooks:
+            try:
+                hook()
+            except Exception:
+                log.exception("A job stop hook failed")
 
     def register(self, job_type: JobType, processor: Processor) -> None:
         self._loaded()._processors[job_type] = processor

@@ -16,6 +16,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
 
@@ -24,6 +25,7 @@ from san_desktop.core.settings import JobSettings
 from san_desktop.core.thread_priority import lower_current_thread
 from san_desktop.jobs.breaker import BreakerState, BreakerStatus, CircuitBreaker
 from san_desktop.jobs.executor import JobExecutor
+from san_desktop.jobs.outage import Outage
 from san_desktop.jobs.recovery import SweepReport, sweep
 from san_desktop.jobs.registry import JobProgress, ProcessorRegistry
 from san_desktop.queue.records import JobEvent, JobRecord
@@ -45,6 +47,20 @@ EVENTS_PER_SLICE = 100
 # drain announces thousands a second, and every cross-thread wake-up and pass of the loop took the GIL from
 # the workers. A first event after a quiet spell still wakes it at once.
 INBOX_LOOK_AGAIN_MS = 5
+# A stop waits this long (all the pools together) for running jobs to give themselves back; jobs cut short by
+# the stop hooks (a slow AI server's call) return within it, and those still running are given back for them.
+STOP_WAIT_MS = 3_000
+# another machine's job whose lease ran out is looked for this often within a lease (``_on_takeover_timer_timeout``)
+TAKEOVER_LOOKS_PER_LEASE = 4
+
+
+def _emit(signal: Any, *args: Any) -> None:
+    """Emit a worker's report; a worker that finishes after its signals' object is gone (the app quit while it
+    ran, and its runner was deleted) reports to nobody, and raises nothing on its thread."""
+    try:
+        signal.emit(*args)
+    except RuntimeError:
+        log.debug("A worker finished after its runner was gone")
 
 
 @dataclass(frozen=True)
@@ -114,7 +130,7 @@ class _PoolWorker(QRunnable):
         except Exception:
             log.exception("A %s worker stopped on an unexpected error; the job stays in the queue", self.pool)
         finally:
-            self.signals.finished.emit(self.pool.value, count)
+            _emit(self.signals.finished, self.pool.value, count)
 
 
 class _SweepSignals(QObject):
@@ -133,6 +149,7 @@ class _SweepWorker(QRunnable):
         self.settings = runner.settings
         self.registry = runner.registry  # its hooks are read on the worker (a deferred registry builds then)
         self.stop = runner.executor.shutdown_event  # set when the app closes: no further hook round
+        self.outage = runner.outage
         self.signals = _SweepSignals()
 
     def run(self) -> None:
@@ -141,10 +158,45 @@ class _SweepWorker(QRunnable):
         try:
             hooks = list(self.registry.sweep_hooks)
             report = sweep(self.queue, self.session_id, self.settings, hooks=hooks, stop=self.stop)
-        except Exception:
-            log.exception("The recovery sweep failed; it will run again later")
+        except Exception as exc:
+            away = self.queue.db.unreachable(exc)
+            if away is not None:
+                self.outage.failed(away)  # (said once for the outage; the sweep runs again at its next time)
+            else:
+                log.exception("The recovery sweep failed; it will run again later")
         finally:
-            self.signals.done.emit(report)
+            _emit(self.signals.done, report)
+
+
+class _TakeoverWorker(QRunnable):
+    """Gives back to the queue the jobs no live session answers for: another machine's whose lease ran out
+    (that machine stopped: killed, powered off, cut off from the server), or a session's that ended."""
+
+    def __init__(self, runner: JobRunner) -> None:
+        super().__init__()
+        self.queue = runner.queue
+        self.session_id = runner.session_id
+        self.outage = runner.outage
+        self.signals = _SweepSignals()
+
+    def run(self) -> None:
+        report: SweepReport | None = None
+        try:
+            recovered = self.queue.take_back_expired(self.session_id)
+            if recovered.requeued or recovered.failed:
+                log.warning(
+                    "Took back %d job(s) whose machine stopped answering for them (their lease ran out)",
+                    len(recovered.requeued) + len(recovered.failed),
+                )
+                report = SweepReport(requeued_interrupted=recovered.requeued, failed_interrupted=recovered.failed)
+        except Exception as exc:
+            away = self.queue.db.unreachable(exc)
+            if away is not None:
+                self.outage.failed(away)
+            else:
+                log.exception("Could not look for jobs whose lease ran out")
+        finally:
+            _emit(self.signals.done, report)
 
 
 class _PollSignals(QObject):
@@ -161,11 +213,12 @@ class _PollWorker(QRunnable):
     notifications named (``named``), or both. A read of hundreds of rows (another process's bulk retry, or
     this one's) must not hold the window's event loop."""
 
-    def __init__(self, queue: JobStore, since: datetime | None, named: frozenset[str]) -> None:
+    def __init__(self, queue: JobStore, since: datetime | None, named: frozenset[str], outage: Outage) -> None:
         super().__init__()
         self.queue = queue
         self.since = since
         self.named = named
+        self.outage = outage
         self.signals = _PollSignals()
 
     def run(self) -> None:
@@ -181,11 +234,15 @@ class _PollWorker(QRunnable):
                 if len(page) < CHANGES_PAGE:
                     break
                 since, after = page[-1].updated_at, page[-1].id
-        except Exception:
+        except Exception as exc:
             changed = None
-            log.exception("Could not look for job changes made by other processes")
+            away = self.queue.db.unreachable(exc)
+            if away is not None:
+                self.outage.failed(away)
+            else:
+                log.exception("Could not look for job changes made by other processes")
         finally:
-            self.signals.done.emit(self.named, changed)
+            _emit(self.signals.done, self.named, changed)
 
 
 class JobRunner(QObject):
@@ -237,6 +294,7 @@ class JobRunner(QObject):
         self.registry = registry
         self.session_id = session_id
         self.settings = settings
+        self.outage = Outage()  # the library's server out of reach: every part of the runner waits it out
         self.breakers = {
             JobPool.AI: CircuitBreaker(
                 settings.breaker_failure_threshold,
@@ -245,7 +303,9 @@ class JobRunner(QObject):
                 on_change=lambda status: self._on_breaker_change(JobPool.AI, status),
             )
         }
-        self.executor = JobExecutor(queue, registry, session_id, self.breakers, on_progress=self._progress_event.emit)
+        self.executor = JobExecutor(
+            queue, registry, session_id, self.breakers, on_progress=self._progress_event.emit, outage=self.outage
+        )
         self.pools = {JobPool.AI: QThreadPool(self), JobPool.GITHUB: QThreadPool(self)}
         self.pools[JobPool.AI].setMaxThreadCount(ai_threads or settings.ai_pool_size)
         self.pools[JobPool.GITHUB].setMaxThreadCount(settings.github_pool_size)
@@ -257,6 +317,7 @@ class JobRunner(QObject):
         self._worker_signals: set[_WorkerSignals] = set()  # kept alive until each worker reported
         self._sweeping = False
         self._sweep_signals: _SweepSignals | None = None
+        self._takeover_signals: _SweepSignals | None = None  # a look for jobs whose lease ran out, under way
         self._poll_signals: _PollSignals | None = None  # a read of other processes' changes under way
         # jobs a server's notifications named, to read; and whether to read by time (a notification named no
         # job, the notifications were interrupted, or a read failed)
@@ -271,6 +332,8 @@ class JobRunner(QObject):
         self._looking = False
         self._started = False
         self._stopped = False
+        self._stopped_cleanly: bool | None = None
+        self.not_given_back: frozenset[str] = frozenset()  # after ``shutdown``: jobs left running (the server away)
 
         self._poll_timer = QTimer(self)
         self._poll_timer.setInterval(int(settings.poll_interval_seconds * 1000))
@@ -281,6 +344,13 @@ class JobRunner(QObject):
         self._look_timer = QTimer(self)
         self._look_timer.setSingleShot(True)
         self._look_timer.timeout.connect(self._on_queue_events_arrived)
+        self._takeover_timer = QTimer(self)
+        self._takeover_timer.setInterval(self._takeover_interval_ms(settings))
+        self._takeover_timer.timeout.connect(self._on_takeover_timer_timeout)
+        # while the library's server is away: dispatch again once the outage's wait is over
+        self._outage_timer = QTimer(self)
+        self._outage_timer.setSingleShot(True)
+        self._outage_timer.timeout.connect(self.dispatch)
         self._queue_events.connect(self._on_queue_events_arrived)
         self._breaker_event.connect(self._on_breaker_event_arrived)
         self._progress_event.connect(self._on_progress_event_arrived)
@@ -322,6 +392,7 @@ class JobRunner(QObject):
             self._started = True
             self._poll_timer.start()
             self._sweep_timer.start()
+            self._takeover_timer.start()
         if self._told or self._told_unknown:
             QTimer.singleShot(0, self, self._read_told)  # told of changes while the sweep ran
         if report is not None:
@@ -330,33 +401,59 @@ class JobRunner(QObject):
                 self.stalled.emit(list(report.stalled))
         self.dispatch()
 
-    def shutdown(self, wait_ms: int = 10_000) -> bool:
-        """Stop claiming, ask running jobs to stop (they go back to the queue), and wait for the pools.
-        Returns False if some work was still running after ``wait_ms`` (recovery re-queues it)."""
+    @property
+    def stopped_cleanly(self) -> bool | None:
+        """After ``shutdown``: whether every thread of the runner had ended (False: one still runs, and a
+        process that waited for it at exit would not end). None before."""
+        return self._stopped_cleanly
+
+    def shutdown(self, wait_ms: int = STOP_WAIT_MS) -> bool:
+        """Stop claiming, ask running jobs to stop (they go back to the queue), cut short what they wait on
+        (the registry's stop hooks: a slow AI server's call), and wait for the pools, ``wait_ms`` at most. Jobs
+        still running then are given back to the queue for them (what they write later is dropped). Returns
+        False if some work was still running after ``wait_ms``: its thread cannot be stopped, and the process
+        must end without waiting for it (``stopped_cleanly``)."""
         if self._stopped:
-            return True
+            return self._stopped_cleanly is not False
         self._stopped = True
-        self._poll_timer.stop()
-        self._sweep_timer.stop()
-        self._look_timer.stop()
+        for timer in (self._poll_timer, self._sweep_timer, self._look_timer, self._takeover_timer, self._outage_timer):
+            timer.stop()
         self.queue.remove_listener(self._on_queue_event)
         if self._told_of_others:
             self.queue.unwatch_others(self._tell_others)
         self.executor.shutdown_event.set()
+        self.registry.stop()
         deadline = time.monotonic() + wait_ms / 1000  # for all the pools together
         finished = all(
             pool.waitForDone(max(0, int((deadline - time.monotonic()) * 1000)))
             for pool in (*self.pools.values(), self._maintenance)
         )
+        left = self.executor.give_back_held()
+        self.not_given_back = frozenset(left)
         if not finished:
-            log.warning("Some jobs were still running at exit; they will be recovered on the next start")
+            log.warning(
+                "Some work was still running %.0f s after the stop; its jobs were given back to the queue%s",
+                wait_ms / 1000,
+                f" except {', '.join(sorted(left))} (recovered at the next start)" if left else "",
+            )
+        elif left:
+            log.warning("Job(s) %s could not be given back to the queue; the next start recovers them", left)
+        self._stopped_cleanly = finished
         return finished
 
     # --- scheduling ---------------------------------------------------------------------------
 
     def dispatch(self) -> None:
-        """Start a worker for every free thread of each pool that has something it could run."""
+        """Start a worker for every free thread of each pool that has something it could run (while the
+        library's server is away, once the outage's wait is over)."""
         if not self._started or self._stopped:
+            return
+        wait = self.outage.seconds_to_wait()
+        if wait > 0:
+            if not self._outage_timer.isActive():
+                self._outage_timer.start(int(wait * 1000) + 1)
+            if not any(self._in_flight.values()) and not self._sweeping:
+                self.idle.emit()
             return
         for pool, threads in self.pools.items():
             if not self.registry.job_types_of(pool) or self.settings.paused(pool):
@@ -431,6 +528,7 @@ class JobRunner(QObject):
         self.pools[JobPool.GITHUB].setMaxThreadCount(settings.github_pool_size)
         self._poll_timer.setInterval(int(settings.poll_interval_seconds * 1000))
         self._sweep_timer.setInterval(int(settings.sweep_interval_seconds * 1000))
+        self._takeover_timer.setInterval(self._takeover_interval_ms(settings))
         self.pools_changed.emit()  # a pause or resume
         if ai_changed:
             self.queue.wake(self.registry.job_types_of(JobPool.AI))
@@ -495,6 +593,9 @@ class JobRunner(QObject):
 
     @Slot()
     def _on_poll_timer_timeout(self) -> None:
+        if self.outage.seconds_to_wait():
+            self.dispatch()  # the server is away: it tries again once the outage's wait is over
+            return
         if self._told_unknown:
             self._announce_external_changes(told=True)  # a read failed
         elif not (self._told_of_others and self.queue.others_notify):
@@ -537,7 +638,7 @@ class JobRunner(QObject):
         # Reading by time, look back a little: another process stamps updated_at before it commits, so its
         # change can become visible after one of ours with a later stamp (a server's notifications name the
         # jobs as they commit instead). Pairs already announced are skipped.
-        worker = _PollWorker(self.queue, self._seen_until - EXTERNAL_LOOKBACK if by_time else None, named)
+        worker = _PollWorker(self.queue, self._seen_until - EXTERNAL_LOOKBACK if by_time else None, named, self.outage)
         worker.signals.done.connect(self._on_poll_done)
         self._poll_signals = worker.signals  # alive until its result arrived
         self._maintenance.start(worker)
@@ -579,6 +680,28 @@ class JobRunner(QObject):
     @Slot()
     def _on_sweep_timer_timeout(self) -> None:
         self.run_sweep_now()
+
+    @staticmethod
+    def _takeover_interval_ms(settings: JobSettings) -> int:
+        return max(1, int(settings.lease_seconds * 1000 / TAKEOVER_LOOKS_PER_LEASE))
+
+    @Slot()
+    def _on_takeover_timer_timeout(self) -> None:
+        """Look for jobs no live session answers for (another machine stopped renewing their leases), on the
+        maintenance thread; found, they go back to the queue and this runner may run them."""
+        if self._stopped or self._sweeping or self._takeover_signals is not None or self.outage.seconds_to_wait():
+            return
+        worker = _TakeoverWorker(self)
+        worker.signals.done.connect(self._on_takeover_done)
+        self._takeover_signals = worker.signals  # alive until its report arrived
+        self._maintenance.start(worker)
+
+    @Slot(object)
+    def _on_takeover_done(self, report: SweepReport | None) -> None:
+        self._takeover_signals = None
+        if self._stopped or report is None:
+            return
+        self.sweep_finished.emit(report)  # (the jobs' own events start them)
 
     @Slot(str, int)
     def _on_worker_finished(self, pool_name: str, count: int) -> None:

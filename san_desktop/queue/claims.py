@@ -10,7 +10,7 @@ and these writes agree and compare correctly.
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -41,8 +41,15 @@ def cursor_of(conn: sa.Connection) -> Iterator[Any]:
         from san_desktop.db.postgres import PortableCursor
 
         cursor = PortableCursor(cursor)
-    with closing(cursor):
-        yield cursor
+    try:
+        with closing(cursor):
+            yield cursor
+    except BaseException:
+        # A connection the server dropped under this cursor (SQLAlchemy did not run the statement, so it does not
+        # know) is dropped from the pool, not reset there: the pool's rollback would fail, logged as an error.
+        if getattr(conn.connection.dbapi_connection, "broken", False):
+            conn.invalidate()
+        raise
 
 
 def db_time(value: datetime) -> str:
@@ -153,12 +160,16 @@ def still_owned(cursor: Any, claim: Claim) -> bool:
     return cursor.execute(f"SELECT 1 FROM async_jobs WHERE {_OWNED}", _owned_params(claim)).fetchone() is not None
 
 
-def extend_lease(cursor: Any, claim: Claim, lease_until: datetime) -> bool:
-    """The claim's lease runs until ``lease_until``, if the job is still the claim's."""
-    done = cursor.execute(
-        f"UPDATE async_jobs SET lease_until = ? WHERE {_OWNED}", (db_time(lease_until), *_owned_params(claim))
-    )
-    return bool(done.rowcount)
+def renew_leases(cursor: Any, claims: Iterable[Claim], lease_until: datetime) -> set[str]:
+    """The claims' leases run until ``lease_until``, for the jobs still their claims' (their ids). Not a change of
+    the job (``updated_at`` stays, so no one is told of it)."""
+    until = db_time(lease_until)
+    kept = set()
+    for claim in claims:
+        done = cursor.execute(f"UPDATE async_jobs SET lease_until = ? WHERE {_OWNED}", (until, *_owned_params(claim)))
+        if done.rowcount:
+            kept.add(claim.job.id)
+    return kept
 
 
 # whether a job held in a worker's hand is still its claim's, read by the statement that finishes the job before

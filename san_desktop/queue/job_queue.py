@@ -348,12 +348,35 @@ class JobQueue:
         with claims.cursor_of(session.connection()) as cursor:
             return claims.still_owned(cursor, claim)
 
-    def extend_lease(self, claim: Claim) -> datetime | None:
-        """Renew the claim's lease for another ``lease_seconds`` (a long job says it is alive); the new end,
-        or None when the job is no longer this claim's."""
+    def renew_leases(self, claimed: Collection[Claim]) -> set[str]:
+        """Renew the claims' leases for another ``lease_seconds`` from now, in one transaction (the heartbeat of
+        running jobs: ``jobs.leases``); the ids of the jobs still their claims' (the others are left alone)."""
+        if not claimed:
+            return set()
         lease = self.clock() + timedelta(seconds=self.settings.lease_seconds)
         with self.db.write_cursor() as cursor:
-            return lease if claims.extend_lease(cursor, claim, lease) else None
+            return claims.renew_leases(cursor, claimed, lease)
+
+    def extend_lease(self, claim: Claim) -> datetime | None:
+        """``renew_leases`` of one claim: the lease's new end, or None when the job is no longer the claim's."""
+        lease = self.clock() + timedelta(seconds=self.settings.lease_seconds)
+        with self.db.write_cursor() as cursor:
+            return lease if claims.renew_leases(cursor, [claim], lease) else None
+
+    def take_back_expired(self, live_session: str) -> Recovered:
+        """Jobs whose lease ran out while another session held them (a machine that stopped renewing: killed,
+        or cut off from the server), and jobs of sessions that ended, back to the queue as interrupted, in one
+        transaction, announced once it committed: ``recover_interrupted`` without the rest of a sweep."""
+        from san_desktop.queue import upkeep
+
+        with self.db.sessions() as session:  # a look first: most of the time there is nothing, and nothing to write
+            found = sa.select(sa.literal(1)).where(upkeep.orphaned(live_session, self.clock())).limit(1)
+            if session.scalar(found) is None:
+                return Recovered()
+        with self.db.write() as session:
+            recovered = self.recover_interrupted(session, live_session, self.clock())
+        self.announce(recovered.events)
+        return recovered
 
     def holds(self, claim: Claim) -> bool:
         """Whether the claim's job is still its own (not cancelled or recovered), read outside any write."""

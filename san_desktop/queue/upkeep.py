@@ -20,6 +20,20 @@ INTERRUPTED = "The app stopped (crash, kill or power loss) while this attempt ra
 INTERRUPTED_TOO_OFTEN = "Interrupted {count} times (the app stopped while running it); not retried again"
 
 
+def orphaned(live_session: str, now: datetime) -> sa.ColumnElement[bool]:
+    """Running jobs no live session answers for: of a session that ended (or none), or whose lease ran out
+    while another session held them (that machine stopped renewing it)."""
+    live = sa.select(AppSession.id).where(AppSession.ended_at.is_(None))
+    return sa.and_(
+        AsyncJob.status == JobStatus.PROCESSING,
+        sa.or_(
+            AsyncJob.owner_session.is_(None),
+            AsyncJob.owner_session.not_in(live),
+            sa.and_(AsyncJob.owner_session != live_session, AsyncJob.lease_until < now),
+        ),
+    )
+
+
 def recover_interrupted(session: Session, live_session: str, settings: JobSettings, now: datetime) -> Recovered:
     """Every attempt running in a dead session joins its job's history as INTERRUPTED; the job goes back to
     PENDING without spending an attempt, or to FAILED once it was interrupted ``max_interruptions`` times (a
@@ -27,18 +41,9 @@ def recover_interrupted(session: Session, live_session: str, settings: JobSettin
     ``live_session``, which its instance lock makes dead) or unknown; or, a session of another machine
     sharing the library, its lease ran out (that machine stopped, or lost the server)."""
     recovered = Recovered()
-    live = sa.select(AppSession.id).where(AppSession.ended_at.is_(None))
-    orphans = session.scalars(
-        sa.select(AsyncJob).where(
-            AsyncJob.status == JobStatus.PROCESSING,
-            sa.or_(
-                AsyncJob.owner_session.is_(None),
-                AsyncJob.owner_session.not_in(live),
-                sa.and_(AsyncJob.owner_session != live_session, AsyncJob.lease_until < now),
-            ),
-        )
-    ).all()
+    orphans = session.scalars(sa.select(AsyncJob).where(orphaned(live_session, now))).all()
     for job in orphans:
+        recovered.owners[job.id] = job.owner_session
         opened = session.execute(  # (a row opened by a version that wrote one at every claim)
             sa.update(JobAttempt)
             .where(JobAttempt.job_id == job.id, JobAttempt.outcome.is_(None))

@@ -35,7 +35,8 @@ from san_desktop.transfer.backup import read_only_engine
 
 BATCH = 1_000
 SKIPPED = frozenset({"change_notices"})  # news for the windows open at the time, not the library
-LIBRARY_TABLES = ("scraps", "knowledge_cards", "daily_summaries", "import_batches")  # a target must hold none
+# rows a database holds once SAN Desktop opened it, with no library in it yet: a copy's target may hold these
+MADE_BY_OPENING = frozenset({"library_settings", "app_sessions", "change_notices"})
 
 Progress = Callable[[str], None]
 
@@ -117,18 +118,26 @@ def _verify(source: sa.Connection, target: sa.Connection, summary: CopySummary) 
         if expected != found:
             raise SanError(
                 f"The copy of {table.name} differs from the original ({found[0]} row(s) where there are "
-                f"{expected[0]}, or the same count with other values). The copy was left as it is for a look; "
-                "empty it (or make a new database) before trying again."
+                f"{expected[0]}, or the same count with other values). Nothing of the copy was kept (it is "
+                "written in one transaction), and the original is as it was."
             )
 
 
-def _refuse_library_in(conn: sa.Connection, where: str) -> None:
-    for name in LIBRARY_TABLES:
-        if conn.execute(sa.text(f"SELECT 1 FROM {name} LIMIT 1")).first() is not None:
+def _empty_the_schema(conn: sa.Connection, where: str) -> None:
+    """Make ready a target that holds SAN Desktop's schema and no library: what opening it may have written
+    (this machine's shared settings, app sessions, change notices: a `san config show` of an older version
+    wrote them) goes, so that the copy's tables equal the original's. Refused, with nothing changed, when any
+    other table has rows (a library is there)."""
+    for table in [*_tables(), Base.metadata.tables["artifacts"]]:
+        if table.name in MADE_BY_OPENING:
+            continue
+        if conn.execute(sa.select(sa.literal(1)).select_from(table).limit(1)).first() is not None:
             raise SanError(
-                f"{where} already holds a library ({name} has rows): a copy goes into an empty database only. "
-                "Make a new database for it, or empty this one."
+                f"{where} already holds a library ({table.name} has rows): a copy goes into an empty database "
+                "only. Make a new database for it, or empty this one."
             )
+    for name in sorted(MADE_BY_OPENING):
+        conn.execute(sa.delete(Base.metadata.tables[name]))
 
 
 def copy_to_server(data_dir: Path, url: str, *, password: str | None = None, progress: Progress = print) -> CopySummary:
@@ -148,7 +157,7 @@ def copy_to_server(data_dir: Path, url: str, *, password: str | None = None, pro
     reader = read_only_engine(path, driver)
     try:
         with reader.connect() as source, target.engine.begin() as conn:
-            _refuse_library_in(conn, summary.target)
+            _empty_the_schema(conn, summary.target)
             _copy_tables(source, conn, summary, progress)
             words = _til_words(source)
             if words:
@@ -184,13 +193,13 @@ def copy_from_server(url: str, into: Path, *, password: str | None = None, progr
     its SQLite file and its generated files. The server's database is only read."""
     into.mkdir(parents=True, exist_ok=True)
     path = database_path(into)
-    source_db = open_server_database(url, into, password=password)
+    source_db = open_server_database(url, into, password=password, migrated=False)  # read as it is
     target: Database | None = None
     summary = CopySummary(describe(url), str(path))
     try:
         target = open_database(path)
         with source_db.engine.connect() as source, target.engine.begin() as conn:
-            _refuse_library_in(conn, str(path))
+            _empty_the_schema(conn, str(path))
             _copy_tables(source, conn, summary, progress)
             words = _til_words(source)
             if words:

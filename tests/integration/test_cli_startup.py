@@ -69,7 +69,7 @@ print("orm=" + ",".join(name for name in ("sqlalchemy.orm", "san_desktop.db.mode
 
 
 def test_scrap_add_captures_without_the_orm(data_dir: Path) -> None:
-    made = run_san("scrap", "list")  # the database is made (migrating loads the models), as on a first start
+    made = run_san("jobs", "sweep")  # the database is made (migrating loads the models), as on a first start
     assert made.returncode == 0, made.stderr
     result = run_python(["-c", CAPTURED, "scrap", "add", "--text", "captured on Core"])
     assert result.returncode == 0, result.stderr

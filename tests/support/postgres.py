@@ -21,6 +21,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -121,6 +122,32 @@ class PostgresServer:
         finally:
             admin.dispose()
         return self.url(name)
+
+    def add_password_login(self, user: str, password: str) -> str:
+        """A role that logs in with ``password`` only (the server trusts every other login), and the URL of a
+        database it owns, without the password; waits until the server asks that role for it."""
+        import psycopg
+        import sqlalchemy as sa
+
+        admin = sa.create_engine(self.url(), isolation_level="AUTOCOMMIT")
+        try:
+            with admin.connect() as conn:
+                conn.exec_driver_sql(f"CREATE ROLE \"{user}\" LOGIN PASSWORD '{password}'")
+                conn.exec_driver_sql(f'CREATE DATABASE "{user}" OWNER "{user}"')
+        finally:
+            admin.dispose()
+        rules = self.data / "pg_hba.conf"
+        rules.write_text(f"host all {user} 127.0.0.1/32 scram-sha-256\n" + rules.read_text())
+        self._run("pg_ctl", "-D", str(self.data), "reload")
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        while time.monotonic() < deadline:  # a reload is only signalled: the rule holds once a login is asked for it
+            try:
+                psycopg.connect(host="127.0.0.1", port=self.port, user=user, dbname=user, connect_timeout=5).close()
+            except psycopg.OperationalError as exc:
+                if "password" in str(exc):
+                    return f"postgresql+psycopg://{user}@127.0.0.1:{self.port}/{user}"
+                raise
+        raise RuntimeError(f"the server did not ask {user} for a password after its rules were reloaded")
 
     def migrated_template(self) -> str:
         """The name of a database migrated to head, made once, that ``create_database`` can copy: a copy is

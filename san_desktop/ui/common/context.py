@@ -28,6 +28,7 @@ class AppContext:
     hub: ChangeHub
     ops: Ops
     ai_failure: str | None = None  # why the embedded AI works in the window's process (its own did not start)
+    stopped_cleanly: bool | None = None  # after ``shutdown``: whether every background thread had ended
 
     @property
     def settings(self) -> Settings:
@@ -75,10 +76,16 @@ class AppContext:
         if result.count:
             self.hub.message.emit(f"New AI settings: {result.count} job(s) the AI server had failed run again.")
 
-    def shutdown(self) -> None:
-        self.hub.stop()
-        self.runner.shutdown()
-        self.ops.shutdown()
+    def shutdown(self) -> bool:
+        """Stop watching, the runner (its jobs given back to the queue, a few seconds at most) and the background
+        operations (idempotent). False when some thread still runs then (a call that could not be cut short): the
+        process must end without waiting for it (``stopped_cleanly``)."""
+        if self.stopped_cleanly is None:
+            self.hub.stop()
+            runner_stopped = self.runner.shutdown()
+            ops_stopped = self.ops.shutdown()
+            self.stopped_cleanly = ops_stopped and runner_stopped
+        return self.stopped_cleanly
 
 
 def build_context(

@@ -51,19 +51,28 @@ class RunnerNews(QObject):
             self._say("AI server answers again; AI jobs resumed.", 10_000)
 
     def _on_runner_sweep_finished(self, report: SweepReport) -> None:
+        """Jobs a crash (or a machine that stopped) left running are told in the banner; those a quit left to the
+        next start (it could not wait for them) only in the status bar: nothing unexpected happened to them."""
         self._sweeps_seen += 1
-        resumed = report.requeued_interrupted
+        after_quit = set(report.requeued_after_quit)
+        resumed = [job_id for job_id in report.requeued_interrupted if job_id not in after_quit]
+        if after_quit:
+            self._say(f"{_jobs(len(after_quit))} stopped when SAN Desktop was last closed resumed.", 10_000)
         if not resumed:
             return
         self._resumed = frozenset(resumed)
-        count = len(resumed)
-        jobs = f"{count} jobs" if count != 1 else "1 job"
-        were = "were" if count != 1 else "was"
+        were = "were" if len(resumed) != 1 else "was"
         if self._sweeps_seen == 1:
-            text = f"{jobs} interrupted when SAN Desktop last closed unexpectedly {were} resumed."
+            text = f"{_jobs(len(resumed))} interrupted when SAN Desktop last closed unexpectedly {were} resumed."
         else:
-            text = f"{jobs} interrupted when another SAN Desktop process ended unexpectedly {were} resumed."
+            text = (
+                f"{_jobs(len(resumed))} interrupted when another SAN Desktop process ended unexpectedly {were} resumed."
+            )
         self._banner.tell(text, "Show them")
 
     def _on_banner_link_activated(self) -> None:
         self._show_resumed(self._resumed)
+
+
+def _jobs(count: int) -> str:
+    return f"{count} jobs" if count != 1 else "1 job"

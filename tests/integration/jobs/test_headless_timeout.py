@@ -1,6 +1,7 @@
 """``san jobs run --timeout`` ends the process on time even when a job never ends (issue 23: a stuck job
-kept `--timeout 20` alive past 120 s). The stuck job stays PROCESSING, and the next start's recovery sweep
-gives it back to the queue as interrupted."""
+kept `--timeout 20` alive past 120 s). The stopping run gives the stuck job back to the queue as interrupted
+(issue 38); one that holds the interpreter itself, where nothing of the run goes on, the next start's recovery
+sweep gives back."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from san_desktop.core.enums import JobStatus, JobType
+from san_desktop.core.enums import AttemptOutcome, JobStatus, JobType
 from san_desktop.db.database import Database
+from san_desktop.jobs.executor import CLOSING
 from san_desktop.jobs.headless import HARD_STOP_SECONDS, STOP_GRACE_SECONDS
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.services.scraps import ScrapService
@@ -30,6 +32,15 @@ def _ran(args: list[str], within: float = ENDS_WITHIN, **env: str) -> subprocess
         pytest.fail(f"{' '.join(args)} was still running {within:.0f} s after it started")
 
 
+def _given_back(queue: JobQueue, job_id: str) -> None:
+    """Given back to the queue by the run that stopped: waiting, no attempt spent, the attempt interrupted."""
+    job = queue.get(job_id)
+    assert (job.status, job.attempts, job.owner_session) == (JobStatus.PENDING, 0, None)
+    assert [(attempt.outcome, attempt.error_text) for attempt in queue.attempts(job_id)] == [
+        (AttemptOutcome.INTERRUPTED, CLOSING)
+    ]
+
+
 def _requeued_by_the_next_start(job_id: str) -> None:
     swept = run_san("jobs", "sweep", "--json")
     assert swept.returncode == 0, swept.stderr
@@ -47,19 +58,19 @@ def test_timeout_ends_the_run_though_the_embedded_provider_never_returns(db: Dat
     assert (tmp_path / "local.analyze_card.reached").exists()  # it was stuck, not finished
     assert ran.returncode == 124, ran.stderr
     assert (
-        f"1 job still running {STOP_GRACE_SECONDS:g} s after the stop ({job_id}); ending the process: the next "
-        "start gives it back to the queue"
+        f"1 job still running {STOP_GRACE_SECONDS:g} s after the stop ({job_id}); ending the process (given back "
+        "to the queue)"
     ) in ran.stderr
-    assert queue.get(job_id).status is JobStatus.PROCESSING
-    _requeued_by_the_next_start(job_id)
+    _given_back(queue, job_id)
 
 
 def test_timeout_ends_the_run_though_a_job_spins_in_python(db: Database, data_dir: Path) -> None:
-    job_id = JobQueue(db, fast_settings()).enqueue(JobType.CARD_ANALYSIS, "scrap-1").id
+    queue = JobQueue(db, fast_settings())
+    job_id = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1").id
     ran = _ran(["-m", "tests.support.stuck_worker", str(data_dir), "python", str(TIMEOUT)])
     assert f"stuck {job_id}" in ran.stdout
     assert ran.returncode == 124, ran.stderr
-    _requeued_by_the_next_start(job_id)
+    _given_back(queue, job_id)
 
 
 def test_a_job_that_holds_the_interpreter_cannot_keep_the_run_alive(db: Database, data_dir: Path) -> None:

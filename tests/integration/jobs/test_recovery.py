@@ -12,7 +12,6 @@ from san_desktop.core.enums import AttemptOutcome, ErrorKind, JobPool, JobStatus
 from san_desktop.core.settings import JobSettings
 from san_desktop.db.models import AppSession, AsyncJob
 from san_desktop.jobs.recovery import sweep
-from san_desktop.jobs.registry import JobContext
 from san_desktop.queue.errors import DuplicateJobError
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import Claim
@@ -174,22 +173,3 @@ def test_a_long_job_extends_its_lease_while_it_is_the_claims(queue: JobQueue, ba
     queue.cancel(claim.job.id)
     assert queue.extend_lease(claim) is None  # no longer its: nothing written
     assert queue.get(claim.job.id).lease_until is None
-
-
-def test_a_job_saying_how_far_it_is_past_half_its_lease_renews_it(queue: JobQueue, backend: Backend) -> None:
-    """So the sweep does not report a long job that still works as stalled."""
-    claim, first = _claimed_long_job(queue, backend)
-    context = JobContext(claim, backend.db, queue)
-    lease = timedelta(seconds=queue.settings.lease_seconds)
-
-    queue.clock = lambda: first - lease * 0.6  # early: nothing written
-    context.progress("draft", 1, 3)
-    assert queue.get(claim.job.id).lease_until == first
-
-    queue.clock = lambda: first - lease * 0.4  # past half of it
-    context.progress("embed", 2, 3)
-    renewed = queue.get(claim.job.id).lease_until
-    assert renewed == first - lease * 0.4 + lease
-
-    context.progress("link", 3, 3)  # just renewed: nothing written
-    assert queue.get(claim.job.id).lease_until == renewed
