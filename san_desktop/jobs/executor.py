@@ -79,6 +79,12 @@ class JobExecutor:
         self._pace: dict[JobPool, float] = {}  # seconds the work of a job of the pool took lately (smoothed)
         self._lock = threading.Lock()
 
+    def shut_down(self) -> None:
+        """The app is closing: no job starts from now on, running ones stop at their next step, and their
+        leases are no longer renewed (what is still running when the runner stops waiting is given back)."""
+        self.shutdown_event.set()
+        self.leases.halt()
+
     def running_job_ids(self) -> set[str]:
         with self._lock:
             return set(self._running)
@@ -149,11 +155,14 @@ class JobExecutor:
 
     def _drain(self, pool: JobPool, should_continue: Callable[[], bool], breaker: CircuitBreaker | None) -> int:
         job_types = self.registry.job_types_of(pool)
+        if not job_types:
+            return 0
         self._give_back_stranded()
         self._record_unrecorded()
-        if not job_types or not self.queue.has_runnable(job_types):
-            return 0
+        runnable = self.queue.has_runnable(job_types)
         self.outage.passed()  # (the server answered, if it had been away)
+        if not runnable:
+            return 0
 
         def stopping() -> bool:
             return self.shutdown_event.is_set() or not should_continue()

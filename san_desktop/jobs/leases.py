@@ -47,6 +47,11 @@ class LeaseKeeper:
             if not self._claims:
                 self._changed.notify_all()  # the thread ends
 
+    def halt(self) -> None:
+        """End the heartbeat now (``stop`` is set): the app is closing."""
+        with self._changed:
+            self._changed.notify_all()
+
     def interval(self) -> float:
         return float(self.queue.settings.lease_seconds) / BEATS_PER_LEASE
 

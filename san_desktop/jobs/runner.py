@@ -252,7 +252,8 @@ class JobRunner(QObject):
         job_changed(object): a ``JobEvent`` for every status change (enqueue, claim, finish, retry,
             cancel, recovery), emitted on the runner's (GUI) thread whatever thread made the change.
         breaker_changed(object): a ``BreakerChange`` when a pool pauses or resumes.
-        sweep_finished(object): the ``SweepReport`` of each recovery sweep.
+        sweep_finished(object): the ``SweepReport`` of each recovery sweep, and of each look for jobs whose
+            lease ran out that took some back.
         stalled(list): ids of jobs running far past their lease in this session.
         idle(): no worker is running and none could be started (nothing to do, or a paused pool);
             repeats on every poll while it stays so.
@@ -421,7 +422,7 @@ class JobRunner(QObject):
         self.queue.remove_listener(self._on_queue_event)
         if self._told_of_others:
             self.queue.unwatch_others(self._tell_others)
-        self.executor.shutdown_event.set()
+        self.executor.shut_down()
         self.registry.stop()
         deadline = time.monotonic() + wait_ms / 1000  # for all the pools together
         finished = all(

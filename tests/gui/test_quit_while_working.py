@@ -14,13 +14,14 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
-from san_desktop.app import open_app
-from san_desktop.core.enums import AttemptOutcome, JobStatus
+from san_desktop.app import SanApp, open_app
+from san_desktop.core.enums import AttemptOutcome, JobStatus, JobType
 from san_desktop.core.settings import AISettings, Settings, save_settings
 from san_desktop.jobs.executor import CLOSING
-from san_desktop.ui.common.context import build_context
+from san_desktop.services.app_sessions import end_session, start_session
+from san_desktop.ui.common.context import AppContext, build_context
 from san_desktop.ui.main_window import MainWindow
-from tests.support.jobs import jobs_of
+from tests.support.jobs import insert_jobs, jobs_of
 from tests.support.openai_server import FakeOpenAI, fake_openai_server
 from tests.support.processes import child_env
 
@@ -104,3 +105,30 @@ def test_quitting_while_ai_jobs_wait_on_a_slow_server_ends_the_app_and_the_next_
                 (AttemptOutcome.SUCCEEDED, None),
             ]
         window.close()
+
+
+@pytest.mark.qt_log_ignore("does not support raise")
+def test_jobs_a_quit_left_running_resume_without_a_crash_banner(
+    qtbot: QtBot, live_context: AppContext, app: SanApp
+) -> None:
+    """A quit that could not give every job back in time (a database busy at that moment) left them running
+    in a session it recorded as ended: nothing unexpected happened, and the banner says nothing of a crash."""
+    quit_session = start_session(app.db, "gui")
+    left = insert_jobs(app.queue, 2, status=JobStatus.PROCESSING, error=None, job_type=JobType.TIL_GENERATION)
+    crashed = insert_jobs(
+        app.queue, 1, status=JobStatus.PROCESSING, error=None, job_type=JobType.TIL_GENERATION, target=lambda _n: "t"
+    )
+    with app.db.write_cursor() as cursor:
+        cursor.executemany("UPDATE async_jobs SET owner_session = ? WHERE id = ?", [(quit_session, i) for i in left])
+    end_session(app.db, quit_session)
+    window = MainWindow(live_context)
+    qtbot.addWidget(window)
+    window.show()
+    with qtbot.waitSignal(live_context.runner.sweep_finished, timeout=10_000) as swept:
+        live_context.start(poll_ms=100)
+
+    assert swept.args is not None
+    assert sorted(swept.args[0].requeued_interrupted) == sorted(left + crashed)
+    assert sorted(swept.args[0].requeued_after_quit) == sorted(left)
+    assert "1 job interrupted when SAN Desktop last closed unexpectedly was resumed." in window.banner.label.text()
+    assert window.statusBar().currentMessage() == "2 jobs stopped when SAN Desktop was last closed resumed."

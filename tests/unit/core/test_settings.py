@@ -134,3 +134,16 @@ def test_the_embedded_provider_makes_one_card_at_a_time_beside_the_window_and_tw
     assert Settings(jobs=JobSettings(ai_pool_size=1)).ai_threads == 1
     server = Settings(jobs=JobSettings(ai_pool_size=4), ai=AISettings(provider="openai"))
     assert server.ai_threads == server.ai_threads_with_window == 4  # answers are waited for: calls overlap
+
+
+@pytest.mark.parametrize(("stored", "read"), [(3600, 60.0), (3600.0, 60.0), (120, 120.0), (3599.5, 3599.5)])
+def test_the_old_lease_default_in_a_settings_file_reads_as_the_new_one(
+    tmp_path: Path, stored: float, read: float
+) -> None:
+    """settings.json holds every value, so the old default (an hour, from before leases were renewed) means one
+    nobody chose: it gives way to the new default; any other value is the person's and stays."""
+    (tmp_path / SETTINGS_FILE).write_text(json.dumps({"jobs": {"lease_seconds": stored, "max_attempts": 4}}))
+    settings, problems = load_settings_checked(tmp_path)
+    assert problems == []
+    assert settings.jobs.lease_seconds == read
+    assert settings.jobs.max_attempts == 4
