@@ -89,11 +89,6 @@ class JobExecutor:
         with self._lock:
             return set(self._running)
 
-    def held_job_ids(self) -> set[str]:
-        """Jobs this executor holds: running, or left to give back when the server answers again."""
-        with self._lock:
-            return set(self._running) | set(self._stranded)
-
     def give_back_held(self, reason: str = CLOSING) -> set[str]:
         """Give the jobs still running (a stop that could not wait for them) and those left to give back to the
         queue now, as interrupted; what a late run of theirs would write is dropped then. The ids of those that

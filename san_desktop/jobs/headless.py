@@ -108,7 +108,14 @@ def run_headless(
             stop("Nothing left to run")
 
     def on_timeout() -> None:
-        if queue.has_runnable(runner.runnable_job_types()) or runner.executor.running_job_ids():
+        try:
+            had_work = runner.outage.down or bool(runner.executor.running_job_ids())
+            had_work = had_work or queue.has_runnable(runner.runnable_job_types())
+        except Exception as exc:
+            if backend.db.unreachable(exc) is None:
+                raise
+            had_work = True  # (what is left is unknown with the server away: not "done")
+        if had_work:
             outcome["code"] = TIMED_OUT
         stop("Timeout reached")
 
