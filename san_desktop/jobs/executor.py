@@ -97,13 +97,19 @@ class JobExecutor:
         with self._lock:
             claims = [context.claim for context in self._running.values()]
             claims += [claim for job_id, claim in self._stranded.items() if job_id not in self._running]
-        left = set()
+        left: set[str] = set()
         for claim in claims:
+            if self.outage.down:  # (each try would wait for the server's answer, up to its connect timeout)
+                left.add(claim.job.id)
+                continue
             try:
                 self.queue.release(claim, reason)
             except Exception as exc:
-                if self.queue.db.unreachable(exc) is None:
+                away = self.queue.db.unreachable(exc)
+                if away is None:
                     log.warning("Could not give job %s back to the queue", claim.job.id, exc_info=True)
+                else:
+                    self.outage.failed(away)
                 left.add(claim.job.id)
                 continue
             with self._lock:
@@ -152,10 +158,11 @@ class JobExecutor:
         job_types = self.registry.job_types_of(pool)
         if not job_types:
             return 0
+        tried_at = self.outage.now()
         self._give_back_stranded()
         self._record_unrecorded()
         runnable = self.queue.has_runnable(job_types)
-        self.outage.passed()  # (the server answered, if it had been away)
+        self.outage.passed(tried_at)  # (the server answered, if it had been away)
         if not runnable:
             return 0
 
@@ -319,6 +326,7 @@ class JobExecutor:
                 self.outage.failed(away)
                 if self.shutdown_event.wait(self.outage.seconds_to_wait()):
                     break
+            tried_at = self.outage.now()
             try:
                 self.queue.release(claim, CLOSING if self.shutdown_event.is_set() else SERVER_AWAY)
             except Exception as exc:
@@ -327,7 +335,7 @@ class JobExecutor:
                     log.warning("Could not give job %s back to the queue", claim.job.id, exc_info=True)
                     return
                 continue
-            self.outage.passed()
+            self.outage.passed(tried_at)
             return
         with self._lock:
             self._stranded[claim.job.id] = claim  # the closing runner tries once more (``give_back_held``)

@@ -68,6 +68,7 @@ class LeaseKeeper:
     def beat(self, claims: list[Claim]) -> None:
         """Renew ``claims``' leases now (one transaction). One that is no longer its claim's (cancelled, or
         taken over after this machine was cut off too long) is left alone: its result will be dropped."""
+        tried_at = self.outage.now()
         try:
             kept = self.queue.renew_leases(claims)
         except Exception as exc:
@@ -77,7 +78,7 @@ class LeaseKeeper:
             else:
                 self.outage.failed(away)
             return
-        self.outage.passed()
+        self.outage.passed(tried_at)
         lost = {claim.job.id for claim in claims} - kept
         if lost:
             log.info("Job(s) %s are no longer this runner's; their results will be dropped", ", ".join(sorted(lost)))

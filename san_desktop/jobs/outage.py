@@ -54,9 +54,17 @@ class Outage:
                 cause,
             )
 
-    def passed(self) -> None:
-        """A try reached the server: the outage, if there was one, is over (said once)."""
+    def now(self) -> float:
+        """When a try starts (for ``passed``)."""
+        return self._clock()
+
+    def passed(self, tried_at: float | None = None) -> None:
+        """A try reached the server: the outage, if there was one, is over (said once). ``tried_at``: when that
+        try started (``now``); one that started before the outage began (it was answered just before the
+        server went) says nothing of it."""
         with self._lock:
+            if self._since is None or (tried_at is not None and tried_at < self._since):
+                return
             since, self._since = self._since, None
             self._wait = 0.0
             self.reason = None

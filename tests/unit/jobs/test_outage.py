@@ -61,3 +61,16 @@ def test_threads_failing_in_the_same_round_do_not_lengthen_the_wait() -> None:
     assert outage.seconds_down() == 0
     clock.now += 3
     assert outage.seconds_down() == 3
+
+
+def test_an_answer_to_a_try_made_before_the_outage_began_does_not_end_it() -> None:
+    """A restart drops every connection at once: a statement answered just before is no news of the server."""
+    clock = Clock()
+    outage = Outage(clock)
+    before = outage.now()
+    clock.now += 0.1
+    outage.failed(AWAY)
+    outage.passed(before)
+    assert outage.down
+    outage.passed(outage.now())
+    assert not outage.down
