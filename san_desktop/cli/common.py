@@ -40,12 +40,15 @@ READING_COMMANDS = frozenset(
         ("quiz", "due"),
         ("stars", "recommend"),
         ("config", "show"),
+        ("trash", "list"),
     }
 )
 
 
 def only_reads(args: argparse.Namespace) -> bool:
-    """Whether the command ``args`` names only reads the library (``READING_COMMANDS``)."""
+    """Whether the command ``args`` names only reads the library (``READING_COMMANDS``, or any ``--dry-run``)."""
+    if getattr(args, "dry_run", False):
+        return True
     command = getattr(args, "command", None)
     if command == "import":
         return bool(getattr(args, "list", False))

@@ -39,8 +39,15 @@ TYPED: dict[tuple[str, str | None], list[str]] = {
     ("quiz", "due"): ["quiz", "due"],
     ("stars", "recommend"): ["stars", "recommend"],
     ("config", "show"): ["config", "show"],
+    ("trash", "list"): ["trash", "list"],
 }
-EVERY_READING_COMMAND = [*TYPED.values(), ["import", "--list"]]
+# and every dry run (tests/integration/test_dry_runs.py runs each of them on a library with something of everything)
+DRY_RUNS = [
+    ["trash", "empty", "--dry-run"],
+    ["import", "--undo", SOME_ID, "--dry-run"],
+    ["til", "commit", DAY, "--dry-run"],
+]
+EVERY_READING_COMMAND = [*TYPED.values(), ["import", "--list"], *DRY_RUNS]
 
 
 def _tables(url: str) -> list[str]:
@@ -57,7 +64,12 @@ def test_every_reading_command_is_typed_here_and_is_told_apart_from_the_others()
     parser = build_parser()
     for typed in EVERY_READING_COMMAND:
         assert only_reads(parser.parse_args(typed)), typed
-    for writing in (["scrap", "add", "--text", "x"], ["jobs", "retry", SOME_ID], ["import", "--undo", "b"]):
+    for writing in (
+        ["scrap", "add", "--text", "x"],
+        ["jobs", "retry", SOME_ID],
+        ["import", "--undo", "b"],
+        ["trash", "empty"],
+    ):
         assert not only_reads(parser.parse_args(writing)), writing
 
 
