@@ -17,6 +17,8 @@ import zipfile
 from collections.abc import Callable
 from typing import BinaryIO
 
+from san_desktop.core.user_files import kind_of
+
 _END, _END64_LOCATOR, _END64, _CENTRAL = b"PK\x05\x06", b"PK\x06\x07", b"PK\x06\x06", b"PK\x01\x02"
 _END_SIZE, _END64_LOCATOR_SIZE, _END64_SIZE, _CENTRAL_SIZE = 22, 20, 56, 46
 _MAX_COMMENT = 0xFFFF
@@ -52,25 +54,13 @@ def open_regular_file(path: os.PathLike[str] | str) -> BinaryIO:
     try:
         mode = os.fstat(descriptor).st_mode
         if not stat.S_ISREG(mode):
-            raise UnsafeZipError(f"it is {_kind_of(mode)}, not {'a file' if stat.S_ISDIR(mode) else 'a regular file'}")
+            raise UnsafeZipError(f"it is {kind_of(mode)}, not {'a file' if stat.S_ISDIR(mode) else 'a regular file'}")
         if hasattr(os, "set_blocking"):
             os.set_blocking(descriptor, True)
         return os.fdopen(descriptor, "rb")
     except BaseException:
         os.close(descriptor)
         raise
-
-
-def _kind_of(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a named pipe"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "something other than a file"
 
 
 def check_directory(file: BinaryIO, max_members: int, max_bytes: int) -> None:

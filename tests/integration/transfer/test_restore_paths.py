@@ -53,7 +53,7 @@ def _symbolic_link(backup: Path, folder: Path) -> Path:
 
 NOT_REGULAR: dict[str, tuple[Callable[[Path, Path], Path], str]] = {
     "folder": (_folder, "it is a folder, not a file"),
-    "named pipe": (_named_pipe, "it is a named pipe, not a regular file"),
+    "named pipe": (_named_pipe, "it is a pipe (FIFO), not a regular file"),
     "device": (_device, "it is a device, not a regular file"),
     "symbolic link": (_symbolic_link, "it is a symbolic link; name the file it points to"),
 }
