@@ -98,15 +98,11 @@ def _end_now(code: int) -> None:
     alive, as Qt's thread pools wait for their threads when they are destroyed. Its jobs were given back to the
     queue, and the session recorded as ended, before this."""
     import logging
-    import os
+
+    from san_desktop.core.logging_setup import exit_at_once
 
     logging.getLogger(__name__).warning("Background work was still running after the quit; ending the process now")
-    for handler in logging.getLogger().handlers:
-        handler.flush()
-    for stream in (sys.stdout, sys.stderr):
-        if stream is not None:
-            stream.flush()
-    os._exit(code)
+    exit_at_once(code)
 
 
 class _SmokeTest:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import logging.handlers
+import os
 import sys
 from pathlib import Path
 
@@ -86,3 +87,15 @@ def teardown_logging() -> None:
         if getattr(handler, _HANDLER_TAG, False):
             root.removeHandler(handler)
             handler.close()
+
+
+def exit_at_once(code: int) -> None:
+    """End the process now, with what the log and the standard streams hold written out first: for a thread that
+    cannot be stopped (a call that does not return), which would otherwise keep the process alive (Qt's thread
+    pools wait for their threads when they are destroyed; Python waits for non-daemon threads)."""
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            stream.flush()
+    os._exit(code)

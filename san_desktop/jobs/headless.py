@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import faulthandler
 import logging
-import os
 import signal
 import sys
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from PySide6.QtCore import QCoreApplication, QTimer
 from san_desktop.bootstrap import Backend
 from san_desktop.core.enums import POOL_NAMES, JobPool
 from san_desktop.core.errors import DatabaseUnreachableError
+from san_desktop.core.logging_setup import exit_at_once
 from san_desktop.core.settings import JobSettings
 from san_desktop.jobs.registry import ProcessorRegistry
 from san_desktop.jobs.runner import JobRunner, PoolState, PoolStatus
@@ -200,9 +200,4 @@ def _abandon(job_ids: list[str], not_given_back: frozenset[str], code: int, reas
     )
     if reason and code == DATABASE_AWAY:
         print(reason, file=sys.stderr)  # (the caller never gets to say it)
-    for handler in logging.getLogger().handlers:
-        handler.flush()
-    for stream in (sys.stdout, sys.stderr):
-        if stream is not None:
-            stream.flush()
-    os._exit(code)
+    exit_at_once(code)
