@@ -70,12 +70,17 @@ _ESCAPE_SEQUENCE = re.compile(
 _UNSAFE_FOR_TERMINAL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
+def without_surrogates(text: str) -> str:
+    """``text`` with its lone surrogates (what JSON's ``\\ud800`` or undecodable bytes leave: no database stores
+    them) replaced by U+FFFD, for what is kept as given rather than refused: a title, a source's address."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
 def terminal_safe(text: str) -> str:
     """``text`` without escape sequences, control characters (but newline and tab) or bidi overrides,
     and with lone surrogates replaced: what may be printed to a terminal from user data."""
     text = _ESCAPE_SEQUENCE.sub("", text)
-    text = _UNSAFE_FOR_TERMINAL.sub("", text)
-    return _SURROGATE.sub("\ufffd", text)
+    return without_surrogates(_UNSAFE_FOR_TERMINAL.sub("", text))
 
 
 def decode_bytes(data: bytes, name: str = "the file") -> str:

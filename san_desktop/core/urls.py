@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
+from san_desktop.core.text import without_surrogates
+
 _SINGLE_URL = re.compile(r"^https?://[^\s<>\"]+$", re.I)
 # a scheme and its authority, up to where the path, query or fragment starts (a backslash ends it too, as
 # browsers read one in http(s) addresses)
@@ -45,6 +47,8 @@ def _is_tracking(name: str) -> bool:
 def normalize_url(url: str) -> str:
     """The form two scraps of the same page share. Raises ``ValueError`` for anything but an http(s)
     address with a host."""
+    if without_surrogates(url) != url:
+        raise ValueError(f"not a web address: {without_surrogates(url)[:200]!r}")
     parts = urlsplit(url.strip())
     scheme = parts.scheme.lower()
     if scheme not in _DEFAULT_PORTS or not parts.hostname:

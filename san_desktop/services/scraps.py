@@ -25,6 +25,7 @@ from san_desktop.core.text import (
     html_to_text,
     normalize,
     preview,
+    without_surrogates,
 )
 from san_desktop.core.timeutil import utcnow
 from san_desktop.core.urls import normalize_url, without_userinfo
@@ -120,7 +121,8 @@ class ScrapService:
                 return self._on_duplicate(connection, existing)
             scrap = {
                 "source_type": source_type,
-                "source_ref": without_userinfo(source_ref) if source_ref else source_ref,  # (a selection's page)
+                # (a selection's page: kept as given, but never its user and password)
+                "source_ref": without_userinfo(without_surrogates(source_ref)) if source_ref else source_ref,
                 "content": normalized,
                 "raw_content": raw_content,
                 "content_hash": digest,
@@ -142,7 +144,7 @@ class ScrapService:
         """A web address is stored at once, under its normalised form (the same page scrapped again with
         other tracking parameters is the same scrap), with a PAGE_FETCH job that downloads the page and
         then asks for the card. Other addresses (mailto:, ftp:) are scrapped as text."""
-        title = " ".join((title or "").split()) or None
+        title = _one_line(title)
         try:
             address = normalize_url(url)
         except ValueError:  # (its text is the address: without a user:password@ there either)
@@ -174,7 +176,7 @@ class ScrapService:
         except ValueError:
             return self.capture(text, SourceType.URL, url.strip())
         body = check_capturable(text, self.max_bytes)
-        shown_title = " ".join(title.split()) or None
+        shown_title = _one_line(title)
         digest = content_hash(address)
         with self.db.write_connection() as connection:
             existing = self._live_scrap_id(connection, SourceType.URL, digest)
@@ -341,6 +343,11 @@ class ScrapService:
                 .where(scraps.c.id.in_(scrap_ids))
             ).all()
         return {row.id: row.title or preview(row.content, 60) for row in rows}
+
+
+def _one_line(title: str | None) -> str | None:
+    """A title as given, on one line, storable (a lone surrogate replaced); None for an empty one."""
+    return " ".join(without_surrogates(title or "").split()) or None
 
 
 def _link(address: str, content: str, title: str | None) -> dict[str, Any]:

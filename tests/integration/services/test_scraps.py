@@ -246,3 +246,20 @@ def test_orphan_hook_leaves_a_scrap_whose_job_the_user_cancelled(
     report = sweep(queue, backend.require_session(), job_settings, hooks=[orphan_hook])  # type: ignore[arg-type]
     assert report.enqueued_by_hooks == 0
     assert {status for _type, target, status in _jobs(queue) if target == result.scrap_id} == {JobStatus.CANCELLED}
+
+
+def test_lone_surrogates_in_a_pages_title_or_address_are_stored_replaced(
+    scraps: ScrapService, backend: Backend
+) -> None:
+    """What the browser extension sends is JSON, whose ``\\ud800`` escapes decode to lone surrogates that no
+    database stores (the capture fuzz test found one in a title: a 500 and a traceback). A title and a source
+    are kept as given, with U+FFFD for them; the text itself is refused as not valid text, as before."""
+    page = scraps.capture_page("https://u:p@b.example/", "\x7f\ud85b A title", "A page about B-trees and their pages.")
+    odd = scraps.capture_page("https://b.example/\ud800", "", "Another page about LSM trees and compaction.")
+    selection = scraps.capture("A selection about WAL.", SourceType.HTML, "https://b\udc00.example/x")
+    with backend.db.sessions() as session:
+        stored = {scrap.id: scrap for scrap in session.scalars(sa.select(Scrap))}
+    assert stored[page.scrap_id].title == "\x7f\ufffd A title"
+    assert stored[page.scrap_id].source_ref == "https://b.example/"
+    assert stored[odd.scrap_id].source_ref == "https://b.example/\ufffd"
+    assert stored[selection.scrap_id].source_ref == "https://b\ufffd.example/x"

@@ -59,3 +59,10 @@ def test_a_web_url_is_one_address_and_nothing_else() -> None:
 def test_an_address_is_kept_without_its_user_and_password(given: str, kept: str) -> None:
     assert without_userinfo(given) == kept
     assert without_userinfo(kept) == kept
+
+
+def test_an_address_with_a_lone_surrogate_is_not_a_web_address() -> None:
+    """JSON's ``\\ud800`` or bytes that are not UTF-8 leave lone surrogates, which no database stores."""
+    for url in ("https://b.example/\ud800x", "https://b\ud800.example/x"):
+        with pytest.raises(ValueError, match="not a web address"):
+            normalize_url(url)
