@@ -1,4 +1,5 @@
-"""The Qt part of the job system: two QThreadPools (AI and GitHub), timers, and signals.
+"""The Qt part of the job system: two QThreadPools (AI and GitHub), timers, and signals (what runs on the pools'
+threads is in ``jobs.workers``).
 
 The database is the queue. The runner never holds a job only in memory: a worker thread claims a job
 with one conditional UPDATE only when its pool has a free thread, runs it, records the outcome, and
@@ -16,27 +17,32 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal, Slot
 
 from san_desktop.core.enums import JobPool, JobStatus, JobType
 from san_desktop.core.settings import JobSettings
-from san_desktop.core.thread_priority import lower_current_thread
 from san_desktop.jobs.breaker import BreakerState, BreakerStatus, CircuitBreaker
 from san_desktop.jobs.executor import JobExecutor
 from san_desktop.jobs.outage import Outage
-from san_desktop.jobs.recovery import SweepReport, sweep
+from san_desktop.jobs.recovery import SweepReport
 from san_desktop.jobs.registry import JobProgress, ProcessorRegistry
+from san_desktop.jobs.workers import (
+    PollSignals,
+    PollWorker,
+    PoolWorker,
+    PoolWorkerSignals,
+    SweepSignals,
+    SweepWorker,
+    TakeoverWorker,
+)
 from san_desktop.queue.records import JobEvent, JobRecord
 from san_desktop.queue.store import JobStore
 
 log = logging.getLogger(__name__)
 
 EXTERNAL_LOOKBACK = timedelta(seconds=10)
-CHANGES_PAGE = 500
 READ_AGAIN_MS = 2_000  # after a failed read of other machines' changes, while the server still notifies
-MOST_CHANGES_READ = 50_000  # a read that finds more leaves the rest to the next one
 # How long a thread may hold the GIL while another waits for it (a tenth of Python's default). Workers hand
 # the database's write turn to each other many times a second, and one that got the turn waited for the
 # GIL while holding it, a whole default interval at worst; the GUI thread waited as long for its next event.
@@ -52,15 +58,6 @@ INBOX_LOOK_AGAIN_MS = 5
 STOP_WAIT_MS = 3_000
 # another machine's job whose lease ran out is looked for this often within a lease (``_on_takeover_timer_timeout``)
 TAKEOVER_LOOKS_PER_LEASE = 4
-
-
-def _emit(signal: Any, *args: Any) -> None:
-    """Emit a worker's report; a worker that finishes after its signals' object is gone (the app quit while it
-    ran, and its runner was deleted) reports to nobody, and raises nothing on its thread."""
-    try:
-        signal.emit(*args)
-    except RuntimeError:
-        log.debug("A worker finished after its runner was gone")
 
 
 @dataclass(frozen=True)
@@ -99,150 +96,6 @@ class PoolStatus:
         if self.state is PoolState.PAUSED_BY_USER:
             return "paused (Resume to run jobs again)"
         return {PoolState.IDLE: "idle", PoolState.TESTING: "testing the AI server with one job"}[self.state]
-
-
-class _WorkerSignals(QObject):
-    """Made in the worker's ``__init__`` on the GUI thread, so receivers run on the GUI thread.
-
-    Signals:
-        finished(str, int): pool name and how many jobs the worker ran.
-    """
-
-    finished = Signal(str, int)
-
-
-class _PoolWorker(QRunnable):
-    """Drains runnable jobs of one pool on a pool thread."""
-
-    def __init__(self, executor: JobExecutor, pool: JobPool, should_continue: Callable[[], bool]) -> None:
-        super().__init__()
-        self.setAutoDelete(True)
-        self.executor = executor
-        self.pool = pool
-        self.should_continue = should_continue
-        self.signals = _WorkerSignals()
-
-    def run(self) -> None:
-        lower_current_thread()  # the window paints first (a pool's threads only ever run jobs)
-        count = 0
-        try:
-            count = self.executor.drain(self.pool, self.should_continue)
-        except Exception:
-            log.exception("A %s worker stopped on an unexpected error; the job stays in the queue", self.pool)
-        finally:
-            _emit(self.signals.finished, self.pool.value, count)
-
-
-class _SweepSignals(QObject):
-    """Signals:
-    done(object): the SweepReport, or None if the sweep failed.
-    """
-
-    done = Signal(object)
-
-
-class _SweepWorker(QRunnable):
-    def __init__(self, runner: JobRunner) -> None:
-        super().__init__()
-        self.queue = runner.queue
-        self.session_id = runner.session_id
-        self.settings = runner.settings
-        self.registry = runner.registry  # its hooks are read on the worker (a deferred registry builds then)
-        self.stop = runner.executor.shutdown_event  # set when the app closes: no further hook round
-        self.outage = runner.outage
-        self.signals = _SweepSignals()
-
-    def run(self) -> None:
-        lower_current_thread()
-        report: SweepReport | None = None
-        try:
-            hooks = list(self.registry.sweep_hooks)
-            report = sweep(self.queue, self.session_id, self.settings, hooks=hooks, stop=self.stop)
-        except Exception as exc:
-            away = self.queue.db.unreachable(exc)
-            if away is not None:
-                self.outage.failed(away)  # (said once for the outage; the sweep runs again at its next time)
-            else:
-                log.exception("The recovery sweep failed; it will run again later")
-        finally:
-            _emit(self.signals.done, report)
-
-
-class _TakeoverWorker(QRunnable):
-    """Gives back to the queue the jobs no live session answers for: another machine's whose lease ran out
-    (that machine stopped: killed, powered off, cut off from the server), or a session's that ended."""
-
-    def __init__(self, runner: JobRunner) -> None:
-        super().__init__()
-        self.queue = runner.queue
-        self.session_id = runner.session_id
-        self.outage = runner.outage
-        self.signals = _SweepSignals()
-
-    def run(self) -> None:
-        report: SweepReport | None = None
-        try:
-            recovered = self.queue.take_back_expired(self.session_id)
-            if recovered.requeued or recovered.failed:
-                log.warning(
-                    "Took back %d job(s) whose machine stopped answering for them (their lease ran out)",
-                    len(recovered.requeued) + len(recovered.failed),
-                )
-                report = SweepReport(requeued_interrupted=recovered.requeued, failed_interrupted=recovered.failed)
-        except Exception as exc:
-            away = self.queue.db.unreachable(exc)
-            if away is not None:
-                self.outage.failed(away)
-            else:
-                log.exception("Could not look for jobs whose lease ran out")
-        finally:
-            _emit(self.signals.done, report)
-
-
-class _PollSignals(QObject):
-    """Signals:
-    done(object, object): the jobs named that were to be read (a frozenset of ids), and the jobs read (None if
-    the read failed).
-    """
-
-    done = Signal(object, object)
-
-
-class _PollWorker(QRunnable):
-    """Reads job changes on the maintenance thread: those since a time (``since``), or the jobs a server's
-    notifications named (``named``), or both. A read of hundreds of rows (another process's bulk retry, or
-    this one's) must not hold the window's event loop."""
-
-    def __init__(self, queue: JobStore, since: datetime | None, named: frozenset[str], outage: Outage) -> None:
-        super().__init__()
-        self.queue = queue
-        self.since = since
-        self.named = named
-        self.outage = outage
-        self.signals = _PollSignals()
-
-    def run(self) -> None:
-        changed: list[JobRecord] | None = None
-        try:
-            changed = self.queue.jobs_named(self.named) if self.named else []
-            # page by page: a read that stopped at a page would find the same page again next time (more
-            # changes than a page within the look-back: an import, a bulk retry)
-            since, after = self.since, ""
-            while since is not None and len(changed) < MOST_CHANGES_READ:
-                page = self.queue.changed_since(since, CHANGES_PAGE, after)
-                changed.extend(page)
-                if len(page) < CHANGES_PAGE:
-                    break
-                since, after = page[-1].updated_at, page[-1].id
-        except Exception as exc:
-            changed = None
-            away = self.queue.db.unreachable(exc)
-            if away is not None:
-                self.outage.failed(away)
-            else:
-                log.exception("Could not look for job changes made by other processes")
-        finally:
-            _emit(self.signals.done, self.named, changed)
 
 
 class JobRunner(QObject):
@@ -315,11 +168,11 @@ class JobRunner(QObject):
         self._maintenance = QThreadPool(self)
         self._maintenance.setMaxThreadCount(1)
         self._in_flight = {pool: 0 for pool in self.pools}
-        self._worker_signals: set[_WorkerSignals] = set()  # kept alive until each worker reported
+        self._worker_signals: set[PoolWorkerSignals] = set()  # kept alive until each worker reported
         self._sweeping = False
-        self._sweep_signals: _SweepSignals | None = None
-        self._takeover_signals: _SweepSignals | None = None  # a look for jobs whose lease ran out, under way
-        self._poll_signals: _PollSignals | None = None  # a read of other processes' changes under way
+        self._sweep_signals: SweepSignals | None = None
+        self._takeover_signals: SweepSignals | None = None  # a look for jobs whose lease ran out, under way
+        self._poll_signals: PollSignals | None = None  # a read of other processes' changes under way
         # jobs a server's notifications named, to read; and whether to read by time (a notification named no
         # job, the notifications were interrupted, or a read failed)
         self._told: set[str] = set()
@@ -379,7 +232,9 @@ class JobRunner(QObject):
 
     def _run_sweep(self) -> None:
         self._sweeping = True
-        worker = _SweepWorker(self)
+        worker = SweepWorker(
+            self.queue, self.session_id, self.settings, self.registry, self.executor.shutdown_event, self.outage
+        )
         worker.signals.done.connect(self._on_sweep_done)
         self._sweep_signals = worker.signals  # alive until its report arrived
         self._maintenance.start(worker)
@@ -463,7 +318,7 @@ class JobRunner(QObject):
             if breaker is not None and breaker.paused():
                 continue
             while self._in_flight[pool] < threads.maxThreadCount():
-                worker = _PoolWorker(self.executor, pool, self._may_go_on(pool))
+                worker = PoolWorker(self.executor, pool, self._may_go_on(pool))
                 worker.signals.finished.connect(self._on_worker_finished)
                 self._in_flight[pool] += 1
                 self._worker_signals.add(worker.signals)
@@ -639,7 +494,7 @@ class JobRunner(QObject):
         # Reading by time, look back a little: another process stamps updated_at before it commits, so its
         # change can become visible after one of ours with a later stamp (a server's notifications name the
         # jobs as they commit instead). Pairs already announced are skipped.
-        worker = _PollWorker(self.queue, self._seen_until - EXTERNAL_LOOKBACK if by_time else None, named, self.outage)
+        worker = PollWorker(self.queue, self._seen_until - EXTERNAL_LOOKBACK if by_time else None, named, self.outage)
         worker.signals.done.connect(self._on_poll_done)
         self._poll_signals = worker.signals  # alive until its result arrived
         self._maintenance.start(worker)
@@ -692,7 +547,7 @@ class JobRunner(QObject):
         maintenance thread; found, they go back to the queue and this runner may run them."""
         if self._stopped or self._sweeping or self._takeover_signals is not None or self.outage.seconds_to_wait():
             return
-        worker = _TakeoverWorker(self)
+        worker = TakeoverWorker(self.queue, self.session_id, self.outage)
         worker.signals.done.connect(self._on_takeover_done)
         self._takeover_signals = worker.signals  # alive until its report arrived
         self._maintenance.start(worker)
