@@ -1,11 +1,15 @@
-"""Background operations of the window: nothing starts once the window shut them down."""
+"""Background operations of the window: nothing starts once the window shut them down, and one that finishes
+after its receiver is gone raises nothing."""
 
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable
 
 import pytest
+import shiboken6
+from PySide6.QtCore import QCoreApplication
 from pytestqt.qtbot import QtBot
 
 from san_desktop.app import Changes, SanApp
@@ -91,3 +95,34 @@ def test_operations_held_at_shutdown_never_run(qtbot: QtBot, context: AppContext
     context.ops.release()  # a first frame after quitting starts nothing
     assert context.ops.pool.waitForDone(5_000)
     assert ran == []
+
+
+@pytest.mark.parametrize("fails", [False, True], ids=["succeeds", "fails"])
+def test_an_operation_that_finishes_after_its_receiver_is_gone_raises_and_shows_nothing(
+    qtbot: QtBot, context: AppContext, monkeypatch: pytest.MonkeyPatch, fails: bool
+) -> None:
+    """Issue 38: a worker that reported after its signals' object was deleted (the window closed while it ran)
+    raised "Signal source has been deleted" on its thread, which reached the crash dialog."""
+    reported: list[BaseException | None] = []
+    monkeypatch.setattr(sys, "excepthook", lambda _kind, exc, _tb: reported.append(exc))  # the crash dialog
+    monkeypatch.setattr(threading, "excepthook", lambda args: reported.append(args.exc_value))
+    started, release = threading.Event(), threading.Event()
+    answered: list[object] = []
+
+    def slow_read() -> str:
+        started.set()
+        release.wait(10)
+        if fails:
+            raise RuntimeError("the read tripped")
+        return "read"
+
+    context.ops.run(slow_read, answered.append, answered.append)
+    assert started.wait(5)
+    (signals,) = context.ops._running  # the operation's signals: what its result would be delivered through
+    shiboken6.delete(signals)  # deleted while it runs, as the closing app deletes what it still holds
+    context.ops._running.clear()
+    release.set()
+    assert context.ops.pool.waitForDone(5_000)
+    QCoreApplication.processEvents()  # deliver anything that would have come back
+    assert reported == []
+    assert answered == []

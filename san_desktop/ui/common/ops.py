@@ -21,6 +21,7 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from san_desktop.app import Changed, Changes
 from san_desktop.core.errors import SanError
+from san_desktop.jobs.workers import emit_from_worker
 from san_desktop.ui.common.hub import ChangeHub
 
 log = logging.getLogger(__name__)
@@ -45,12 +46,14 @@ class _Op(QRunnable):
         self.signals = _OpSignals()
 
     def run(self) -> None:
+        # (a result that arrives after its signals' object is gone, the window closed meanwhile, goes nowhere:
+        # raised here, it would reach the crash handler from this thread)
         try:
             result = self.call()
         except BaseException as exc:  # delivered to the GUI thread, never lost on the worker
-            self.signals.failed.emit(exc)
+            emit_from_worker(self.signals.failed, exc)
         else:
-            self.signals.succeeded.emit(result)
+            emit_from_worker(self.signals.succeeded, result)
 
 
 class Ops(QObject):
