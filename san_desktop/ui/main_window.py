@@ -36,6 +36,7 @@ from san_desktop.ui.window.about_dialog import AboutDialog
 from san_desktop.ui.window.banner import Banner
 from san_desktop.ui.window.browser_endpoint import BrowserEndpoint
 from san_desktop.ui.window.capture import CaptureController, CaptureOutcome
+from san_desktop.ui.window.crash_dialog import app_closing
 from san_desktop.ui.window.navigation import NavigationList
 from san_desktop.ui.window.notifier import Notice, Notifier
 from san_desktop.ui.window.page_actions import PageActions, set_shortcuts
@@ -461,6 +462,7 @@ class MainWindow(QMainWindow):
         if not self._closed:
             self._closed = True
             log.info("Main window closing")
+            app_closing()  # an error a late worker raises from now on is logged, not shown
             state = self.memory.state(self.current_page_key())
             if self.capture.watching:
                 self.capture.set_watching(False)
