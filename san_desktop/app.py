@@ -31,7 +31,7 @@ from san_desktop.core.enums import (
     SourceType,
     job_types_on,
 )
-from san_desktop.core.errors import PermanentError, SanError, TransientError
+from san_desktop.core.errors import DatabaseUnreachableError, PermanentError, SanError, TransientError
 from san_desktop.core.ids import new_id
 from san_desktop.core.settings import (
     SETTINGS_FILE,
@@ -778,6 +778,11 @@ class SanApp:
     def external_told(self) -> bool:
         """Whether other processes' change notices are being told now (``watch_external``' calls come)."""
         return self.db.notified
+
+    def unreachable(self, exc: BaseException) -> DatabaseUnreachableError | None:
+        """The library's server out of reach (down, restarting, the network cut) that ``exc`` or one of its causes
+        is, in words; None for anything else (a SQLite file is never away)."""
+        return self.db.unreachable(exc)
 
     def poll_external(self) -> Changes:
         """What other processes changed since the last poll: scraps (from their notices) and settings."""

@@ -112,8 +112,8 @@ def build_context(
             parent,
             ai_threads=app.settings.ai_threads_with_window,
         )
-    hub = ChangeHub(parent)
-    ops = Ops(hub, parent)
+    hub = ChangeHub(parent, runner.outage)  # the server's absence is said once for both
+    ops = Ops(hub, parent, unreachable=app.unreachable)  # the server away: a sentence, not a crash
     runner.job_changed.connect(hub.on_job_event)
     context = AppContext(app, runner, hub, ops)
     hub.changed.connect(context.on_hub_changed)

@@ -1,7 +1,8 @@
 """One hub announces every change to the pages (after Anki's ``operation_did_execute``): the window's own
 writes, the job runner's events, and what other processes changed (the command line: database changes
 within a poll, or as soon as a server's library tells of them; ``settings.json`` edits as soon as the file
-watcher sees them)."""
+watcher sees them). A library's server out of reach (restarting, the network down) is said once in the status
+bar and the log, and looked for less often until it answers (the job runner's outage, shared)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
 
 from san_desktop.app import Changes, SanApp
+from san_desktop.core.errors import DatabaseUnreachableError, SanError
+from san_desktop.jobs.outage import Outage
 from san_desktop.queue.records import JobEvent
 
 if TYPE_CHECKING:
@@ -34,8 +37,12 @@ class ChangeHub(QObject):
     message = Signal(str)
     _told = Signal(object)  # a server's library told of another process's or machine's change notices
 
-    def __init__(self, parent: QObject | None = None) -> None:
+    def __init__(self, parent: QObject | None = None, outage: Outage | None = None) -> None:
+        """``outage``: the library's server out of reach, as the job runner tracks it (said once for both)."""
         super().__init__(parent)
+        self._outage = outage or Outage()
+        self._said_away = False  # the status bar said the server cannot be reached
+        self._poll_tried_at = 0.0  # when the poll under way started (``Outage.passed``)
         self._pending: list[Changes] = []
         self._tick = QTimer(self)
         self._tick.setSingleShot(True)
@@ -44,6 +51,10 @@ class ChangeHub(QObject):
         self._poll = QTimer(self)
         self._poll.setInterval(POLL_MS)
         self._poll.timeout.connect(self._on_poll_timeout)
+        # while the library's server is away: the next look once the outage's wait is over (not every poll)
+        self._after_outage = QTimer(self)
+        self._after_outage.setSingleShot(True)
+        self._after_outage.timeout.connect(self._on_after_outage_timeout)
         self._watcher: QFileSystemWatcher | None = None
         self._app: SanApp | None = None
         self._ops: Ops | None = None
@@ -79,6 +90,7 @@ class ChangeHub(QObject):
     def stop(self) -> None:
         self._poll.stop()
         self._tick.stop()
+        self._after_outage.stop()
         if self._told_by_server and self._app is not None:
             self._app.unwatch_external(self._tell)
             self._told_by_server = False
@@ -86,10 +98,25 @@ class ChangeHub(QObject):
             self._watcher.directoryChanged.disconnect(self._on_watcher_directory_changed)
             self._watcher = None
 
+    def server_away(self, error: DatabaseUnreachableError) -> None:
+        """The library's server did not answer (a poll, a page's read): said once for the outage, in the log
+        (with the job runner's tries) and the status bar; the next poll that it answers says it is back."""
+        self._outage.failed(error)
+        self._say_away()
+
+    def _say_away(self) -> None:
+        if not self._said_away:
+            self._said_away = True
+            self.message.emit(
+                "The database server cannot be reached; SAN Desktop keeps trying, and shows changes again once it "
+                "answers."
+            )
+
     def poll_now(self) -> None:
         if self._app is None or self._ops is None or self._polling:
             return
         self._polling = True
+        self._poll_tried_at = self._outage.now()
         self._ops.run(
             self._app.poll_external,
             self._on_polled,
@@ -108,7 +135,21 @@ class ChangeHub(QObject):
     def _on_poll_timeout(self) -> None:
         if self._told_by_server and self._app is not None and self._app.external_told:
             return  # the server tells of changes as they commit (settings.json: the file watcher)
+        if self._outage.seconds_to_wait():  # the server is away (met here, by a job or by a page's read)
+            self._say_away()
+            if not self._after_outage.isActive():
+                self._wait_out_outage()
+            return
         self.poll_now()
+
+    def _on_after_outage_timeout(self) -> None:
+        if self._outage.seconds_to_wait():  # another try met the server away meanwhile: it waits longer
+            self._wait_out_outage()
+        else:
+            self.poll_now()
+
+    def _wait_out_outage(self) -> None:
+        self._after_outage.start(int(self._outage.seconds_to_wait() * 1000) + 1)
 
     def _on_watcher_directory_changed(self, _path: str) -> None:
         self.poll_now()  # settings.json replaced (atomic rename) or the database written
@@ -117,10 +158,17 @@ class ChangeHub(QObject):
         self._polling = False  # whatever happened: the next poll may start (a bug once stopped them for good)
 
     def _on_polled(self, changes: Changes) -> None:
+        self._outage.passed(self._poll_tried_at)
+        if self._said_away:
+            self._said_away = False
+            self.message.emit("The database server answers again; changes made elsewhere show once more.")
         if changes:
             self.gather(changes)
 
-    def _on_poll_failed(self, exc: Exception) -> None:
+    def _on_poll_failed(self, exc: SanError) -> None:
+        if isinstance(exc, DatabaseUnreachableError):
+            self.server_away(exc)
+            return
         log.warning("Could not look for changes made by other programs: %s", exc)
 
     def _on_poll_bug(self, exc: BaseException) -> None:

@@ -6,7 +6,8 @@ workers): one call runs a facade call on a pool thread and delivers its result o
     self._day_reads = LatestOnly(ops)  # then: self._day_reads.run(lambda: app.til.get(day), self._show)
 
 ``write`` expects the call to return ``Changes`` or ``Changed``; what changed is announced on the hub
-before ``on_success`` runs. Expected failures (``SanError``) go to ``on_failure`` (or the status bar);
+before ``on_success`` runs. Expected failures (``SanError``) go to ``on_failure`` (or the status bar), and so
+does the library's server out of reach (the hub says that once for the outage when nobody else takes it);
 anything else is a bug and reaches the crash dialog.
 """
 
@@ -20,7 +21,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from san_desktop.app import Changed, Changes
-from san_desktop.core.errors import SanError
+from san_desktop.core.errors import DatabaseUnreachableError, SanError
 from san_desktop.jobs.workers import emit_from_worker
 from san_desktop.ui.common.hub import ChangeHub
 
@@ -60,9 +61,18 @@ class Ops(QObject):
     """Runs facade calls off the GUI thread. No signals of its own; keeps every running operation
     alive until it reported, and waits for them at shutdown."""
 
-    def __init__(self, hub: ChangeHub, parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        hub: ChangeHub,
+        parent: QObject | None = None,
+        *,
+        unreachable: Callable[[BaseException], DatabaseUnreachableError | None] | None = None,
+    ) -> None:
+        """``unreachable``: the library's server out of reach that an error is, in words (``SanApp.unreachable``):
+        an expected failure, not a bug."""
         super().__init__(parent)
         self.hub = hub
+        self._unreachable = unreachable
         self.pool = QThreadPool(self)
         self.pool.setMaxThreadCount(2)
         self.pool.setObjectName("ui-ops")
@@ -102,10 +112,16 @@ class Ops(QObject):
             self._running.discard(signals)
             if on_finished is not None:
                 on_finished()
+            away = self._unreachable(exc) if self._unreachable is not None else None
+            if away is not None:
+                exc = away
             if isinstance(exc, SanError):
-                log.info("%s", exc)
+                if away is None:
+                    log.info("%s", exc)  # (a server away is logged once for the whole outage)
                 if on_failure is not None:
                     on_failure(exc)
+                elif away is not None:
+                    self.hub.server_away(away)  # said once, not for every read that meets it
                 else:
                     self.hub.message.emit(str(exc))  # the status bar says it
                 return
