@@ -32,6 +32,7 @@ from san_desktop.ai.base import CardDraft, KeptParts, QuizDraft, TilCard, TilDra
 from san_desktop.ai.local import LocalProvider
 from san_desktop.core.enums import QuizType
 from san_desktop.core.errors import KnownError, PermanentError, TransientError
+from san_desktop.core.failpoints import pause_here
 from san_desktop.core.redact import CHAIN_SEPARATOR, cause_chain, describe
 from san_desktop.core.settings import LOCAL_AI_THREADS_WITH_WINDOW
 
@@ -58,6 +59,7 @@ def serve(connection: Connection, time_limit_seconds: float | None) -> None:
     lower_current_thread()  # background work, as the job threads it serves
     provider = LocalProvider(time_limit_seconds=time_limit_seconds)
     encoder.warm_up()
+    pause_here("own_process.warm_up")  # (tests: a child still starting, as a slow machine's is)
     try:
         connection.send(provider.embedding_model)
         while True:
@@ -132,6 +134,12 @@ class _Child:
             raise value from ChildCauseError(causes)
         raise value
 
+    def terminate(self) -> None:
+        """End the child now, whatever it does (still starting, or computing)."""
+        self.process.terminate()
+        self.process.join(STOP_SECONDS)
+        self._connection.close()
+
     def stop(self) -> None:
         with contextlib.suppress(OSError):  # gone already
             self._connection.send(None)
@@ -153,6 +161,7 @@ class OwnProcessProvider:
         self._idle: list[_Child] = []
         self._busy: set[_Child] = set()
         self._starting = 0  # children being started: they count against ``children``
+        self._warming: set[_Child] = set()  # children started whose encoder is loading (not ready yet)
         self._closed = False
         self.failure: str | None = None  # why the work is done in-process instead, once it is
 
@@ -207,13 +216,14 @@ class OwnProcessProvider:
 
     def interrupt(self) -> None:
         """End the calls under way at once (the app is closing; any thread): their children are terminated, so
-        each call fails as a child dying under it does; no call is made after this."""
+        each call fails as a child dying under it does, and so are children still starting (a call or the
+        warm-up waiting for one gets no child); no call is made after this."""
         with self._lock:
             self._closed = True
-            busy = list(self._busy)
+            cut_short = [*self._busy, *self._warming]
             self._lock.notify_all()
-        for child in busy:
-            child.process.terminate()  # (its call's thread then reads the pipe's end, and stops the child)
+        for child in cut_short:
+            child.process.terminate()  # (its caller's thread then reads the pipe's end, and stops the child)
         self.close()
 
     def _call(self, name: str, *args: Any) -> Any:
@@ -259,8 +269,24 @@ class OwnProcessProvider:
         child: _Child | None = None
         try:
             child = _Child(self._time_limit)
+            with self._lock:
+                closed = self._closed
+                if not closed:
+                    self._warming.add(child)
+            if closed:  # closed or interrupted while it was being made: not wanted any more
+                child.terminate()
+                return None
             child.wait_until_ready()
         except Exception as exc:
+            with self._lock:
+                if child is not None:
+                    self._warming.discard(child)
+                closed = self._closed
+            if closed:  # the app is closing: not a failure to start (a child terminated by ``interrupt``)
+                log.debug("The embedded AI's process was stopped while it started")
+                if child is not None:
+                    child.stop()
+                return None
             self._give_up(
                 f"The embedded AI could not start its own process ({describe(exc)}); it works in the window's "
                 "process instead, and the window may answer more slowly while cards are made.",
@@ -269,6 +295,8 @@ class OwnProcessProvider:
             if child is not None:
                 child.stop()
             return None
+        with self._lock:
+            self._warming.discard(child)
         if child.embedding_model != self._here.embedding_model:
             self._give_up(
                 f"The embedded AI's process embeds with {child.embedding_model}, the window with "

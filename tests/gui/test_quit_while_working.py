@@ -1,9 +1,12 @@
-"""Quitting while AI jobs wait on a slow AI server ends the app within a few seconds, with no error dialog; the
-jobs it was running go back to the queue, and the next start runs them without a "closed unexpectedly"
-banner. The app runs as a person starts it, in a process of its own; its window is closed as a person does."""
+"""Quitting while AI jobs wait on a slow AI server, or while the embedded AI's process is still starting, ends the
+app within a few seconds, with no error dialog; the jobs it was running go back to the queue, and the next start
+runs them without a "closed unexpectedly" banner. The app runs as a person starts it, in a process of its own;
+its window is closed as a person does."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -16,6 +19,7 @@ from pytestqt.qtbot import QtBot
 
 from san_desktop.app import SanApp, open_app
 from san_desktop.core.enums import AttemptOutcome, JobStatus, JobType
+from san_desktop.core.failpoints import ENV_DIR, ENV_POINTS
 from san_desktop.core.settings import AISettings, Settings, save_settings
 from san_desktop.jobs.executor import CLOSING
 from san_desktop.services.app_sessions import end_session, start_session
@@ -23,7 +27,7 @@ from san_desktop.ui.common.context import AppContext, build_context
 from san_desktop.ui.main_window import MainWindow
 from tests.support.jobs import insert_jobs, jobs_of
 from tests.support.openai_server import FakeOpenAI, fake_openai_server
-from tests.support.processes import child_env
+from tests.support.processes import child_env, is_running
 
 QUIT_WITHIN_SECONDS = 5.0  # from the window's close to the process's end
 TEXTS = (
@@ -105,6 +109,53 @@ def test_quitting_while_ai_jobs_wait_on_a_slow_server_ends_the_app_and_the_next_
                 (AttemptOutcome.SUCCEEDED, None),
             ]
         window.close()
+
+
+def test_quitting_while_the_embedded_ais_process_is_still_starting_ends_the_app_and_that_process(
+    qtbot: QtBot, data_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 38 follow-up: a child still loading its encoder at quit was left to finish, and the app's quit waited
+    for its warm-up (10 s, then ended by force)."""
+    data_dir.mkdir(parents=True)
+    save_settings(data_dir, Settings())  # the embedded AI, in a process of its own as the window runs it
+    close_file = tmp_path / "close-now"
+    warming = tmp_path / "own_process.warm_up.reached"  # the child is there: it will not get further
+    stderr_file = tmp_path / "app.err"  # (a file: a child left behind would hold a pipe open)
+    with stderr_file.open("w", encoding="utf-8") as stderr_out:
+        app = subprocess.Popen(
+            [sys.executable, "-m", "tests.support.quit_while_working", str(data_dir), str(close_file)],
+            env=child_env(**{ENV_POINTS: "own_process.warm_up", ENV_DIR: str(tmp_path)}),
+            stdout=subprocess.PIPE,
+            stderr=stderr_out,
+            text=True,
+        )
+    child = 0
+    try:
+        qtbot.waitUntil(lambda: warming.exists() and bool(warming.read_text()), timeout=90_000)
+        child = int(warming.read_text())
+        close_file.touch()
+        assert app.stdout is not None
+        assert app.stdout.readline().strip() == "closing"
+        closed_at = time.monotonic()
+        app.wait(60)
+        took = time.monotonic() - closed_at
+        child_left = is_running(child)
+    finally:
+        if app.poll() is None:
+            app.kill()
+            app.wait(10)
+        if app.stdout is not None:
+            app.stdout.close()
+        if child and is_running(child):
+            os.kill(child, signal.SIGKILL)
+    stderr = stderr_file.read_text(encoding="utf-8")
+    log = (data_dir / "logs" / "san.log").read_text(encoding="utf-8")
+    assert app.returncode == 0, stderr
+    assert took < QUIT_WITHIN_SECONDS, log[-3000:]
+    assert not child_left
+    assert "Traceback" not in stderr
+    assert "could not start its own process" not in log  # stopped by the quit, not a failure to start
+    assert "still running after the quit" not in log  # nothing was left for the process's forced end
 
 
 @pytest.mark.qt_log_ignore("does not support raise")

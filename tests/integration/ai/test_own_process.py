@@ -17,7 +17,7 @@ import pytest
 
 from san_desktop.ai import own_process
 from san_desktop.ai.local import LocalProvider
-from san_desktop.ai.own_process import ChildProcessStoppedError, OwnProcessProvider
+from san_desktop.ai.own_process import STOP_SECONDS, ChildProcessStoppedError, OwnProcessProvider
 from san_desktop.core.errors import PermanentError, TransientError
 from san_desktop.core.failpoints import ENV_DIR, ENV_POINTS
 from tests.support.processes import is_running
@@ -57,6 +57,36 @@ def test_closing_stops_the_children(provider: OwnProcessProvider) -> None:
     provider.close()
     assert provider.process_ids() == []
     assert not is_running(child)  # stopped and reaped
+
+
+def test_an_interrupt_ends_a_child_still_starting_and_the_warm_up_waiting_for_it(
+    provider: OwnProcessProvider, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The app closing while the child loads its encoder: the warm-up returns at once, with no child and no
+    failure to start (the next start warms up again)."""
+    monkeypatch.setenv(ENV_POINTS, "own_process.warm_up")  # the child inherits it: it stays starting
+    monkeypatch.setenv(ENV_DIR, str(tmp_path))
+    warmed: list[bool] = []
+    warming = threading.Thread(target=lambda: warmed.append(provider.warm_up()), daemon=True)
+    warming.start()
+    marker = tmp_path / "own_process.warm_up.reached"
+    deadline = time.monotonic() + 60
+    while not (marker.exists() and marker.read_text()):
+        warming.join(0.05)
+        assert warming.is_alive(), "the warm-up ended before the child reached the fail point"
+        assert time.monotonic() < deadline, "the child never reached the fail point"
+    child = int(marker.read_text())
+    try:
+        interrupted_at = time.monotonic()
+        provider.interrupt()
+        warming.join(10)
+        assert time.monotonic() - interrupted_at < STOP_SECONDS + 1
+        assert warmed == [False]
+        assert not is_running(child)
+        assert provider.failure is None  # not a child that could not start
+    finally:
+        if is_running(child):
+            os.kill(child, signal.SIGKILL)
 
 
 def test_an_error_in_the_child_reaches_the_job_as_the_same_kind_with_the_same_sentence() -> None:
