@@ -107,4 +107,6 @@ def test_the_window_waits_out_a_server_restart_and_hears_of_changes_again(
     logged = [record.getMessage() for record in caplog.records]
     assert len([line for line in logged if "cannot be reached" in line]) == 1, logged
     assert len([line for line in logged if "answers again" in line]) == 1, logged
-    assert not [record for record in caplog.records if record.exc_info], logged  # no traceback
+    # no traceback of SAN's (SQLAlchemy's pool may log one of its own: a connection given back just as the server
+    # shut down, whose rollback the server refused)
+    assert not [record for record in caplog.records if record.exc_info and record.name.startswith("san_desktop")]
