@@ -110,3 +110,25 @@ def test_the_window_waits_out_a_server_restart_and_hears_of_changes_again(
     # no traceback of SAN's (SQLAlchemy's pool may log one of its own: a connection given back just as the server
     # shut down, whose rollback the server refused)
     assert not [record for record in caplog.records if record.exc_info and record.name.startswith("san_desktop")]
+
+
+def test_quitting_while_the_server_is_away_closes_the_window_and_the_app(
+    qtbot: QtBot,
+    window: MainWindow,
+    live_context: AppContext,
+    app: SanApp,
+    own_server: PostgresServer,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Closing reads the library's shared settings before it saves the window's size and place: with the server
+    away that failed, and the rest of the close (the app's own) was skipped."""
+    caplog.set_level(logging.WARNING)
+    own_server.stop("fast")
+    try:
+        with qtbot.waitSignal(window.shut_down, timeout=30_000):
+            window.close()
+    finally:
+        own_server.start()
+    assert "The window's size and place were not saved: " in caplog.text
+    assert "cannot be reached" in caplog.text
+    assert not [record for record in caplog.records if record.exc_info and record.name.startswith("san_desktop")]

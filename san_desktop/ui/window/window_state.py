@@ -112,5 +112,8 @@ def save_window_state(app: SanApp, state: WindowSettings) -> None:
         app.reload_settings()
         if state != app.settings.window:
             app.save_settings(replace(app.settings, window=state))
-    except SanError as exc:
-        log.warning("The window's size and place were not saved: %s", exc)
+    except Exception as exc:
+        away = app.unreachable(exc)  # (a library on a server: its shared settings are read first)
+        if away is None and not isinstance(exc, SanError):
+            raise
+        log.warning("The window's size and place were not saved: %s", away or exc)
