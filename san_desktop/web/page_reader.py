@@ -117,6 +117,11 @@ class _Child:
             if not self._connection.poll(START_SECONDS):
                 raise TimeoutError(f"the page reader's process did not start within {START_SECONDS:.0f} s")
             self._connection.recv()
+        except (EOFError, OSError) as exc:  # (an EOFError says nothing by itself)
+            self.kill()
+            raise RuntimeError(
+                f"The page reader's process ended as it started (exit code {self.process.exitcode})"
+            ) from exc
         except BaseException:
             self.kill()
             raise
