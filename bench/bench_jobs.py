@@ -399,7 +399,7 @@ def _size_once_pruned(directory: Path) -> int:
         with backend.db.write() as session:
             if not later.prune(session, 5_000):
                 break
-    driver, path = backend.db.driver.module, backend.db.path
+    driver, path = backend.db.backend.driver.module, backend.db.path
     backend.close()
     conn = driver.connect(str(path), isolation_level=None)  # VACUUM runs outside any transaction
     conn.execute("VACUUM")

@@ -127,7 +127,7 @@ def bench_similar_on_server(count: int = 100_000, queries: int = 200) -> list[Ro
     """The ten nearest cards by pgvector's HNSW index on 100,000 vectors of 512 dimensions: latency and
     recall@10 against an exact scan of the same 8-bit vectors (numpy, in memory)."""
     from bench.bench_cards import _bulk_cards, _bulk_scraps
-    from san_desktop.db import server_vectors
+    from san_desktop.db.backends.postgres import vectors as server_vectors
     from san_desktop.db.vectors import from_stored, to_stored
 
     rng = np.random.default_rng(27)

@@ -26,7 +26,7 @@ def run_migrations(connection: sa.Connection) -> None:
 def run_from_command_line() -> None:
     """``alembic`` invoked by a developer: use the database of $SAN_DATA_DIR (or the default one)."""
     from san_desktop.core.paths import database_path, ensure_data_dir, resolve_data_dir
-    from san_desktop.db.engine import choose_driver, make_engine
+    from san_desktop.db.backends.sqlite.engine import choose_driver, make_engine
 
     path = database_path(ensure_data_dir(resolve_data_dir()))
     engine = make_engine(path, choose_driver())

@@ -37,7 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv if argv is None else argv)
     args = parse_args(arguments[1:])
 
-    from san_desktop.db.integrity import start_integrity_check
+    from san_desktop.db.backends.sqlite.integrity import start_integrity_check
 
     # SQLite reads every page of the database for its integrity check (a fifth of a second at 50,000
     # cards) without holding the GIL, so it runs while the window's modules are imported; start_backend

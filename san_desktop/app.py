@@ -62,7 +62,7 @@ from san_desktop.services.secrets import (
 )
 
 if TYPE_CHECKING:  # cards, TIL and commits (numpy and more) load when first used, not for `san scrap add`
-    from san_desktop.db.integrity import IntegrityCheck
+    from san_desktop.db.backends.sqlite.integrity import IntegrityCheck
     from san_desktop.queue.monitor import JobFilter, JobMonitor
     from san_desktop.services.card_edits import CardEdit, CardEditResult, CardEditService
     from san_desktop.services.cards import CardService
@@ -345,7 +345,7 @@ class SanApp:
             version=__version__,
             data_dir=self.data_dir,
             database=str(self.db.where),
-            on_server=not self.db.is_sqlite,
+            on_server=self.db.shares_library,
             schema_revision=migration.head,
             log_file=self.backend.log_file,
             runs_on=self.db.runs_on,
@@ -676,7 +676,7 @@ class SanApp:
             raise SettingsConflictError(self.settings_path)
         self._writing = settings  # (the data folder's watcher may poll before this returns)
         try:
-            if not self.db.is_sqlite and shared_values(settings) != shared_values(self._settings):
+            if self.db.shares_library and shared_values(settings) != shared_values(self._settings):
                 from san_desktop.services.library_settings import write_shared
 
                 write_shared(self.db, settings, self.changelog)
@@ -690,7 +690,7 @@ class SanApp:
         """``settings`` with the values a library on a server keeps for all its machines; with ``seed``, the
         first machine's own values become the library's when it keeps none yet. A SQLite library's are its
         file's."""
-        if self.db.is_sqlite:
+        if not self.db.shares_library:
             return settings
         from san_desktop.services.library_settings import read_shared, write_shared  # (the ORM: a server's only)
 
@@ -708,7 +708,7 @@ class SanApp:
         shared settings if another machine changed them; no changes otherwise."""
         stamp = _stamp(self.settings_path)
         if stamp == self._settings_stamp:
-            if self.db.is_sqlite:
+            if not self.db.shares_library:
                 return Changes()
             merged = self._with_library_settings(self._settings)
             if merged == self._settings or merged == self._writing:

@@ -15,8 +15,8 @@ from san_desktop.core.instance_lock import InstanceLock
 from san_desktop.core.logging_setup import setup_logging
 from san_desktop.core.paths import database_path, ensure_data_dir, resolve_data_dir
 from san_desktop.core.settings import DATABASE_URL_ENV, database_url
+from san_desktop.db.backends.sqlite.integrity import IntegrityCheck
 from san_desktop.db.database import Database, open_database, open_server_database
-from san_desktop.db.integrity import IntegrityCheck
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ Revises: 0021
 Create Date: 2026-12-05
 
 Every statement that writes ``async_jobs`` notifies the channel ``san_jobs``, and every one that adds to
-``change_notices`` notifies ``san_changes`` (``db.postgres.JOBS_CHANNEL`` and ``CHANGES_CHANNEL``): open
+``change_notices`` notifies ``san_changes`` (``db.backends.postgres.server.JOBS_CHANNEL`` and ``CHANGES_CHANNEL``): open
 windows and idle runners on every machine learn at once that something changed, rather than by polling. A
 notification goes out when its transaction commits, and PostgreSQL sends identical ones of one transaction
 once. Nothing on SQLite (one machine; its processes look for changes).

@@ -69,7 +69,7 @@ def open_library(
     database's integrity on a thread (reading every page, without the GIL) while the facade's modules are
     imported, and ``start_backend`` waits for its verdict before anything writes. A command that only reads
     (``only_reads``) opens the library as it is and writes nothing of it."""
-    from san_desktop.db.integrity import start_integrity_check
+    from san_desktop.db.backends.sqlite.integrity import start_integrity_check
 
     integrity = start_integrity_check(args.data_dir)
 

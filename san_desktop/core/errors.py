@@ -45,7 +45,7 @@ class DatabaseError(SanError):
 
 
 class NotADatabaseError(DatabaseError):
-    """``path``: a database file; a string: a database on a server (``db.postgres.describe``)."""
+    """``path``: a database file; a string: a database on a server (``db.backends.postgres.server.describe``)."""
 
     def __init__(self, path: Path | str, detail: str = "") -> None:
         extra = f" ({detail})" if detail else ""

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 import sqlalchemy as sa
 
-from san_desktop.db import server_vectors
+from san_desktop.db.backends.postgres import vectors as server_vectors
 
 _SHADOW_SUFFIX = re.compile(
     r"_(chunks|info|rowids|auxiliary|vector_chunks\d+|metadatachunks\d+|metadatatext\d+|data|idx|content|docsize|config)$"

@@ -38,7 +38,7 @@ def cursor_of(conn: sa.Connection) -> Iterator[Any]:
     one that takes this module's placeholders)."""
     cursor: Any = conn.connection.cursor()
     if conn.dialect.name == "postgresql":
-        from san_desktop.db.postgres import PortableCursor
+        from san_desktop.db.backends.postgres.server import PortableCursor
 
         cursor = PortableCursor(cursor)
     try:

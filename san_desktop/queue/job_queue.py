@@ -336,7 +336,7 @@ class JobQueue:
     def _claim(self, cursor: Any, session_id: str, job_types: Collection[JobType], limit: int) -> list[claims.Row]:
         now = self.clock()
         lease = now + timedelta(seconds=self.settings.lease_seconds)
-        return claims.claim_rows(cursor, session_id, job_types, now, lease, limit, skip_locked=not self.db.is_sqlite)
+        return claims.claim_rows(cursor, session_id, job_types, now, lease, limit, skip_locked=self.db.shares_library)
 
     def _follow(self, cursor: Any, then: NextClaim | None) -> list[claims.Row]:
         """In a completion's transaction: claim the worker's next jobs (their rows), unless it holds one."""

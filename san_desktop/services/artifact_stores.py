@@ -29,7 +29,7 @@ _ROWS = sa.table(
 
 def artifact_store(db: Database) -> ArtifactStore:
     """The library's store: its data folder's files, or the database's rows for a library on a server."""
-    return ArtifactStore(db.data_dir) if db.is_sqlite else ServerArtifactStore(db)
+    return ServerArtifactStore(db) if db.shares_library else ArtifactStore(db.data_dir)
 
 
 class ServerArtifactStore(ArtifactStore):

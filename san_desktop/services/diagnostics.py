@@ -14,8 +14,9 @@ from san_desktop.core.credentials import keyring_status
 from san_desktop.core.errors import DatabaseTooNewError, SanError
 from san_desktop.core.paths import database_path
 from san_desktop.core.settings import DATABASE_URL_ENV, database_url
-from san_desktop.db.engine import SqliteDriver, can_load_extensions, choose_driver, load_sqlite_vec
-from san_desktop.db.migrate import head_revision, inspect_database, known_revisions
+from san_desktop.db.backends.sqlite.engine import SqliteDriver, can_load_extensions, choose_driver, load_sqlite_vec
+from san_desktop.db.backends.sqlite.migrate import inspect_database
+from san_desktop.db.migrate import head_revision, known_revisions
 from san_desktop.services.secrets import AI_API_KEY, GITHUB_TOKEN, secret_with_source
 
 
@@ -81,7 +82,13 @@ def _database_status(path: Path, driver: SqliteDriver) -> tuple[str | None, str]
 
 def _server_status(url: str) -> tuple[str, str, bool, str | None, str]:
     """(where, server facts, reachable, revision, status) of a server's library, read without changing it."""
-    from san_desktop.db.postgres import describe, explained, make_server_engine, read_revision, server_facts
+    from san_desktop.db.backends.postgres.server import (
+        describe,
+        explained,
+        make_server_engine,
+        read_revision,
+        server_facts,
+    )
     from san_desktop.services.secrets import database_password
 
     where = describe(url)

@@ -26,9 +26,9 @@ from san_desktop.core.paths import DATABASE_FILE, database_path
 from san_desktop.core.settings import DATABASE_URL_ENV, SETTINGS_FILE, database_url, load_settings_checked
 from san_desktop.core.timeutil import utcnow
 from san_desktop.core.user_files import check_target, new_file
-from san_desktop.db.driver import SqliteDriver, choose_driver
-from san_desktop.db.integrity import check_sqlite_header
-from san_desktop.db.migrate import inspect_database
+from san_desktop.db.backends.sqlite.driver import SqliteDriver, choose_driver
+from san_desktop.db.backends.sqlite.integrity import check_sqlite_header
+from san_desktop.db.backends.sqlite.migrate import inspect_database
 from san_desktop.db.vectors import vec_table_names
 
 BACKUP_FORMAT = "san-desktop-backup"

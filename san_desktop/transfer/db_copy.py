@@ -26,11 +26,12 @@ import sqlalchemy as sa
 from san_desktop.artifacts.store import ARTIFACT_DIR
 from san_desktop.core.errors import SanError
 from san_desktop.core.paths import database_path
+from san_desktop.db.backends.postgres.server import describe
+from san_desktop.db.backends.sqlite.driver import choose_driver
+from san_desktop.db.backends.sqlite.migrate import inspect_database
 from san_desktop.db.database import Database, open_database, open_server_database
-from san_desktop.db.driver import choose_driver
-from san_desktop.db.migrate import head_revision, inspect_database
+from san_desktop.db.migrate import head_revision
 from san_desktop.db.models import Artifact, Base
-from san_desktop.db.postgres import describe
 from san_desktop.transfer.backup import read_only_engine
 
 BATCH = 1_000

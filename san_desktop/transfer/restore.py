@@ -25,8 +25,8 @@ from san_desktop.core.errors import SanError, StorageFullError, is_storage_full
 from san_desktop.core.instance_lock import InstanceLock
 from san_desktop.core.paths import DATABASE_FILE, LOCK_FILE, LOG_DIR, MACHINE_ID_FILE, database_path, ensure_data_dir
 from san_desktop.core.settings import SETTINGS_FILE
-from san_desktop.db.driver import SqliteDriver, choose_driver
-from san_desktop.db.engine import load_sqlite_vec
+from san_desktop.db.backends.sqlite.driver import SqliteDriver, choose_driver
+from san_desktop.db.backends.sqlite.engine import load_sqlite_vec
 from san_desktop.db.migrate import known_revisions
 from san_desktop.transfer.backup import (
     MANIFEST,

@@ -12,8 +12,9 @@ from pytestqt.qtbot import QtBot
 
 from san_desktop.__main__ import main
 from san_desktop.core.instance_lock import InstanceLock
-from san_desktop.db.engine import choose_driver
-from san_desktop.db.migrate import head_revision, migrate
+from san_desktop.db.backends.sqlite.engine import choose_driver
+from san_desktop.db.backends.sqlite.migrate import migrate
+from san_desktop.db.migrate import head_revision
 from san_desktop.ui.main_window import MainWindow
 from tests.support.db import library_revision, raw_connection
 from tests.support.processes import run_python

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from san_desktop.core.paths import database_path
-from san_desktop.db.engine import choose_driver
-from san_desktop.db.migrate import head_revision, read_revision
+from san_desktop.db.backends.sqlite.engine import choose_driver
+from san_desktop.db.backends.sqlite.migrate import read_revision
+from san_desktop.db.migrate import head_revision
 from tests.support.db import migrate_to, raw_connection
 from tests.support.openai_server import fake_openai_server
 from tests.support.processes import child_env, run_san

@@ -15,9 +15,10 @@ from san_desktop.cli.common import READING_COMMANDS, only_reads
 from san_desktop.cli.main import build_parser, main
 from san_desktop.core.paths import database_path
 from san_desktop.core.settings import DATABASE_URL_ENV
+from san_desktop.db.backends.sqlite.engine import choose_driver
+from san_desktop.db.backends.sqlite.migrate import read_revision
 from san_desktop.db.database import open_database
-from san_desktop.db.engine import choose_driver
-from san_desktop.db.migrate import head_revision, read_revision
+from san_desktop.db.migrate import head_revision
 from san_desktop.transfer.db_copy import copy_to_server
 from tests.support.library import table_fingerprints
 
@@ -151,7 +152,7 @@ def test_db_copy_takes_a_database_holding_only_an_empty_schema(
         app.capture_text("VACUUM reclaims the space of dead row versions.")
     monkeypatch.setenv(DATABASE_URL_ENV, postgres_url)
     with open_app(tmp_path / "laptop", kind="gui", log_to_stderr=False) as on_server:  # schema, settings, a session
-        assert not on_server.db.is_sqlite
+        assert on_server.db.shares_library
         assert on_server.scraps.list_scraps() == []
     monkeypatch.delenv(DATABASE_URL_ENV)
 

@@ -12,11 +12,12 @@ from alembic import command
 
 from san_desktop.core.paths import database_path
 from san_desktop.core.settings import DATABASE_URL_ENV
+from san_desktop.db.backends.postgres.server import make_server_engine
+from san_desktop.db.backends.postgres.server import read_revision as server_revision
+from san_desktop.db.backends.sqlite.engine import choose_driver, make_engine
+from san_desktop.db.backends.sqlite.migrate import read_revision
 from san_desktop.db.database import Database, open_database, open_server_database
-from san_desktop.db.engine import choose_driver, make_engine
-from san_desktop.db.migrate import alembic_config, read_revision
-from san_desktop.db.postgres import make_server_engine
-from san_desktop.db.postgres import read_revision as server_revision
+from san_desktop.db.migrate import alembic_config
 
 
 def stdlib_loads_sqlite_vec() -> bool:
@@ -59,7 +60,7 @@ def raw_connection(path: Path) -> Iterator[Any]:
 def open_again(db: Database) -> Database:
     """Another handle on ``db``'s library with an engine of its own, as another process of the same machine
     opens it (the command line beside a window): the same file, or the same server database."""
-    if db.is_sqlite:
+    if db.path is not None:
         return open_database(db.file)
     return open_server_database(db.engine.url.render_as_string(hide_password=False), db.data_dir)
 

@@ -23,10 +23,10 @@ from san_desktop.core.paths import database_path
 from san_desktop.core.settings import DATABASE_URL_ENV
 from san_desktop.core.text import content_hash
 from san_desktop.core.timeutil import utcnow
+from san_desktop.db.backends.postgres.server import make_server_engine
+from san_desktop.db.backends.sqlite.driver import choose_driver
+from san_desktop.db.backends.sqlite.engine import make_engine
 from san_desktop.db.database import Database
-from san_desktop.db.driver import choose_driver
-from san_desktop.db.engine import make_engine
-from san_desktop.db.postgres import make_server_engine
 from san_desktop.db.vectors import stored_rows
 from san_desktop.queue.claims import db_time
 from san_desktop.services.quizzes import new_schedule

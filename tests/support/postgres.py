@@ -153,7 +153,7 @@ class PostgresServer:
         """The name of a database migrated to head, made once, that ``create_database`` can copy: a copy is
         a file copy, where migrating every test's database would run every revision again."""
         if self._template is None:
-            from san_desktop.db.postgres import make_server_engine, migrate_server
+            from san_desktop.db.backends.postgres.server import make_server_engine, migrate_server
 
             url = self.create_database("san_template")
             engine = make_server_engine(url)

@@ -12,9 +12,9 @@ from sqlalchemy.orm import sessionmaker
 from san_desktop.core import enums
 from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.workflow import TilStatus
+from san_desktop.db.backends.postgres.server import make_server_engine, migrate_server
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, Base
-from san_desktop.db.postgres import make_server_engine, migrate_server
 from san_desktop.db.vectors import card_index_table, ensure_card_index, vec_table_names
 from tests.integration.db.drift import enum_columns, enum_constraint_mismatches, schema_differences
 

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from san_desktop.core.errors import DatabaseDamagedError
-from san_desktop.db import migrate as migrate_module
-from san_desktop.db.engine import choose_driver
-from san_desktop.db.integrity import IntegrityCheck, start_integrity_check
-from san_desktop.db.migrate import head_revision, migrate
+from san_desktop.db.backends.sqlite import migrate as migrate_module
+from san_desktop.db.backends.sqlite.engine import choose_driver
+from san_desktop.db.backends.sqlite.integrity import IntegrityCheck, start_integrity_check
+from san_desktop.db.backends.sqlite.migrate import migrate
+from san_desktop.db.migrate import head_revision
 from tests.support.db import raw_connection
 
 

@@ -9,8 +9,9 @@ import pytest
 
 from san_desktop.core.errors import DatabaseDamagedError, DatabaseTooNewError, NotADatabaseError
 from san_desktop.core.text import content_hash
-from san_desktop.db.engine import choose_driver
-from san_desktop.db.migrate import head_revision, migrate, read_revision
+from san_desktop.db.backends.sqlite.engine import choose_driver
+from san_desktop.db.backends.sqlite.migrate import migrate, read_revision
+from san_desktop.db.migrate import head_revision
 from san_desktop.db.vectors import from_stored, to_blob
 from tests.support.db import migrate_to, raw_connection
 

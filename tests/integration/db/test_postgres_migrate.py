@@ -13,8 +13,8 @@ import sqlalchemy as sa
 from alembic import command
 
 from san_desktop.core.errors import DatabaseTooNewError, NotADatabaseError
+from san_desktop.db.backends.postgres.server import describe, make_server_engine, migrate_server, server_facts
 from san_desktop.db.migrate import _revision_chain, alembic_config, head_revision
-from san_desktop.db.postgres import describe, make_server_engine, migrate_server, server_facts
 from san_desktop.db.vectors import from_stored, to_blob
 
 

@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import sqlalchemy as sa
 
+from san_desktop.db.backends.postgres.server import CLOCK_SAMPLES, ServerClock
 from san_desktop.db.database import Database
-from san_desktop.db.postgres import CLOCK_SAMPLES, ServerClock
 
 START = datetime(2026, 12, 5, 12, 0, tzinfo=UTC)
 

@@ -19,7 +19,7 @@ from san_desktop.core.ids import new_id
 from san_desktop.core.paths import database_path
 from san_desktop.core.text import content_hash
 from san_desktop.core.timeutil import utcnow
-from san_desktop.db.driver import choose_driver
+from san_desktop.db.backends.sqlite.driver import choose_driver
 from san_desktop.db.migrate import _revision_chain, head_revision
 from san_desktop.queue.claims import db_time
 from san_desktop.transfer.backup import BackupCancelledError, export_all

@@ -11,9 +11,10 @@ import sqlalchemy as sa
 
 from san_desktop.core.enums import ErrorKind
 from san_desktop.core.errors import DatabaseLockedError, SqliteDriverError
-from san_desktop.db import database
+from san_desktop.db.backends.sqlite import backend as sqlite_backend
+from san_desktop.db.backends.sqlite.backend import SqliteBackend
+from san_desktop.db.backends.sqlite.engine import choose_driver, make_engine
 from san_desktop.db.database import Database, open_database
-from san_desktop.db.engine import choose_driver, make_engine
 from san_desktop.jobs.classify import classify
 from tests.support.db import stdlib_loads_sqlite_vec
 
@@ -110,10 +111,10 @@ def test_immediate_transactions_take_the_write_lock_up_front(tmp_path: Path) -> 
 def test_a_database_locked_elsewhere_is_explained(tmp_path: Path) -> None:
     opened = open_database(tmp_path / "san.db")
     opened.dispose()
-    assert opened.driver is not None
-    impatient = make_engine(opened.file, opened.driver, busy_timeout_ms=50)  # not 30 s in a test
-    db = replace(opened, engine=impatient)
-    other = opened.driver.module.connect(str(db.file), timeout=0)
+    driver = opened.backend.driver
+    impatient = make_engine(opened.file, driver, busy_timeout_ms=50)  # not 30 s in a test
+    db = replace(opened, backend=SqliteBackend(opened.file, driver, impatient))
+    other = driver.module.connect(str(db.file), timeout=0)
     other.isolation_level = None
     other.execute("BEGIN IMMEDIATE")  # another program holds the write lock
     try:
@@ -167,7 +168,7 @@ def _insert_turn(db: Database, order: list[str]) -> None:
 
 def test_a_write_turn_not_given_in_time_is_explained(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     db = open_database(tmp_path / "san.db")
-    monkeypatch.setattr(database, "BUSY_TIMEOUT_MS", 50)  # not 30 s in a test
+    monkeypatch.setattr(sqlite_backend, "BUSY_TIMEOUT_MS", 50)  # not 30 s in a test
     holding = threading.Event()
     release = threading.Event()
 

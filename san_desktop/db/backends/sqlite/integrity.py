@@ -18,7 +18,7 @@ from san_desktop.core.errors import (
 )
 from san_desktop.core.paths import database_path, resolve_data_dir
 from san_desktop.core.sqlite_codes import SQLITE_CANTOPEN, SQLITE_CORRUPT, is_locked, sqlite_code
-from san_desktop.db.driver import SqliteDriver, choose_driver
+from san_desktop.db.backends.sqlite.driver import SqliteDriver, choose_driver
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 

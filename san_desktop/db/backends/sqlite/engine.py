@@ -1,4 +1,4 @@
-"""The one SQLAlchemy engine: SQLite driver choice (``db.driver``), sqlite-vec, pragmas and explicit
+"""The one SQLAlchemy engine: SQLite driver choice (``db.backends.sqlite.driver``), sqlite-vec, pragmas and explicit
 transactions.
 
 Many Python builds (pyenv's included) ship ``sqlite3`` without ``enable_load_extension``; then the
@@ -17,11 +17,11 @@ import sqlalchemy as sa
 from sqlalchemy import event
 
 from san_desktop.core.errors import SqliteDriverError
-from san_desktop.db.driver import DRIVER_ENV as DRIVER_ENV
-from san_desktop.db.driver import DRIVERS as DRIVERS
-from san_desktop.db.driver import SqliteDriver as SqliteDriver
-from san_desktop.db.driver import can_load_extensions as can_load_extensions
-from san_desktop.db.driver import choose_driver as choose_driver
+from san_desktop.db.backends.sqlite.driver import DRIVER_ENV as DRIVER_ENV
+from san_desktop.db.backends.sqlite.driver import DRIVERS as DRIVERS
+from san_desktop.db.backends.sqlite.driver import SqliteDriver as SqliteDriver
+from san_desktop.db.backends.sqlite.driver import can_load_extensions as can_load_extensions
+from san_desktop.db.backends.sqlite.driver import choose_driver as choose_driver
 
 # Pragmas set on every connection. 32 MB of page cache: with the 2 MB default, vec0 inserts re-read their
 # index's pages from the file again and again.

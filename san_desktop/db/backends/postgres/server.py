@@ -37,7 +37,7 @@ from san_desktop.core.timeutil import utcnow
 from san_desktop.db.migrate import MigrationResult, alembic_config, head_revision, known_revisions
 
 if TYPE_CHECKING:
-    from san_desktop.db.database import Notified
+    from san_desktop.db.backends.base import Notified
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,181 @@
+"""The library on a PostgreSQL server: its engine, its clock and notifications, its errors in words; opening it
+is one call (``open_server_library``: connect, migrate, install pgvector)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import sqlalchemy as sa
+
+from san_desktop.core.errors import DatabaseLockedError, DatabaseUnreachableError
+from san_desktop.db.backends.base import Notified, SessionOrConnection, close_quietly
+from san_desktop.db.backends.postgres import vectors
+from san_desktop.db.backends.postgres.server import (
+    CONNECT_TIMEOUT_SECONDS,
+    PortableCursor,
+    ServerClock,
+    ServerNotices,
+    describe,
+    explained,
+    make_server_engine,
+    migrate_server,
+    read_schema,
+)
+from san_desktop.db.migrate import MigrationResult
+
+# how long a writer of this process waits for its turn
+TURN_TIMEOUT_SECONDS = 30.0
+
+
+class PostgresBackend:
+    """A library in a database on a PostgreSQL server, named ``where`` (``describe``)."""
+
+    write_options: dict[str, Any] = {}  # noqa: RUF012  (read only)
+    shares_library = True
+    path: Path | None = None
+
+    def __init__(self, engine: sa.Engine, where: str, clock: ServerClock) -> None:
+        self.engine = engine
+        self.server = where
+        self.clock = clock
+        self.notices = ServerNotices(engine)
+        self._turn = threading.RLock()
+        self._writer: Any = None
+        self.driver_errors: tuple[type[Exception], ...] = (sa.exc.DBAPIError, psycopg.Error)
+
+    @property
+    def where(self) -> str:
+        return self.server
+
+    @property
+    def runs_on(self) -> str:
+        version = self.engine.dialect.server_version_info or ()
+        return "PostgreSQL " + ".".join(str(part) for part in version)
+
+    @contextmanager
+    def write_turn(self) -> Iterator[None]:
+        if not self._turn.acquire(timeout=TURN_TIMEOUT_SECONDS):
+            raise DatabaseLockedError(self.server, by_this_app=True)
+        try:
+            yield
+        finally:
+            self._turn.release()
+
+    def serialize(self, session: SessionOrConnection, key: str) -> None:
+        """A transaction-level advisory lock on the key (the seeds serialise a day's TIL request with ``SELECT …
+        FOR UPDATE``; a lock on the key also covers the request that creates the row)."""
+        session.execute(sa.text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"), {"key": key})
+
+    def _writer_connection(self) -> Any:
+        """The connection of ``write_cursor`` and ``write_statement`` (the caller has the turn). One that was lost
+        (the server restarted, the network dropped) is made again for the next write; the write that found it
+        lost failed with the server's condition."""
+        if self._writer is not None and getattr(self._writer.dbapi_connection, "broken", False):
+            stale, self._writer = self._writer, None
+            close_quietly(iter([stale.dbapi_connection]))
+        if self._writer is None:
+            writer = self.engine.raw_connection()
+            writer.detach()
+            self._writer = writer
+        return self._writer.dbapi_connection
+
+    @contextmanager
+    def write_cursor(self) -> Iterator[Any]:
+        """A cursor in a transaction of its own (psycopg begins one by itself), committed when the block ends."""
+        with self.write_turn(), self.explaining():
+            connection = self._writer_connection()
+            cursor = PortableCursor(connection.cursor())
+            try:
+                yield cursor
+                connection.commit()
+            except BaseException:
+                connection.rollback()
+                raise
+            finally:
+                cursor.close()
+
+    def write_statement(self) -> Any:
+        return self.write_cursor()
+
+    @contextmanager
+    def explaining(self) -> Iterator[None]:
+        try:
+            yield
+        except self.driver_errors as exc:
+            said = self.explained(exc)
+            if said is exc:
+                raise
+            raise said from exc
+
+    def explained(self, exc: Exception) -> Exception:
+        return explained(exc, self.server)
+
+    def unreachable(self, exc: BaseException) -> DatabaseUnreachableError | None:
+        """The server's absence that ``exc`` (or one of its causes) is, met explained or as the driver raised it."""
+        seen: set[int] = set()
+        item: BaseException | None = exc
+        while item is not None and id(item) not in seen:
+            seen.add(id(item))
+            if isinstance(item, DatabaseUnreachableError):
+                return item
+            if isinstance(item, self.driver_errors):
+                said = self.explained(item)
+                if isinstance(said, DatabaseUnreachableError):
+                    return said
+            item = item.__cause__ or item.__context__
+        return None
+
+    def listen(self, channel: str, callback: Notified) -> bool:
+        self.notices.listen(channel, callback)
+        return True
+
+    def unlisten(self, channel: str, callback: Notified) -> None:
+        self.notices.unlisten(channel, callback)
+
+    @property
+    def notified(self) -> bool:
+        return self.notices.listening.is_set()
+
+    def resync_clock(self) -> None:
+        """Measure the server's time again (the recovery sweep calls this, off the GUI thread)."""
+        self.clock.measure()
+
+    def dispose(self) -> None:
+        self.notices.stop()
+        with self.write_turn():
+            writer, self._writer = self._writer, None
+        if writer is not None:
+            close_quietly(iter([writer.dbapi_connection]))
+        self.engine.dispose()
+
+
+def open_server_library(
+    url: str, *, password: str | None = None, migrated: bool = True
+) -> tuple[PostgresBackend, MigrationResult]:
+    """Open (and migrate) the library on a PostgreSQL server; raises ``DatabaseError`` subclasses: the server
+    unreachable, refusing the login, a newer or a foreign database. Without ``migrated`` (a command that only
+    reads), nothing is written: an empty database stays empty (``NoLibraryYetError``), an older one as it is."""
+    engine = make_server_engine(url, password=password)
+    where = describe(url)
+    try:
+        if migrated:
+            result = migrate_server(engine)
+            vectors.install(engine)  # similar cards by its HNSW index where the server has pgvector
+        else:
+            result = read_schema(engine)
+        clock = ServerClock(engine)
+    except sa.exc.DBAPIError as exc:
+        engine.dispose()
+        raise explained(exc, where) from exc
+    except BaseException:
+        engine.dispose()
+        raise
+    return PostgresBackend(engine, where, clock), result
+
+
+__all__ = ["CONNECT_TIMEOUT_SECONDS", "PostgresBackend", "open_server_library"]
