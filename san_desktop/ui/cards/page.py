@@ -28,6 +28,7 @@ from san_desktop.ui.cards.editing import UNDO_LINK, CardEditor
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.common.empty_state import StateStack
 from san_desktop.ui.common.lazy_model import select_key, selected_row
+from san_desktop.ui.common.ops import NewestPerItem
 from san_desktop.ui.common.table_fit import Column, ColumnFitter, WordElideDelegate
 
 if TYPE_CHECKING:  # numpy comes with them: they load with the page's first read, after the first frame
@@ -65,6 +66,7 @@ class CardsPage(QWidget):
         self._shown: str | None = None  # the card whose detail is (being) shown
         self._last_deleted: str | None = None  # the scrap of the card deleted last (Undo brings it back)
         self._reveal: str | None = None  # select this scrap's card when it appears (after Undo)
+        self._card_reads = NewestPerItem(context.ops)  # rows read again after a change
         # pages of cards are read off the GUI thread: the page is not the one shown at start, and its
         # first read (with the card service's import of numpy) was a tenth of a second of the window's start
         self.model = CardListModel(lambda: context.app.cards, background=self._read_in_background)
@@ -383,9 +385,10 @@ class CardsPage(QWidget):
         if not affected:
             return
         search = self.model.search
-        self._context.ops.run(
+        self._card_reads.run(
+            affected,
             lambda: self._app.cards.cards_of_scraps(affected, search),
-            lambda found: self._apply(affected, found, search),
+            lambda found, newest: self._apply(newest, found, search),
         )
 
     def _apply(self, scrap_ids: list[str], found: dict[str, CardSummary], search: str) -> None:

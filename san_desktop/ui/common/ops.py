@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
@@ -226,3 +226,40 @@ class LatestOnly:
         """Drop the answers on their way (what they would show is no longer wanted)."""
         self._newest += 1
         self._answered = self._newest
+
+
+class NewestPerItem:
+    """Reads of a page's items (its rows) that may overlap: each item takes its answer from the newest read that
+    asked for it. Two threads run operations, so a read started before a change can answer after the read the
+    change asked for; applied, it would put back what the change took away (a deleted scrap's card)."""
+
+    def __init__(self, ops: Ops) -> None:
+        self._ops = ops
+        self._count = 0
+        self._newest: dict[str, int] = {}  # item -> the number of the newest read that asked for it
+
+    def run(
+        self, items: Collection[str], call: Callable[[], Any], on_success: Callable[[Any, list[str]], None]
+    ) -> None:
+        """Run ``call``; ``on_success`` gets its result and those of ``items`` this read is still the newest of
+        (not called when none is)."""
+        self._count += 1
+        number = self._count
+        for item in items:
+            self._newest[item] = number
+        current: list[str] = []
+
+        def finished() -> None:  # (whatever happened: the items' marks go with their newest read)
+            current.extend(item for item in items if self._newest.get(item) == number)
+            for item in current:
+                del self._newest[item]
+
+        def succeeded(result: Any) -> None:
+            if current:
+                on_success(result, current)
+
+        self._ops.run(call, succeeded, on_finished=finished)
+
+    @property
+    def pending(self) -> bool:
+        return bool(self._newest)

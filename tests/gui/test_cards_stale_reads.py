@@ -1,0 +1,54 @@
+"""The Cards page shows the newest state of a card: a read begun before a change that finishes after the read
+the change asked for must not put back what the change took away."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from san_desktop.app import Changes
+from san_desktop.ui.cards.page import CardsPage
+from san_desktop.ui.common.context import AppContext
+from tests.integration.services.test_similar_meaning import ENGLISH
+from tests.support.til import cards_of
+
+
+def test_an_older_read_finishing_last_does_not_bring_back_a_deleted_card(
+    qtbot: QtBot, live_context: AppContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = live_context.app
+    cards_of(app, [ENGLISH["docker"]])
+    page = CardsPage(live_context)
+    qtbot.addWidget(page)
+    qtbot.waitUntil(lambda: page.model.rowCount() == 1, timeout=10_000)
+    scrap_id = page.model.loaded_rows()[0].scrap_id
+
+    reads = app.cards.cards_of_scraps
+    first_read_taken = threading.Event()
+    release_first = threading.Event()
+    calls: list[int] = []
+
+    def slow_first(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:  # the read a job's end asked for, before the deletion: it sees the card
+            found = reads(*args, **kwargs)
+            first_read_taken.set()
+            release_first.wait(30)
+            return found
+        return reads(*args, **kwargs)
+
+    monkeypatch.setattr(app.cards, "cards_of_scraps", slow_first)
+    hub = live_context.ops.hub
+    hub.announce(Changes(cards_of_scraps=frozenset({scrap_id})))  # e.g. its vector was made
+    assert first_read_taken.wait(30)
+    app.delete_scrap(scrap_id)
+    hub.announce(Changes(scraps=frozenset({scrap_id})))  # the deletion, read after it: no card
+    qtbot.waitUntil(lambda: page.model.card_of_scrap(scrap_id) is None, timeout=10_000)
+
+    release_first.set()  # the older read ends last
+    qtbot.waitUntil(lambda: not live_context.ops.busy, timeout=10_000)  # every read begun has reported
+    assert len(calls) == 2
+    assert page.model.card_of_scrap(scrap_id) is None
