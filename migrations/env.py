@@ -1,12 +1,13 @@
-"""Alembic environment: SQLite in batch mode, vec0 tables (sqlite-vec) invisible to autogenerate."""
+"""Alembic environment: SQLite in batch mode, the tables each database derives (its word and vector indexes)
+invisible to autogenerate."""
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import context
 
+from san_desktop.db.backends import make_include_name
 from san_desktop.db.models import Base
-from san_desktop.db.vectors import make_include_name
 
 config = context.config
 

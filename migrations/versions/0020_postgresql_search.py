@@ -15,7 +15,7 @@ Create Date: 2026-12-05
 - ``til_search``: each day's current TIL text, written by the TIL indexing job as on SQLite, with its words
   weighted title over body.
 Nothing on SQLite. These tables and indexes are derived: the models do not describe them (the drift guard
-leaves them out, as it leaves out SQLite's virtual tables; ``db.vectors.derived_table_names``).
+leaves them out, as it leaves out SQLite's virtual tables; ``db.backends.derived_table_names``).
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 import sqlalchemy as sa
 
 from san_desktop.core.timeutil import utcnow
+from san_desktop.db.backends.base import backend_of
 from san_desktop.db.database import SessionOrConnection
 from san_desktop.db.tables import change_notices
 
@@ -17,10 +18,10 @@ from san_desktop.db.tables import change_notices
 CARD_NOTICE = "card"
 
 
-# On a server, ids are handed out as rows are inserted, not as their transactions commit: a notice with a
-# smaller id can become visible after a greater one was read. A reader there remembers the ids it passed
-# over (gaps) and asks for them again until they appear, or for this long (a rolled-back insert leaves a gap
-# for good).
+# Where ids are handed out as rows are inserted, not as their transactions commit (a server:
+# ``LibraryBackend.ids_in_commit_order``), a notice with a smaller id can become visible after a greater one
+# was read. A reader there remembers the ids it passed over (gaps) and asks for them again until they appear,
+# or for this long (a rolled-back insert leaves a gap for good).
 GAP_PATIENCE = timedelta(seconds=30)
 
 
@@ -30,7 +31,7 @@ class ChangeLog:
     def __init__(self, origin: str, *, clock: Callable[[], datetime] = utcnow) -> None:
         self.origin = origin
         self.clock = clock
-        self._gaps: dict[int, datetime] = {}  # (a server's) ids passed over, and since when
+        self._gaps: dict[int, datetime] = {}  # ids passed over (out of order), and since when
 
     def record(self, session: SessionOrConnection, kind: str, item_ids: Iterable[str]) -> None:
         now = self.clock()
@@ -44,15 +45,14 @@ class ChangeLog:
     def since(
         self, session: SessionOrConnection, after_id: int, limit: int = 1000
     ) -> tuple[int, list[tuple[str, str]]]:
-        """(newest id read, [(kind, item id)]) of other processes' notices above ``after_id`` (on a server,
-        and those passed over earlier that appeared since)."""
+        """(newest id read, [(kind, item id)]) of other processes' notices above ``after_id`` (where ids may
+        become visible out of order, and those passed over earlier that appeared since)."""
         notices = change_notices.c
-        conn = session if isinstance(session, sa.Connection) else session.connection()
-        on_server = conn.dialect.name != "sqlite"
+        out_of_order = not backend_of(session).ids_in_commit_order
         columns = (notices.id, notices.origin, notices.kind, notices.item_id)
         rows = list(session.execute(sa.select(*columns).where(notices.id > after_id).order_by(notices.id).limit(limit)))
         newest = rows[-1].id if rows else after_id
-        if on_server:
+        if out_of_order:
             now = self.clock()
             if self._gaps:
                 late = session.execute(sa.select(*columns).where(notices.id.in_(list(self._gaps)))).all()

@@ -1,19 +1,15 @@
-"""Card vectors: the canonical rows of ``card_embeddings``, the in-memory index that similar cards are found
-with, and (SQLite) sqlite-vec tables.
-
-A vec0 index per (model, dimension) is derived from the rows and can be dropped and rebuilt at any time, like
-a cache; Alembic never manages vec0 tables or their shadow tables, so autogenerate and the drift guard skip
-them through ``include_name``. A library on PostgreSQL has no vec0 tables; the in-memory index serves it
-the same way.
+"""Card vectors: the canonical rows of ``card_embeddings`` (8-bit, ``to_stored``), their SimHash bits, and the
+in-memory index that similar cards are found with where the database has no index of its own that answers
+(``LibraryVectors.nearest``: a SQLite library, a server without pgvector). The database's own index of each
+card's vector is its backend's (``db.backends``: sqlite-vec's vec0 tables, pgvector's tables), derived from the
+rows and dropped and made again at will.
 """
 
 from __future__ import annotations
 
 import functools
-import re
 import threading
-import zlib
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,62 +17,7 @@ import numpy as np
 import numpy.typing as npt
 import sqlalchemy as sa
 
-from san_desktop.db.backends.postgres import vectors as server_vectors
-
-_SHADOW_SUFFIX = re.compile(
-    r"_(chunks|info|rowids|auxiliary|vector_chunks\d+|metadatachunks\d+|metadatatext\d+|data|idx|content|docsize|config)$"
-)
-
-
-def vec_table_names(conn: sa.Connection) -> set[str]:
-    """Names of every virtual table (sqlite-vec's vec0, FTS5 and its vocabulary) and of the shadow tables
-    made for them: SQLite-only derived indexes that Alembic's models do not describe (none elsewhere)."""
-    if conn.dialect.name != "sqlite":
-        return set()
-    rows = conn.exec_driver_sql("SELECT name, sql FROM sqlite_master WHERE type = 'table'").all()
-    virtual = {
-        name
-        for name, sql in rows
-        if sql and re.match(r"\s*CREATE\s+VIRTUAL\s+TABLE\b.*\bUSING\s+(vec0|fts5|fts5vocab)\b", sql, re.I | re.S)
-    }
-    shadows = {
-        name
-        for name, _sql in rows
-        for table in virtual
-        if name.startswith(f"{table}_") and _SHADOW_SUFFIX.fullmatch(name[len(table) :])
-    }
-    return virtual | shadows
-
-
-# PostgreSQL's word indexes (revision 0020): tables and indexes the migrations keep and the models do not describe
-SERVER_DERIVED_TABLES = frozenset({"card_search", "til_search"})
-SERVER_DERIVED_INDEXES = frozenset({"ix_scraps_content_words"})
-
-
-def derived_table_names(conn: sa.Connection) -> set[str]:
-    """The derived tables of the database: SQLite's virtual tables (``vec_table_names``), PostgreSQL's word
-    indexes."""
-    if conn.dialect.name == "sqlite":
-        return vec_table_names(conn)
-    spaces = conn.execute(
-        sa.text("SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE :prefix"),
-        {"prefix": server_vectors.TABLE_PREFIX + "%"},
-    ).scalars()
-    return set(SERVER_DERIVED_TABLES) | set(spaces)
-
-
-def make_include_name(conn: sa.Connection) -> Callable[[str | None, str, Mapping[str, str | None]], bool]:
-    """An Alembic ``include_name`` filter that hides derived tables (vec0 and FTS5 tables with their shadow
-    tables; PostgreSQL's word indexes)."""
-    excluded = derived_table_names(conn)
-
-    def include_name(name: str | None, type_: str, _parent_names: Mapping[str, str | None]) -> bool:
-        if type_ == "index":
-            return name not in SERVER_DERIVED_INDEXES
-        return not (type_ == "table" and name in excluded)
-
-    return include_name
-
+from san_desktop.db.backends.base import backend_of
 
 SIMHASH_BITS = 512
 _PROJECTION_SEED = 20_261_130
@@ -94,29 +35,6 @@ def simhash(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.uint8]:
     """SimHash bits (signs of a random projection), packed: near in angle means few differing bits, for
     sparse vectors too (the signs of the raw dimensions of a sparse vector are mostly those of zeros)."""
     return np.packbits((vectors @ _projection(int(vectors.shape[1]))) > 0, axis=1)
-
-
-def card_index_table(model_id: str, dim: int) -> str:
-    """The vec0 table of one embedding space (stable across runs: crc32, not ``hash()``)."""
-    return f"vec_simhash_{dim}_{zlib.crc32(model_id.encode('utf-8')):08x}"
-
-
-_ensured: set[tuple[str, str]] = set()  # (database, table) made or found by this process
-
-
-def ensure_card_index(conn: sa.Connection, model_id: str, dim: int) -> str:
-    """The persisted SimHash bits (``bit[512]``) of one embedding space: a derived index that can be
-    dropped and rebuilt from ``card_embeddings`` at any time. Made once per process and database (the
-    statement, run for every card, cost as much as the insert)."""
-    if not 1 <= dim <= 65_536:
-        raise ValueError(f"embedding dimension out of range: {dim}")
-    table = card_index_table(model_id, dim)
-    key = (str(conn.engine.url), table)
-    if key not in _ensured and conn.dialect.name == "sqlite":
-        columns = f"card_id text primary key, embedding bit[{SIMHASH_BITS}]"
-        conn.exec_driver_sql(f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0({columns})")
-        _ensured.add(key)
-    return table
 
 
 def to_blob(vector: npt.NDArray[np.float32]) -> bytes:
@@ -167,35 +85,12 @@ def _stored_codes(blobs: Sequence[bytes], dim: int) -> tuple[npt.NDArray[np.int8
 def index_card_vector(
     conn: sa.Connection, card_id: str, model_id: str, vector: npt.NDArray[np.float32], *, new: bool = False
 ) -> None:
-    """Put a card's SimHash bits in its space's vec0 index, replacing earlier ones (none when ``new``). On a
-    server with pgvector, the card's vector in its space's table (``server_vectors``)."""
-    if conn.dialect.name != "sqlite":
-        if server_vectors.available(conn):
-            server_vectors.put(conn, card_id, model_id, vector)
-        return
-    bits = simhash(np.asarray(vector, dtype=np.float32)[None, :])[0].tobytes()
-    dim = int(vector.shape[0])
-    for last_try in (False, True):
-        table = ensure_card_index(conn, model_id, dim)
-        try:
-            if not new:
-                conn.exec_driver_sql(f"DELETE FROM {table} WHERE card_id = ?", (card_id,))
-            conn.exec_driver_sql(f"INSERT INTO {table} (card_id, embedding) VALUES (?, vec_bit(?))", (card_id, bits))
-            return
-        except sa.exc.OperationalError as exc:
-            if last_try or "no such table" not in str(exc.orig):
-                raise
-            _ensured.discard((str(conn.engine.url), table))  # dropped since (to be rebuilt): make it again
+    """Put a card's vector in its database's own index, replacing an earlier one (none when ``new``)."""
+    backend_of(conn).vectors.index_card(conn, card_id, model_id, vector, new=new)
 
 
 def unindex_card(conn: sa.Connection, card_id: str, model_id: str, dim: int) -> None:
-    if conn.dialect.name != "sqlite":
-        if server_vectors.available(conn):
-            server_vectors.remove(conn, card_id, model_id, dim)
-        return
-    table = card_index_table(model_id, dim)
-    if conn.exec_driver_sql("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).first():
-        conn.exec_driver_sql(f"DELETE FROM {table} WHERE card_id = ?", (card_id,))
+    backend_of(conn).vectors.unindex_card(conn, card_id, model_id, dim)
 
 
 @dataclass
@@ -216,10 +111,9 @@ _indexes_lock = threading.Lock()
 
 
 def _order(conn: sa.Connection) -> str:
-    """The column that grows with every vector added (re-embedding deletes and inserts, so it grows then
-    too), by this process or another: SQLite's rowid; on a server, the time the row was written (the
-    machines' clocks agree with the server's: ``queue.server_clock``)."""
-    return "rowid" if conn.dialect.name == "sqlite" else "created_at"
+    """The column that grows with every vector added, by this process or another (re-embedding deletes and
+    inserts, so it grows then too): ``LibraryVectors.added_order``."""
+    return backend_of(conn).vectors.added_order
 
 
 def _newest(conn: sa.Connection, model_id: str) -> Any:
@@ -282,14 +176,11 @@ def _space_index(conn: sa.Connection, model_id: str, dim: int) -> _SpaceIndex:
 
 def warm_up(conn: sa.Connection, model_id: str) -> int:
     """Load every space of ``model_id`` into memory ahead of the first query (start-up, off the GUI
-    thread). Returns how many vectors were loaded. On a server with pgvector, each space's table is made
-    (filled from ``card_embeddings`` the first time) instead."""
-    if conn.dialect.name != "sqlite" and server_vectors.available(conn):
-        spaces = conn.execute(
-            sa.text("SELECT DISTINCT dim FROM card_embeddings WHERE model_id = :model"), {"model": model_id}
-        ).scalars()
-        tables = [server_vectors.ensure(conn, model_id, int(dim)) for dim in list(spaces)]
-        return sum(int(conn.execute(sa.text(f"SELECT count(*) FROM {table}")).scalar_one()) for table in tables)
+    thread). Returns how many vectors were loaded. Where the database's own index answers (``nearest``), that
+    index is made ready instead."""
+    own = backend_of(conn).vectors.warm_up(conn, model_id)
+    if own is not None:
+        return own
     dims = [
         row[0]
         for row in conn.execute(
@@ -312,10 +203,11 @@ def nearest(
 ) -> list[tuple[str, float]]:
     """(id, cosine similarity) of the ``limit`` cards nearest to ``vector`` in its space, best first: the
     ``SCAN_CANDIDATES`` whose SimHash bits differ least, scored on their 8-bit codes — the very vectors
-    ``card_embeddings`` stores (float32 rows of older databases: within 0.001 of their cosine). On a server
-    with pgvector, its HNSW index over the same vectors (``server_vectors``)."""
-    if conn.dialect.name != "sqlite" and server_vectors.available(conn):
-        return server_vectors.nearest(conn, model_id, vector, limit, exclude)
+    ``card_embeddings`` stores (float32 rows of older databases: within 0.001 of their cosine). Where the
+    database has an index of its own that answers (pgvector's HNSW index over the same vectors), that one's."""
+    own = backend_of(conn).vectors.nearest(conn, model_id, vector, limit, exclude)
+    if own is not None:
+        return own
     index = _space_index(conn, model_id, int(vector.shape[0]))
     if not len(index.ids):
         return []

@@ -18,6 +18,7 @@ from san_desktop.ai.calibration import score_of, threshold_of
 from san_desktop.core.errors import SanError
 from san_desktop.core.ids import new_id
 from san_desktop.core.timeutil import utcnow
+from san_desktop.db.backends.base import backend_of
 from san_desktop.db.database import Database
 from san_desktop.db.models import CardEmbedding, Category, KnowledgeCard, Scrap, Tag, card_tags
 from san_desktop.db.vectors import from_stored, index_card_vector, nearest, to_stored, unindex_card, warm_up
@@ -178,11 +179,10 @@ def save_card(
             values["tags_edited"] = True
         card_id = new_id()
         card_row = {"id": card_id, "scrap_id": scrap_id, "created_at": now, **values}
-        if conn.dialect.name == "sqlite":
+        if backend_of(conn).defer_foreign_keys(conn):
             # Tags first, then the card (foreign keys checked at commit): the search index's insert trigger
             # then reads the tags once, instead of a tag trigger rewriting the card's whole index entry
             # (an FTS5 update is a delete and an insert) once per tag.
-            conn.exec_driver_sql("PRAGMA defer_foreign_keys = ON")
             _link_tags(conn, card_id, tag_ids)
             conn.execute(_ADD_CARD, card_row)
         else:

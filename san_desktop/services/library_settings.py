@@ -7,7 +7,6 @@ import json
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql
 
 from san_desktop.core.settings import Settings, shared_values
 from san_desktop.db.changes import ChangeLog
@@ -30,14 +29,7 @@ def write_shared(db: Database, settings: Settings, changelog: ChangeLog, *, anno
     rows = [
         {"name": name, "value": json.dumps(value), "updated_at": now} for name, value in shared_values(settings).items()
     ]
-    statement = postgresql.insert(LibrarySetting)
     with db.write() as session:
-        session.execute(
-            statement.on_conflict_do_update(
-                index_elements=[LibrarySetting.name],
-                set_={"value": statement.excluded.value, "updated_at": statement.excluded.updated_at},
-            ),
-            rows,
-        )
+        db.backend.upsert(session, LibrarySetting.metadata.tables[LibrarySetting.__tablename__], rows)
         if announce:
             changelog.record(session, SETTINGS_NOTICE, ["library"])

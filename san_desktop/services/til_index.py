@@ -53,11 +53,10 @@ def current_text(session: Session, summary_id: str) -> TilText | None:
 def index_text(session: Session, summary_id: str, version: int, title: str, markdown: str) -> None:
     """The day's row of the word index, replaced by this version's (SQLite's FTS5; a table with its words
     on PostgreSQL, revision 0020)."""
-    conn = session.connection()
-    conn.exec_driver_sql("DELETE FROM til_search WHERE summary_id = ?", (summary_id,))
-    conn.exec_driver_sql(
-        "INSERT INTO til_search (summary_id, version, title, body) VALUES (?, ?, ?, ?)",
-        (summary_id, version, title, markdown),
+    session.execute(sa.text("DELETE FROM til_search WHERE summary_id = :summary"), {"summary": summary_id})
+    session.execute(
+        sa.text("INSERT INTO til_search (summary_id, version, title, body) VALUES (:summary, :version, :title, :body)"),
+        {"summary": summary_id, "version": version, "title": title, "body": markdown},
     )
 
 

@@ -26,10 +26,10 @@ from san_desktop.core.paths import DATABASE_FILE, database_path
 from san_desktop.core.settings import DATABASE_URL_ENV, SETTINGS_FILE, database_url, load_settings_checked
 from san_desktop.core.timeutil import utcnow
 from san_desktop.core.user_files import check_target, new_file
+from san_desktop.db.backends import derived_table_names
 from san_desktop.db.backends.sqlite.driver import SqliteDriver, choose_driver
 from san_desktop.db.backends.sqlite.integrity import check_sqlite_header
 from san_desktop.db.backends.sqlite.migrate import inspect_database
-from san_desktop.db.vectors import vec_table_names
 
 BACKUP_FORMAT = "san-desktop-backup"
 BACKUP_VERSION = 1
@@ -100,7 +100,7 @@ def library_tables(connection: sa.Connection) -> list[str]:
     names = connection.exec_driver_sql(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
     ).scalars()
-    derived = vec_table_names(connection)
+    derived = derived_table_names(connection)
     return [name for name in names if name not in derived]
 
 

@@ -5,13 +5,16 @@ backend and hands every question that has a database's answer to it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import weakref
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
     import sqlalchemy as sa
     from sqlalchemy.orm import Session
 
@@ -28,12 +31,92 @@ Notified: TypeAlias = "Callable[[frozenset[str] | None], None]"
 JOBS_CHANNEL = "san_jobs"
 CHANGES_CHANNEL = "san_changes"
 
+# a search ranks at most this many of its newest matches (each list of ``LibrarySearch``)
+SEARCH_CANDIDATES = 1000
+
+
+def like_pattern(word: str) -> str:
+    """``word`` anywhere, as a ``LIKE … ESCAPE '\\'`` pattern."""
+    return "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+# Alembic's ``include_name`` filter: whether autogenerate and the drift guard look at a table or an index
+IncludeName: TypeAlias = "Callable[[str | None, str, Mapping[str, str | None]], bool]"
+
+
+class LibrarySearch(Protocol):
+    """A database's full-text search over its own word indexes: ids best first. Each list is of live cards
+    (their scrap not deleted), one of ``scrap_ids``' when given, else among the newest ``SEARCH_CANDIDATES``
+    matches."""
+
+    def card_word_matches(
+        self, conn: sa.Connection, search: str, *, limit: int, scrap_ids: Collection[str] | None = None
+    ) -> list[str]:
+        """Cards with every word of ``search`` in their title, summary, tags or category (the title counting
+        most), a short word as a part of a longer one."""
+        ...
+
+    def text_word_matches(
+        self, conn: sa.Connection, search: str, *, limit: int, scrap_ids: Collection[str] | None = None
+    ) -> list[str]:
+        """Cards whose scrap's text has every word of ``search`` as the start of one of its words."""
+        ...
+
+    def til_word_matches(self, conn: sa.Connection, search: str, *, limit: int) -> list[str]:
+        """Days whose current TIL text has every word of ``search`` as a word's start (its title counting most)."""
+        ...
+
+    def live_in_space(self, conn: sa.Connection, card_ids: Sequence[str], model_id: str) -> set[str]:
+        """Those of ``card_ids`` still live and still in ``model_id``'s space (an index of vectors may predate a
+        deletion or a re-embedding)."""
+        ...
+
+
+class LibraryVectors(Protocol):
+    """A database's own index of card vectors, derived from ``card_embeddings`` (dropped and made again at will,
+    never managed by Alembic). Where it answers no nearest-card question, the in-memory index of ``db.vectors``
+    does."""
+
+    @property
+    def added_order(self) -> str:
+        """The column of ``card_embeddings`` that grows with every row added, by any process or machine."""
+        ...
+
+    def index_card(
+        self, conn: sa.Connection, card_id: str, model_id: str, vector: npt.NDArray[np.float32], *, new: bool
+    ) -> None:
+        """Put a card's vector in its space's index, replacing an earlier one (none when ``new``)."""
+        ...
+
+    def unindex_card(self, conn: sa.Connection, card_id: str, model_id: str, dim: int) -> None: ...
+
+    def nearest(
+        self,
+        conn: sa.Connection,
+        model_id: str,
+        vector: npt.NDArray[np.float32],
+        limit: int,
+        exclude: Collection[str] = (),
+    ) -> list[tuple[str, float]] | None:
+        """(id, similarity) of the ``limit`` cards nearest to ``vector``, best first, by the database's index;
+        None when it has none that answers (the in-memory index does)."""
+        ...
+
+    def warm_up(self, conn: sa.Connection, model_id: str) -> int | None:
+        """Make the index of every space of ``model_id`` ready; how many vectors it holds, or None when the
+        in-memory index answers for it (``nearest``)."""
+        ...
+
 
 class LibraryBackend(Protocol):
     """One database's way of doing what the library needs of it."""
 
     @property
     def engine(self) -> sa.Engine: ...
+    @property
+    def search(self) -> LibrarySearch: ...
+    @property
+    def vectors(self) -> LibraryVectors: ...
     @property
     def path(self) -> Path | None:
         """The library's file, when it is one."""
@@ -82,6 +165,21 @@ class LibraryBackend(Protocol):
         """Make the transaction wait for any other that serialised on ``key`` until it ends."""
         ...
 
+    def defer_foreign_keys(self, conn: sa.Connection) -> bool:
+        """Check the transaction's foreign keys when it commits rather than after each statement, where the
+        database can (then rows may be written before the rows they refer to); False where it cannot."""
+        ...
+
+    def upsert(self, session: SessionOrConnection, table: sa.Table, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Insert ``rows`` into ``table``, a row whose primary key is taken already updating that row instead."""
+        ...
+
+    @property
+    def ids_in_commit_order(self) -> bool:
+        """Whether rows given growing ids become visible in the order of their ids (one writer at a time);
+        False where a transaction holding a smaller id may commit after one holding a greater one."""
+        ...
+
     # --- errors ----------------------------------------------------------------------------------
     @property
     def driver_errors(self) -> tuple[type[Exception], ...]: ...
@@ -106,6 +204,27 @@ class LibraryBackend(Protocol):
     def resync_clock(self) -> None: ...
 
     def dispose(self) -> None: ...
+
+
+# the backend of each engine a backend made (``backend_of``)
+_owners: weakref.WeakKeyDictionary[sa.Engine, LibraryBackend] = weakref.WeakKeyDictionary()
+
+
+def owns(backend: LibraryBackend, engine: sa.Engine) -> None:
+    """Record that ``engine``'s connections are ``backend``'s (its constructor calls this)."""
+    _owners[engine] = backend
+
+
+def backend_of(bind: SessionOrConnection) -> LibraryBackend:
+    """The backend whose engine ``bind`` (a session or a connection) works with: how code that is handed only a
+    transaction reaches its database's own SQL."""
+    import sqlalchemy as sa
+
+    engine = bind.engine if isinstance(bind, sa.Connection) else bind.get_bind().engine
+    try:
+        return _owners[engine]
+    except KeyError:
+        raise RuntimeError(f"{engine!r} belongs to no library backend (db.database opens them)") from None
 
 
 def close_quietly(connections: Iterator[Any]) -> None:

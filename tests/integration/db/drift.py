@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
-from san_desktop.db.vectors import make_include_name
+from san_desktop.db.backends import make_include_name
 
 IncludeName = Callable[[str | None, str, Mapping[str, str | None]], bool]
 

@@ -13,9 +13,10 @@ from san_desktop.core import enums
 from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.workflow import TilStatus
 from san_desktop.db.backends.postgres.server import make_server_engine, migrate_server
+from san_desktop.db.backends.sqlite.schema import derived_table_names
+from san_desktop.db.backends.sqlite.vectors import card_index_table, ensure_card_index
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, Base
-from san_desktop.db.vectors import card_index_table, ensure_card_index, vec_table_names
 from tests.integration.db.drift import enum_columns, enum_constraint_mismatches, schema_differences
 
 UNIQUE_FAILED = "UNIQUE constraint failed|duplicate key value violates unique constraint"
@@ -46,8 +47,8 @@ def test_the_schema_guard_hides_vec0_indexes_and_their_shadow_tables(sqlite_db: 
     with sqlite_db.engine.begin() as conn:
         # a vec0 index and its shadow tables exist in real databases: the filter must hide them
         table = ensure_card_index(conn, "local-hash-ngram-v1", 8)
-        assert table in vec_table_names(conn)
-        assert len(vec_table_names(conn)) > 1  # the shadow tables are recognised too
+        assert table in derived_table_names(conn)
+        assert len(derived_table_names(conn)) > 1  # the shadow tables are recognised too
         assert schema_differences(conn, Base.metadata) == []
 
 

@@ -4,7 +4,7 @@ is one call (``open_server_library``: connect, migrate, install pgvector)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -13,8 +13,8 @@ import psycopg
 import sqlalchemy as sa
 
 from san_desktop.core.errors import DatabaseLockedError, DatabaseUnreachableError
-from san_desktop.db.backends.base import Notified, SessionOrConnection, close_quietly
-from san_desktop.db.backends.postgres import vectors
+from san_desktop.db.backends.base import Notified, SessionOrConnection, close_quietly, owns
+from san_desktop.db.backends.postgres.search import PostgresSearch
 from san_desktop.db.backends.postgres.server import (
     CONNECT_TIMEOUT_SECONDS,
     PortableCursor,
@@ -26,6 +26,7 @@ from san_desktop.db.backends.postgres.server import (
     migrate_server,
     read_schema,
 )
+from san_desktop.db.backends.postgres.vectors import PostgresVectors, install
 from san_desktop.db.migrate import MigrationResult
 
 # how long a writer of this process waits for its turn
@@ -38,6 +39,10 @@ class PostgresBackend:
     write_options: dict[str, Any] = {}  # noqa: RUF012  (read only)
     shares_library = True
     path: Path | None = None
+    # ids are handed out as rows are inserted, not as their transactions commit
+    ids_in_commit_order = False
+    search = PostgresSearch()
+    vectors = PostgresVectors()
 
     def __init__(self, engine: sa.Engine, where: str, clock: ServerClock) -> None:
         self.engine = engine
@@ -47,6 +52,7 @@ class PostgresBackend:
         self._turn = threading.RLock()
         self._writer: Any = None
         self.driver_errors: tuple[type[Exception], ...] = (sa.exc.DBAPIError, psycopg.Error)
+        owns(self, engine)
 
     @property
     def where(self) -> str:
@@ -70,6 +76,19 @@ class PostgresBackend:
         """A transaction-level advisory lock on the key (the seeds serialise a day's TIL request with ``SELECT …
         FOR UPDATE``; a lock on the key also covers the request that creates the row)."""
         session.execute(sa.text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"), {"key": key})
+
+    def defer_foreign_keys(self, conn: sa.Connection) -> bool:
+        return False  # (the schema's foreign keys are not declared deferrable)
+
+    def upsert(self, session: SessionOrConnection, table: sa.Table, rows: Sequence[Mapping[str, Any]]) -> None:
+        from sqlalchemy.dialects.postgresql import insert
+
+        if not rows:
+            return
+        statement = insert(table)
+        keys = {column.name for column in table.primary_key}
+        changed = {name: statement.excluded[name] for name in rows[0] if name not in keys}
+        session.execute(statement.on_conflict_do_update(index_elements=sorted(keys), set_=changed), list(rows))
 
     def _writer_connection(self) -> Any:
         """The connection of ``write_cursor`` and ``write_statement`` (the caller has the turn). One that was lost
@@ -165,7 +184,7 @@ def open_server_library(
     try:
         if migrated:
             result = migrate_server(engine)
-            vectors.install(engine)  # similar cards by its HNSW index where the server has pgvector
+            install(engine)  # similar cards by its HNSW index where the server has pgvector
         else:
             result = read_schema(engine)
         clock = ServerClock(engine)

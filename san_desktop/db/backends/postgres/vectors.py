@@ -136,3 +136,40 @@ def nearest(
     ).all()
     skip = set(exclude)
     return [(str(card_id), float(score)) for card_id, score in rows if card_id not in skip][:limit]
+
+
+class PostgresVectors:
+    """``LibraryVectors`` in pgvector's tables, where the server has pgvector; the in-memory index otherwise."""
+
+    # the time a row was written: the machines' clocks agree with the server's (``server.ServerClock``)
+    added_order = "created_at"
+
+    def index_card(
+        self, conn: sa.Connection, card_id: str, model_id: str, vector: npt.NDArray[np.float32], *, new: bool
+    ) -> None:
+        if available(conn):
+            put(conn, card_id, model_id, vector)
+
+    def unindex_card(self, conn: sa.Connection, card_id: str, model_id: str, dim: int) -> None:
+        if available(conn):
+            remove(conn, card_id, model_id, dim)
+
+    def nearest(
+        self,
+        conn: sa.Connection,
+        model_id: str,
+        vector: npt.NDArray[np.float32],
+        limit: int,
+        exclude: Collection[str] = (),
+    ) -> list[tuple[str, float]] | None:
+        return nearest(conn, model_id, vector, limit, exclude) if available(conn) else None
+
+    def warm_up(self, conn: sa.Connection, model_id: str) -> int | None:
+        """Each space's table made (filled from ``card_embeddings`` the first time)."""
+        if not available(conn):
+            return None
+        spaces = conn.execute(
+            sa.text("SELECT DISTINCT dim FROM card_embeddings WHERE model_id = :model"), {"model": model_id}
+        ).scalars()
+        tables = [ensure(conn, model_id, int(dim)) for dim in list(spaces)]
+        return sum(int(conn.execute(sa.text(f"SELECT count(*) FROM {table}")).scalar_one()) for table in tables)

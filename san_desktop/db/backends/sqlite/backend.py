@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from functools import cached_property
@@ -24,10 +24,12 @@ from san_desktop.core.errors import (
 )
 from san_desktop.core.sqlite_codes import is_damaged, is_locked
 from san_desktop.core.timeutil import utcnow
-from san_desktop.db.backends.base import Notified, SessionOrConnection, close_quietly
+from san_desktop.db.backends.base import Notified, SessionOrConnection, close_quietly, owns
 from san_desktop.db.backends.sqlite.engine import BUSY_TIMEOUT_MS, SqliteDriver, choose_driver, make_engine
 from san_desktop.db.backends.sqlite.integrity import IntegrityCheck
 from san_desktop.db.backends.sqlite.migrate import inspect_database, latest_backup, migrate
+from san_desktop.db.backends.sqlite.search import SqliteSearch
+from san_desktop.db.backends.sqlite.vectors import SqliteVectors
 from san_desktop.db.migrate import MigrationResult
 
 
@@ -37,6 +39,9 @@ class SqliteBackend:
     write_options: dict[str, Any] = {"sqlite_begin": "IMMEDIATE"}  # noqa: RUF012  (read only)
     shares_library = False
     notified = False
+    ids_in_commit_order = True  # one writer at a time
+    search = SqliteSearch()
+    vectors = SqliteVectors()
 
     def __init__(self, path: Path, driver: SqliteDriver, engine: sa.Engine) -> None:
         self.path: Path | None = path
@@ -54,6 +59,7 @@ class SqliteBackend:
         # transactions take turns, so one connection serves them all; checking one out of SQLAlchemy's pool
         # and back (with the pool's reset) for every job cost the job queue more than its statements did.
         self._writer: Any = None
+        owns(self, engine)
 
     @property
     def where(self) -> Path:
@@ -74,6 +80,21 @@ class SqliteBackend:
 
     def serialize(self, session: SessionOrConnection, key: str) -> None:
         """Every SQLite write transaction is serialised already (``BEGIN IMMEDIATE``)."""
+
+    def defer_foreign_keys(self, conn: sa.Connection) -> bool:
+        """``PRAGMA defer_foreign_keys``: until the transaction ends."""
+        conn.exec_driver_sql("PRAGMA defer_foreign_keys = ON")
+        return True
+
+    def upsert(self, session: SessionOrConnection, table: sa.Table, rows: Sequence[Mapping[str, Any]]) -> None:
+        from sqlalchemy.dialects.sqlite import insert
+
+        if not rows:
+            return
+        statement = insert(table)
+        keys = {column.name for column in table.primary_key}
+        changed = {name: statement.excluded[name] for name in rows[0] if name not in keys}
+        session.execute(statement.on_conflict_do_update(index_elements=sorted(keys), set_=changed), list(rows))
 
     def _writer_connection(self) -> Any:
         if self._writer is None:
