@@ -14,7 +14,8 @@ from san_desktop.core.errors import NoLibraryYetError, SanError
 from san_desktop.core.instance_lock import InstanceLock
 from san_desktop.core.logging_setup import setup_logging
 from san_desktop.core.paths import database_path, ensure_data_dir, resolve_data_dir
-from san_desktop.core.settings import DATABASE_URL_ENV, database_url
+from san_desktop.core.settings import DATABASE_URL_ENV
+from san_desktop.db.backends import library_url
 from san_desktop.db.backends.sqlite.integrity import IntegrityCheck
 from san_desktop.db.database import Database, open_database, open_server_database
 
@@ -74,9 +75,9 @@ def _open_library(directory: Path, integrity: IntegrityCheck | None, *, reading:
     """The SQLite file in the data folder, or the PostgreSQL database that ``database.url`` (or
     $SAN_DATABASE_URL) names; with ``reading``, as it is (neither made nor upgraded)."""
     try:
-        url = database_url(directory)
+        url = library_url(directory)
     except ValueError as exc:
-        raise SanError(f"{DATABASE_URL_ENV} is not usable: {exc}") from None
+        raise SanError(f"The library's URL ({DATABASE_URL_ENV}, else database.url) is not usable: {exc}") from None
     if not url:
         return open_database(database_path(directory), checked=integrity, migrated=not reading)
     from san_desktop.services.secrets import database_password

@@ -19,6 +19,7 @@ from san_desktop.core.settings import (
     save_settings,
     with_value,
 )
+from san_desktop.db.backends import check_url
 
 # keys that are secrets: kept in the keyring under services.secrets' names (not imported: it loads the keyring)
 SECRET_KEYS = {"ai.api_key": ("ai-api-key", "API key"), "database.password": ("database-password", "Database password")}
@@ -111,6 +112,8 @@ def cmd_set(args: argparse.Namespace) -> int:
         return _set_shared(args, section, name)
     try:
         settings = with_value(load_settings(directory), section, name, args.value)
+        if (section, name) == ("database", "url") and settings.database.url:
+            check_url(settings.database.url)  # a database a backend opens
     except (ValueError, TypeError) as exc:
         raise SanError(f"Cannot set {args.key}: {exc}") from None
     save_settings(directory, settings)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from san_desktop.cli.common import print_json
 from san_desktop.core.errors import SanError
+from san_desktop.db.backends import EXAMPLE_URL, check_url
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -24,7 +25,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "database.password`), PGPASSWORD or ~/.pgpass, never from the URL.",
     )
     way = copy.add_mutually_exclusive_group(required=True)
-    way.add_argument("--to", metavar="URL", help="an empty PostgreSQL database: postgresql://user@host/name")
+    way.add_argument("--to", metavar="URL", help=f"an empty PostgreSQL database: {EXAMPLE_URL}")
     way.add_argument("--from", dest="source", metavar="URL", help="a PostgreSQL database holding a library")
     copy.add_argument("--into", metavar="DIR", type=Path, help="with --from: the new data folder")
     copy.add_argument("--json", action="store_true")
@@ -40,6 +41,7 @@ def copy_command(args: argparse.Namespace) -> int:
     url = args.to or args.source
     try:
         check_database_url(url)
+        check_url(url)
     except ValueError as exc:
         raise SanError(f"Cannot copy: {exc}.") from None
     quiet = args.json

@@ -215,21 +215,21 @@ class NotificationSettings:
 
 
 DATABASE_URL_ENV = "SAN_DATABASE_URL"  # overrides ``database.url`` (a machine's service, a test)
-_POSTGRES_SCHEMES = ("postgresql", "postgresql+psycopg", "postgres")
 
 
 def check_database_url(value: str, *, password_allowed: bool = False) -> None:
-    """A PostgreSQL URL, without a password unless ``password_allowed`` (the environment's: a password never
-    goes into ``settings.json``)."""
+    """The form of a PostgreSQL URL: a scheme, a server, a database, no password unless ``password_allowed`` (the
+    environment's: a password never goes into ``settings.json``). Which schemes name a database SAN opens, the
+    database backends know (``db.backends.check_url``, asked where a URL is set or opened)."""
     parts = urlsplit(value)
-    if parts.scheme not in _POSTGRES_SCHEMES:
+    if not parts.scheme:
         raise ValueError(
-            "give a PostgreSQL URL such as postgresql://user@host/san (empty: the SQLite file in the data folder)"
+            "give a PostgreSQL URL such as postgres://user@host/san (empty: the SQLite file in the data folder)"
         )
     if not parts.hostname and "host=" not in parts.query:
-        raise ValueError("the URL names no server (postgresql://user@HOST/san)")
+        raise ValueError("the URL names no server (postgres://user@HOST/san)")
     if not parts.path.strip("/"):
-        raise ValueError("the URL names no database (postgresql://user@host/DATABASE)")
+        raise ValueError("the URL names no database (postgres://user@host/DATABASE)")
     if not password_allowed and (parts.password is not None or "password=" in parts.query):
         raise ValueError(
             "keep the password out of the URL (settings.json is plain text): store it with "

@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, ErrorKind, JobStatus, JobType, SourceType, TrashKind
 from san_desktop.core.ids import new_id
 from san_desktop.core.timeutil import utcnow
+from san_desktop.db.backends import partial_index
 from san_desktop.db.types import UTCDateTime, enum_column_type
 
 NAMING_CONVENTION = {
@@ -70,13 +71,12 @@ scraps = sa.Table(
     # the entry of the Trash it waits in (``trash_entries``) while ``deleted_at`` is set (revision 0026)
     sa.Column("trash_id", ID),
     # One live scrap per content and source type; a deleted scrap frees its content again.
-    sa.Index(
+    partial_index(
         "uq_scraps_source_type_content_hash",
         "source_type",
         "content_hash",
         unique=True,
-        sqlite_where=sa.text("deleted_at IS NULL"),
-        postgresql_where=sa.text("deleted_at IS NULL"),
+        where=sa.text("deleted_at IS NULL"),
     ),
     sa.Index("ix_scraps_created_at", "created_at"),
     sa.Index("ix_scraps_import_batch_id", "import_batch_id"),
@@ -158,14 +158,7 @@ async_jobs = sa.Table(
     sa.Column("started_at", UTCDateTime()),  # when the current attempt started: thresholds count from here
     sa.Column("finished_at", UTCDateTime()),
     # At most one job that will still run per (target, type); finished jobs may pile up freely.
-    sa.Index(
-        "uq_async_jobs_active_target_job_type",
-        "target_id",
-        "job_type",
-        unique=True,
-        sqlite_where=_ACTIVE,
-        postgresql_where=_ACTIVE,
-    ),
+    partial_index("uq_async_jobs_active_target_job_type", "target_id", "job_type", unique=True, where=_ACTIVE),
     # claim order: the oldest runnable job first (ids are time-ordered UUIDv7)
     sa.Index("ix_async_jobs_status_id", "status", "id"),
     sa.Index("ix_async_jobs_target_id", "target_id"),

@@ -14,28 +14,21 @@ ENUM_LENGTH = 40
 
 
 class UTCDateTime(sa.TypeDecorator[datetime]):
-    """Takes and returns aware datetimes in UTC. SQLite has no time zones: stored there as naive UTC text.
-    PostgreSQL: ``timestamp with time zone`` (revision 0019), so that the database's own ``now()`` compares
-    with it whatever the session's time zone."""
+    """Takes and returns aware datetimes in UTC. A ``timestamp with time zone`` where the database has one
+    (PostgreSQL, revision 0019: the database's own ``now()`` compares with it whatever the session's time
+    zone); SQLite's DATETIME keeps no zone: naive UTC text there."""
 
-    impl = sa.DateTime
+    impl = sa.DateTime(timezone=True)
     cache_ok = True
 
-    def load_dialect_impl(self, dialect: Dialect) -> sa.types.TypeEngine[Any]:
-        if dialect.name == "postgresql":
-            return dialect.type_descriptor(sa.DateTime(timezone=True))
-        return dialect.type_descriptor(sa.DateTime())
-
-    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+    def process_bind_param(self, value: datetime | None, _driver: Dialect) -> datetime | None:
         if value is None:
             return None
         if value.tzinfo is None:
             raise ValueError("naive datetime given to a UTC column; use core.timeutil.utcnow()")
-        if dialect.name == "postgresql":
-            return value.astimezone(UTC)
-        return value.astimezone(UTC).replace(tzinfo=None)
+        return value.astimezone(UTC)  # (SQLite's DATETIME writes the fields and leaves the zone)
 
-    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+    def process_result_value(self, value: Any, _driver: Dialect) -> datetime | None:
         if value is None:
             return None
         assert isinstance(value, datetime)

@@ -13,7 +13,8 @@ from san_desktop import __version__
 from san_desktop.core.credentials import keyring_status
 from san_desktop.core.errors import DatabaseTooNewError, SanError
 from san_desktop.core.paths import database_path
-from san_desktop.core.settings import DATABASE_URL_ENV, database_url
+from san_desktop.core.settings import DATABASE_URL_ENV
+from san_desktop.db.backends import library_url
 from san_desktop.db.backends.sqlite.engine import SqliteDriver, can_load_extensions, choose_driver, load_sqlite_vec
 from san_desktop.db.backends.sqlite.migrate import inspect_database
 from san_desktop.db.migrate import head_revision, known_revisions
@@ -125,9 +126,9 @@ def collect(data_dir: Path) -> DoctorReport:
     driver = choose_driver()
     head = head_revision()
     try:
-        url = database_url(data_dir)
+        url = library_url(data_dir)
     except ValueError as exc:
-        url, refused = "", f"refused: {DATABASE_URL_ENV} is not usable: {exc}"
+        url, refused = "", f"refused: the library's URL ({DATABASE_URL_ENV}, else database.url) is not usable: {exc}"
     else:
         refused = ""
     if refused:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from san_desktop.core.paths import database_path
 from san_desktop.core.settings import DATABASE_URL_ENV, SETTINGS_FILE
 from tests.support.processes import run_san
 
@@ -65,3 +66,19 @@ def test_doctor_says_a_server_cannot_be_reached_without_showing_the_password(mon
     assert "cannot be reached" in str(report["database_status"])
     assert report["database_file"] == "san on 127.0.0.1:1"
     assert "s3cret-pw" not in json.dumps(report)
+
+
+def test_a_settings_file_naming_no_postgresql_database_is_refused_when_the_library_opens(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The schemes a backend opens are the backends' to know: a hand-edited database.url naming another database
+    is refused as the library opens, with a sentence, rather than set aside for the data folder's own file."""
+    monkeypatch.delenv(DATABASE_URL_ENV, raising=False)  # (the settings file's URL, not a test server's)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    (data_dir / SETTINGS_FILE).write_text(json.dumps({"database": {"url": "mysql://db.example.org/san"}}))
+    refused = run_san("scrap", "add", "--text", "VACUUM reclaims dead row versions.")
+    assert refused.returncode != 0
+    assert "give a PostgreSQL URL" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert not database_path(data_dir).exists()  # no library file made in the server's place
+    assert "give a PostgreSQL URL" in str(_doctor()["database_status"])
