@@ -15,7 +15,7 @@ from san_desktop.core.errors import DatabaseTooNewError, SanError
 from san_desktop.core.paths import database_path
 from san_desktop.core.settings import DATABASE_URL_ENV
 from san_desktop.db.backends import library_url
-from san_desktop.db.backends.sqlite.engine import SqliteDriver, can_load_extensions, choose_driver, load_sqlite_vec
+from san_desktop.db.backends.sqlite.engine import SqliteDriver, choose_driver, load_sqlite_vec, stdlib_loads_extensions
 from san_desktop.db.backends.sqlite.migrate import inspect_database
 from san_desktop.db.migrate import head_revision, known_revisions
 from san_desktop.services.secrets import AI_API_KEY, GITHUB_TOKEN, secret_with_source
@@ -149,7 +149,7 @@ def collect(data_dir: Path) -> DoctorReport:
         platform=platform.platform(),
         sqlite_driver=driver.name,
         sqlite_version=driver.sqlite_version,
-        stdlib_sqlite_loads_extensions=can_load_extensions(__import__("sqlite3")),
+        stdlib_sqlite_loads_extensions=stdlib_loads_extensions(),
         sqlite_vec_version=_sqlite_vec_version(driver),
         data_dir=str(data_dir),
         database_kind=kind,

@@ -12,10 +12,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
+import sqlalchemy as sa
+
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
-    import sqlalchemy as sa
     from sqlalchemy.orm import Session
 
     from san_desktop.core.errors import DatabaseUnreachableError
@@ -218,8 +219,6 @@ def owns(backend: LibraryBackend, engine: sa.Engine) -> None:
 def backend_of(bind: SessionOrConnection) -> LibraryBackend:
     """The backend whose engine ``bind`` (a session or a connection) works with: how code that is handed only a
     transaction reaches its database's own SQL."""
-    import sqlalchemy as sa
-
     engine = bind.engine if isinstance(bind, sa.Connection) else bind.get_bind().engine
     try:
         return _owners[engine]

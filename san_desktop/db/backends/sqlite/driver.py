@@ -37,6 +37,11 @@ def can_load_extensions(module: ModuleType) -> bool:
         conn.close()
 
 
+def stdlib_loads_extensions() -> bool:
+    """Whether this Python's own ``sqlite3`` can load SQLite extensions (``san doctor`` says so)."""
+    return can_load_extensions(sqlite3)
+
+
 def choose_driver(preference: str | None = None, *, stdlib: ModuleType = sqlite3) -> SqliteDriver:
     """Pick the SQLite module: ``preference`` (or ``$SAN_SQLITE_DRIVER``) if given, else the standard
     library's when it can load extensions, else ``sqlean``."""

@@ -22,6 +22,7 @@ from san_desktop.db.backends.sqlite.driver import DRIVERS as DRIVERS
 from san_desktop.db.backends.sqlite.driver import SqliteDriver as SqliteDriver
 from san_desktop.db.backends.sqlite.driver import can_load_extensions as can_load_extensions
 from san_desktop.db.backends.sqlite.driver import choose_driver as choose_driver
+from san_desktop.db.backends.sqlite.driver import stdlib_loads_extensions as stdlib_loads_extensions
 
 # Pragmas set on every connection. 32 MB of page cache: with the 2 MB default, vec0 inserts re-read their
 # index's pages from the file again and again.

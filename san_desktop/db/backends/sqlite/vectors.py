@@ -11,9 +11,7 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
-from san_desktop.db.vectors import SIMHASH_BITS, simhash
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # numpy loads with the first vector, not when the library opens (the window's start)
     import numpy as np
     import numpy.typing as npt
 
@@ -35,6 +33,8 @@ def ensure_card_index(conn: sa.Connection, model_id: str, dim: int) -> str:
     table = card_index_table(model_id, dim)
     key = (str(conn.engine.url), table)
     if key not in _ensured:
+        from san_desktop.db.vectors import SIMHASH_BITS
+
         columns = f"card_id text primary key, embedding bit[{SIMHASH_BITS}]"
         conn.exec_driver_sql(f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0({columns})")
         _ensured.add(key)
@@ -51,6 +51,8 @@ class SqliteVectors:
     ) -> None:
         """The card's SimHash bits in its space's vec0 table, replacing earlier ones (none when ``new``)."""
         import numpy as np
+
+        from san_desktop.db.vectors import simhash
 
         bits = simhash(np.asarray(vector, dtype=np.float32)[None, :])[0].tobytes()
         dim = int(vector.shape[0])
