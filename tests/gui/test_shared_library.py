@@ -28,6 +28,7 @@ from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobEvent, JobRecord
 from san_desktop.services.app_sessions import start_session
 from san_desktop.services.scraps import ScrapService
+from tests.support.postgres import notices_of
 from tests.support.processes import child_env
 
 TOLD_WITHIN_MS = 2_000  # the bound for another machine's change to reach an open window
@@ -45,8 +46,7 @@ def test_another_machines_jobs_reach_the_runner_without_polling(
     try:
         with qtbot.waitSignal(runner.sweep_finished, timeout=10_000):
             runner.start()
-        assert window._notices is not None
-        qtbot.waitUntil(window._notices.listening.is_set, timeout=10_000)
+        qtbot.waitUntil(notices_of(window).listening.is_set, timeout=10_000)
 
         def external(status: JobStatus) -> Callable[[object], bool]:
             return lambda event: isinstance(event, JobEvent) and event.external and event.new_status is status
@@ -80,8 +80,7 @@ def test_a_change_stamped_long_before_it_commits_is_told_all_the_same(
     try:
         with qtbot.waitSignal(runner.sweep_finished, timeout=10_000):
             runner.start()
-        assert window._notices is not None
-        qtbot.waitUntil(window._notices.listening.is_set, timeout=10_000)
+        qtbot.waitUntil(notices_of(window).listening.is_set, timeout=10_000)
         first = on_time.enqueue(WAITING_TYPE, "account-1")
         qtbot.waitUntil(lambda: first.id in heard, timeout=TOLD_WITHIN_MS)
 
@@ -121,8 +120,7 @@ def test_a_failed_read_of_the_jobs_named_is_made_again(
     try:
         with qtbot.waitSignal(runner.sweep_finished, timeout=10_000):
             runner.start()
-        assert window._notices is not None
-        qtbot.waitUntil(window._notices.listening.is_set, timeout=10_000)
+        qtbot.waitUntil(notices_of(window).listening.is_set, timeout=10_000)
         # the read that listening began with (what was written before is unknown) is over
         qtbot.waitUntil(lambda: runner._poll_signals is None and not runner._told_unknown, timeout=10_000)
 

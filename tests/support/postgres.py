@@ -24,6 +24,11 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from san_desktop.db.backends.postgres.server import ServerNotices
+    from san_desktop.db.database import Database
 
 SERVER_USER = "pgserver"  # PostgreSQL's own processes, when the tests run as root
 START_TIMEOUT_SECONDS = 60
@@ -199,3 +204,12 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
+
+
+def notices_of(db: Database) -> ServerNotices:
+    """The listening connection of a library on a server (tests wait until it listens)."""
+    from san_desktop.db.backends.postgres.backend import PostgresBackend
+
+    backend = db.backend
+    assert isinstance(backend, PostgresBackend), "a library on a server"
+    return backend.notices

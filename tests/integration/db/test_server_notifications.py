@@ -14,6 +14,7 @@ from san_desktop.db.database import CHANGES_CHANNEL, JOBS_CHANNEL, Database
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.services.app_sessions import start_session
 from tests.support.jobs import fast_settings
+from tests.support.postgres import notices_of
 
 WAIT_SECONDS = 10  # a bound, not a pace: the notification comes within a fifth of a second
 
@@ -37,8 +38,7 @@ def test_a_job_written_on_one_machine_is_told_to_the_other_by_its_id(machines: t
     laptop, desktop = machines
     told = Told()
     assert laptop.listen(JOBS_CHANNEL, told)
-    assert laptop.backend.notices is not None
-    assert laptop.backend.notices.listening.wait(WAIT_SECONDS)
+    assert notices_of(laptop).listening.wait(WAIT_SECONDS)
     assert told.payloads == [None]  # listening from now: what was written before is unknown
     told.called.clear()
     queue = JobQueue(desktop, fast_settings())
@@ -60,8 +60,7 @@ def test_a_lease_extended_is_not_news_and_a_rolled_back_write_is_never_told(
     assert claim is not None
     told = Told()
     laptop.listen(JOBS_CHANNEL, told)
-    assert laptop.backend.notices is not None
-    assert laptop.backend.notices.listening.wait(WAIT_SECONDS)
+    assert notices_of(laptop).listening.wait(WAIT_SECONDS)
     told.called.clear()  # (called once listening: what was written before is unknown)
     with desktop.engine.begin() as conn:
         conn.execute(sa.text("UPDATE async_jobs SET updated_at = updated_at + interval '1 second'"))
@@ -80,8 +79,7 @@ def test_a_change_notice_is_told_and_a_removed_listener_is_not_called(machines: 
     laptop.listen(CHANGES_CHANNEL, told)
     laptop.listen(JOBS_CHANNEL, other)
     laptop.unlisten(JOBS_CHANNEL, other)
-    assert laptop.backend.notices is not None
-    assert laptop.backend.notices.listening.wait(WAIT_SECONDS)
+    assert notices_of(laptop).listening.wait(WAIT_SECONDS)
     told.called.clear()  # (called once listening: what was written before is unknown)
 
     with desktop.write() as session:

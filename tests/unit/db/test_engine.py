@@ -111,6 +111,7 @@ def test_immediate_transactions_take_the_write_lock_up_front(tmp_path: Path) -> 
 def test_a_database_locked_elsewhere_is_explained(tmp_path: Path) -> None:
     opened = open_database(tmp_path / "san.db")
     opened.dispose()
+    assert isinstance(opened.backend, SqliteBackend)
     driver = opened.backend.driver
     impatient = make_engine(opened.file, driver, busy_timeout_ms=50)  # not 30 s in a test
     db = replace(opened, backend=SqliteBackend(opened.file, driver, impatient))
