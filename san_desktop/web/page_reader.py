@@ -106,6 +106,7 @@ def _bound_memory(limit: int | None) -> None:
 class _Child:
     def __init__(self, memory_bytes: int | None, closings: int) -> None:
         self.closings = closings  # the reader's count when this child was started
+        self._killing = threading.Lock()
         context = multiprocessing.get_context("spawn")
         self._connection, theirs = context.Pipe()
         self.process = context.Process(
@@ -147,10 +148,14 @@ class _Child:
         self.kill()
 
     def kill(self) -> None:
-        if self.process.is_alive():
-            self.process.kill()
-            self.process.join(STOP_SECONDS)
-        self._connection.close()
+        # (the reader's close() and the thread whose read it ended both kill the child: closing the pipe twice
+        # at once closes one descriptor twice, the second time perhaps one that another file was given since)
+        with self._killing:
+            if self.process.is_alive():
+                self.process.kill()
+                self.process.join(STOP_SECONDS)
+            if not self._connection.closed:
+                self._connection.close()
 
 
 class PageReader:

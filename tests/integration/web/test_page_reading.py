@@ -14,7 +14,7 @@ import pytest
 
 from san_desktop.app import SanApp
 from san_desktop.web.endpoint import BrowserCapture, CaptureEndpoint
-from san_desktop.web.page_reader import PageReader
+from san_desktop.web.page_reader import PageReader, _Child
 from tests.support.pages import many_elements
 from tests.support.thread_priority import linux_only
 
@@ -176,3 +176,35 @@ def test_a_reading_its_caller_stops_ends_at_once_and_its_child_is_not_kept() -> 
         assert (title, "A checkpoint copies the pages" in text) == ("Checkpoints", True)
     finally:
         reader.close()
+
+
+def test_a_child_killed_by_the_reader_and_its_reading_thread_at_once_closes_its_pipe_once() -> None:
+    """``PageReader.close`` and the thread whose reading it ended both kill the child: its pipe is closed once (a
+    second close of the same descriptor failed the endpoint's stop, or closed a file another part had opened)."""
+    child = _Child(None, 0)
+    connection: Any = child._connection
+    close_descriptor = connection._close
+    closed_by: list[int] = []
+    failures: list[BaseException] = []
+
+    def kill() -> None:
+        try:
+            child.kill()
+        except BaseException as exc:  # pragma: no cover - the failure this test is about
+            failures.append(exc)
+
+    other = threading.Thread(target=kill)
+
+    def slow_close() -> None:
+        closed_by.append(threading.get_ident())
+        if len(closed_by) == 1:  # the other kill comes while this one closes the pipe
+            other.start()
+            other.join(1.0)
+        close_descriptor()
+
+    connection._close = slow_close
+    kill()
+    other.join(WAIT)
+    assert failures == []
+    assert len(closed_by) == 1
+    assert not child.process.is_alive()
