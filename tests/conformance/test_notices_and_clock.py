@@ -1,0 +1,76 @@
+"""Change notices, notifications and the clock on each backend: notices another process wrote are read back in
+order and one's own never; a backend either notifies (a commit's notice, never a rolled-back one's) or says it
+does not, and then readers look instead; the clock is the library's, aware, in UTC, not going back between two
+measures of a server's."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from san_desktop.db.backends.base import CHANGES_CHANNEL
+from san_desktop.db.changes import ChangeLog
+from san_desktop.db.database import Database
+
+WAIT_SECONDS = 10  # a bound, not a pace
+
+
+def test_notices_of_other_processes_are_read_in_order_and_ones_own_never(library: Database) -> None:
+    mine, theirs = ChangeLog("window", clock=library.backend.clock), ChangeLog("cli", clock=library.backend.clock)
+    with library.sessions() as session:
+        start = mine.newest_id(session)
+    with library.write() as session:
+        theirs.record(session, "card", ["a", "b"])
+        mine.record(session, "card", ["mine"])
+    with library.write() as session:
+        theirs.record(session, "scrap", ["c"])
+    with library.sessions() as session:
+        newest, read = mine.since(session, start)
+        assert read == [("card", "a"), ("card", "b"), ("scrap", "c")]
+        assert mine.since(session, newest)[1] == []
+
+
+class _Told:
+    def __init__(self) -> None:
+        self.payloads: list[frozenset[str] | None] = []
+        self.called = threading.Event()
+
+    def __call__(self, payloads: frozenset[str] | None) -> None:
+        self.payloads.append(payloads)
+        self.called.set()
+
+
+def test_a_backend_notifies_of_a_commit_and_never_of_a_rollback_or_says_it_does_not(library: Database) -> None:
+    told = _Told()
+    listening = library.backend.listen(CHANGES_CHANNEL, told)
+    try:
+        assert listening == library.shares_library  # a server tells its machines; a file's readers look
+        if not listening:
+            assert not library.backend.notified
+            return
+        assert told.called.wait(WAIT_SECONDS)  # from now: what came before is unknown
+        assert told.payloads == [None]
+        told.called.clear()
+        log = ChangeLog("cli", clock=library.backend.clock)
+        with pytest.raises(RuntimeError), library.write() as session:
+            log.record(session, "card", ["rolled-back"])
+            raise RuntimeError("the write fails after its notice")
+        with library.write() as session:
+            log.record(session, "card", ["committed"])
+        assert told.called.wait(WAIT_SECONDS)
+        assert library.backend.notified
+        assert told.payloads[1:] == [frozenset({""})]  # one notification: the committed write's
+    finally:
+        library.backend.unlisten(CHANGES_CHANNEL, told)
+
+
+def test_the_clock_is_aware_utc_near_the_machines_and_does_not_go_back_between_measures(library: Database) -> None:
+    before = datetime.now(UTC)
+    times = [library.backend.clock() for _ in range(50)]
+    assert times == sorted(times)
+    library.backend.resync_clock()  # (a new measure may move a server's clock by its round trip, either way)
+    times.append(library.backend.clock())
+    assert all(time.utcoffset() == timedelta(0) for time in times)
+    assert all(abs(time - before) < timedelta(seconds=5) for time in times)  # the test server runs on this machine
