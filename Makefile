@@ -2,7 +2,8 @@
 #   make run    install into .venv (first time or when pyproject.toml changed) and start the app
 #   make test   install the same way, then lint, type-check and run the whole test suite (then the database's,
 #               the jobs' and the window's tests again on a PostgreSQL server it starts)
-#   make bench  run the benchmarks under bench/ and print a table
+#   make bench  run the benchmarks under bench/ and print a table; make bench BENCH="seam" runs some of them
+#               (python -m bench --list names the groups)
 #   make package  the one-folder app (PyInstaller) in dist/san-desktop/ and its tar.gz (packaging/smoke_test.sh
 #                 checks it: .ci/run runs both). Built from a non-editable install in build/package-venv (made once, and
 #                 again when packaging/requirements.txt changes: every package of it pinned with its hash, pip
@@ -73,4 +74,4 @@ postgres-stop: $(STAMP)
 	$(BIN)/python -m tests.support.postgres stop .postgres
 
 bench: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m bench
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m bench $(BENCH)

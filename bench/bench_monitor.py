@@ -157,6 +157,13 @@ def run_all() -> list[Row]:
         return bench_filters(directory) + bench_bulk_retry(directory)
 
 
+def run_bulk_retry() -> list[Row]:
+    """The bulk retry and the window's lag meanwhile, without the filters' rows."""
+    with temporary_data_dir() as directory:
+        _prepare(directory)
+        return bench_bulk_retry(directory)
+
+
 if __name__ == "__main__":
     from bench.common import print_table
 

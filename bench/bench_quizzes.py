@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from fsrs import Card, State
 
 from bench.bench_til import real_texts
-from bench.common import Row, median, temporary_data_dir
+from bench.common import Row, below, median, temporary_data_dir
 from san_desktop.app import SanApp, open_app
 from san_desktop.bootstrap import start_backend
 from san_desktop.core.enums import JobPool, JobStatus, QuizState, QuizType
@@ -171,7 +171,7 @@ def bench_review_queue() -> list[Row]:
     note = (
         f"{due.total:,} due ({due.new:,} new, {due.learning:,} learning, {due.review:,} review); counts "
         f"{median(counts_ms):.1f} + first {QUEUE_PAGE} {median(page_ms):.1f} ms; first load {cold:.0f} ms; "
-        f"target < 50 ms; {total:,} rows built in {built:.1f} s"
+        f"{total:,} rows built in {built:.1f} s"
     )
     return [
         Row(
@@ -181,6 +181,7 @@ def bench_review_queue() -> list[Row]:
             note,
             anchor=median(raw_ms),
             anchor_name="one joined query, raw sqlite3",
+            target=below(50),
         )
     ]
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import math
 import os
 import statistics
 import tempfile
@@ -7,15 +8,60 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
 @dataclass(frozen=True)
+class Target:
+    """What a figure must be: its value (``on_ratio`` false) or its ratio to the anchor compared with
+    ``bound`` by ``op``."""
+
+    op: Literal["<", "<=", ">=", "=="]
+    bound: float
+    on_ratio: bool = False
+
+    def holds(self, figure: float | None) -> bool | None:
+        """Whether ``figure`` meets the target; None when there is no figure to judge (no anchor, nan)."""
+        if figure is None or math.isnan(figure):
+            return None
+        return {
+            "<": figure < self.bound,
+            "<=": figure <= self.bound,
+            ">=": figure >= self.bound,
+            "==": figure == self.bound,
+        }[self.op]
+
+    def describe(self, unit: str) -> str:
+        return f"ratio {self.op} {self.bound:.2f}x" if self.on_ratio else f"{self.op} {_figure(self.bound)} {unit}"
+
+
+def at_most(bound: float) -> Target:
+    return Target("<=", bound)
+
+
+def below(bound: float) -> Target:
+    return Target("<", bound)
+
+
+def at_least(bound: float) -> Target:
+    return Target(">=", bound)
+
+
+def ratio_at_most(bound: float) -> Target:
+    return Target("<=", bound, on_ratio=True)
+
+
+def ratio_at_least(bound: float) -> Target:
+    return Target(">=", bound, on_ratio=True)
+
+
+@dataclass(frozen=True)
 class Row:
-    """One figure; ``anchor`` is what it is compared with in the same run (another implementation, the
-    work's own floor, or the target), named by ``anchor_name``; the table prints value / anchor."""
+    """One figure; ``anchor`` is what it is compared with in the same run (another implementation or the
+    work's own floor), named by ``anchor_name``; the table prints value / anchor, and the ``target`` with
+    whether it is met."""
 
     name: str
     value: float
@@ -23,12 +69,20 @@ class Row:
     note: str = ""
     anchor: float | None = None
     anchor_name: str = ""
+    target: Target | None = None
 
     @property
     def ratio(self) -> float | None:
         if self.anchor is None or self.anchor == 0:
             return None
         return self.value / self.anchor
+
+    @property
+    def met(self) -> bool | None:
+        """Whether the target is met; None without a target or without a figure to judge."""
+        if self.target is None:
+            return None
+        return self.target.holds(self.ratio if self.target.on_ratio else self.value)
 
 
 def qt_app() -> Any:
@@ -73,8 +127,7 @@ class LagMeter:
             max(self.lags) if self.lags else float("nan"),
             "ms",
             f"p99 {percentile(self.lags, 99):.1f} ms; {note}",
-            anchor=50,
-            anchor_name="target (<)",
+            target=below(50),
         )
 
 
@@ -100,26 +153,49 @@ def _figure(value: float) -> str:
     return f"{value:,.2f}" if abs(value) < 100 else f"{value:,.0f}"
 
 
-def print_table(rows: list[Row]) -> None:
-    """benchmark | value unit | anchor (value, name) | ratio | note, then the machine's load average."""
-    header = ("benchmark", "value", "anchor in the same run", "ratio", "note")
+def _verdict(row: Row) -> str:
+    if row.target is None:
+        return "-"
+    said = {True: "met", False: "MISSED", None: "not judged"}[row.met]
+    return f"{row.target.describe(row.unit)}: {said}"
+
+
+def table_lines(rows: list[Row]) -> list[str]:
+    """benchmark | value unit | anchor (value, name) | ratio | target and whether it is met | note, then
+    the targets missed."""
+    header = ("benchmark", "value", "anchor in the same run", "ratio", "target", "note")
     cells = [
         (
             row.name,
             f"{_figure(row.value)} {row.unit}",
             f"{_figure(row.anchor)} {row.unit} {row.anchor_name}" if row.anchor is not None else "-",
             f"{row.ratio:.2f}x" if row.ratio is not None else "-",
+            _verdict(row),
             row.note,
         )
         for row in rows
     ]
-    widths = [max(len(header[i]), *(len(cell[i]) for cell in cells)) for i in range(4)]
-    print("  ".join(f"{title:<{width}}" for title, width in zip(header, [*widths, 0], strict=True)).rstrip())
-    print("-" * (sum(widths) + 8 + 40))
+    widths = [max([len(header[i]), *(len(cell[i]) for cell in cells)]) for i in range(5)]
+    lines = ["  ".join(f"{title:<{width}}" for title, width in zip(header, [*widths, 0], strict=True)).rstrip()]
+    lines.append("-" * (sum(widths) + 10 + 40))
     for cell in cells:
-        print(
-            f"{cell[0]:<{widths[0]}}  {cell[1]:>{widths[1]}}  {cell[2]:<{widths[2]}}  {cell[3]:>{widths[3]}}  {cell[4]}"
+        lines.append(
+            f"{cell[0]:<{widths[0]}}  {cell[1]:>{widths[1]}}  {cell[2]:<{widths[2]}}  {cell[3]:>{widths[3]}}  "
+            f"{cell[4]:<{widths[4]}}  {cell[5]}".rstrip()
         )
+    judged = [row for row in rows if row.met is not None]
+    missed = [row.name for row in judged if not row.met]
+    lines.append(
+        f"targets: {len(judged) - len(missed)} of {len(judged)} met"
+        + (f"; missed: {'; '.join(missed)}" if missed else "")
+    )
+    return lines
+
+
+def print_table(rows: list[Row]) -> None:
+    """The table of ``rows``, then the machine's load average."""
+    for line in table_lines(rows):
+        print(line)
     one, five, fifteen = os.getloadavg()  # a loaded machine's figures are not a quiet machine's
     print(f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores")
 
