@@ -20,13 +20,14 @@ import numpy.typing as npt
 import psycopg
 import sqlalchemy as sa
 
-from bench.bench_jobs import SETTINGS, bench_drain, bulk_insert
+from bench.bench_jobs import SETTINGS, bench_drain
 from bench.common import Row, Target, median, percentile, ratio_at_most, temporary_data_dir
-from san_desktop.core.enums import JobStatus
+from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.settings import DATABASE_URL_ENV
 from san_desktop.db.backends.base import CHANGES_CHANNEL, JOBS_CHANNEL
 from san_desktop.db.database import Database, open_server_database
 from san_desktop.db.models import AsyncJob
+from san_desktop.queue.job_queue import JobQueue
 from tests.support.postgres import PostgresServer, start_temporary, stop_temporary
 
 REPO = Path(__file__).resolve().parents[1]
@@ -55,6 +56,13 @@ def _completed(db: Database) -> int:
                 sa.select(sa.func.count()).select_from(AsyncJob).where(AsyncJob.status == JobStatus.COMPLETED)
             ).scalar_one()
         )
+
+
+def _enqueue(db: Database, count: int) -> None:
+    """``count`` no-op jobs in one transaction through the store (as an import enqueues its scraps' jobs), so
+    that whatever tells idle runners of new jobs happens as it does in use."""
+    with db.write_connection() as conn:
+        JobQueue(db, SETTINGS).enqueue_new(conn, [(JobType.CARD_ANALYSIS, f"target-{n}") for n in range(count)])
 
 
 def _drain(
@@ -105,7 +113,7 @@ def drain_on_server(server: PostgresServer, count: int, processes: int) -> tuple
         try:
             env = {**os.environ, DATABASE_URL_ENV: url}
             return _drain(
-                _san_workers(directory, processes), env, lambda: bulk_insert(db, count), lambda: _completed(db), count
+                _san_workers(directory, processes), env, lambda: _enqueue(db, count), lambda: _completed(db), count
             )
         finally:
             db.dispose()
@@ -230,7 +238,7 @@ def bench_notifications(count: int = 2_000, processes: int = PROCESSES) -> list[
         db = open_server_database(url, directory / "bench")
         listener = _Listener(_conninfo(url))
         try:
-            bulk_insert(db, count)
+            _enqueue(db, count)
             _mark(db, "start")
             env = {**os.environ, DATABASE_URL_ENV: url}
             drained, _inserted = _drain(
