@@ -126,7 +126,7 @@ def bench_drain_against_huey(count: int = 10_000, rounds: int = 2) -> list[Row]:
     elapsed, anchor = median(ours), median(theirs)
     return [
         Row(
-            f"drain {count:,} no-op jobs, {SETTINGS.ai_pool_size} threads",
+            f"drain {count:,} no-op jobs, SQLite, {SETTINGS.ai_pool_size} workers",
             elapsed,
             "s",
             f"{count / elapsed:,.0f} jobs/s; quick jobs claimed in batches (up to {MAX_BATCH}, by the completion "
