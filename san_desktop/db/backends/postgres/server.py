@@ -181,7 +181,11 @@ _REFUSED_AT_CONNECT = (
     ),
     (re.compile(r'authentication failed|pg_hba\.conf|role "[^"]*" does not exist', re.I), *_LOGIN),
     # (57P03: starting, stopping, recovering; an answer, but no refusal: it passes)
-    (re.compile(r"the database system is|not (yet )?accepting connections", re.I), *_UNREACHABLE),
+    # (57P01: a server shutting down ends the connection it was just making)
+    (
+        re.compile(r"the database system is|not (yet )?accepting connections|terminating connection due to", re.I),
+        *_UNREACHABLE,
+    ),
     (
         re.compile(r'database "[^"]*" does not exist', re.I),
         "does not exist",
