@@ -40,7 +40,7 @@ def cmd_test(args: argparse.Namespace) -> int:
     from san_desktop.cli.common import open_library
 
     with open_library(args) as app:
-        result = app.test_github(app.settings.github)
-        source = app.github_token_source()
+        result = app.connections.test_github(app.settings.github)
+        source = app.connections.github_token_source()
     print(f"OK: {result} (token from {source})")
     return 0

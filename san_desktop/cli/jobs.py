@@ -306,7 +306,7 @@ def cmd_retry(args: argparse.Namespace) -> int:
         error_contains=args.error_contains,
     )
     with open_library(args) as app:
-        result = app.retry_matching(where).value
+        result = app.jobs.retry_matching(where)
     return _said(result, "No failed jobs match.", "job(s) queued again", "another run of the same work is queued")
 
 
@@ -323,7 +323,7 @@ def cmd_cancel(args: argparse.Namespace) -> int:
         return _each_job(args, "cancelled", lambda app, job_id: app.cancel_job(job_id).value, _cancelled)
     where = JobFilter(statuses=frozenset({JobStatus.PENDING}), job_types=frozenset(args.types))
     with open_library(args) as app:
-        result = app.cancel_matching(where).value
+        result = app.jobs.cancel_matching(where)
     return _said(result, "No waiting jobs match.", "waiting job(s) cancelled", "no longer waiting")
 
 

@@ -46,6 +46,7 @@ from san_desktop.services.cards import (
     named_ids,
     set_card_tags,
 )
+from san_desktop.services.changes import Changes
 
 REEMBED = dump_payload(CardAnalysisPayload(embed_only=True))
 
@@ -92,6 +93,11 @@ class CardEditResult:
     @property
     def scrap_ids(self) -> frozenset[str]:
         return frozenset(state.scrap_id for state in self.before)
+
+    @property
+    def changes(self) -> Changes:
+        """The cards changed (their scraps' rows and cards) and the new vectors asked for."""
+        return Changes(scraps=self.scrap_ids, cards_of_scraps=self.scrap_ids, jobs=self.jobs)
 
     @property
     def others(self) -> int:

@@ -25,8 +25,11 @@ from san_desktop.db.database import Database
 from san_desktop.db.models import KnowledgeCard, RecallQuiz, RecallQuizGeneration, RecallQuizReview, Scrap
 from san_desktop.queue.records import JobRecord
 from san_desktop.queue.store import JobStore
+from san_desktop.services.changes import Changed, Changes
 
 ALL_QUIZ_TYPES: tuple[QuizType, ...] = (QuizType.OX, QuizType.SHORT_ANSWER)
+# what answering, editing, suspending or deleting a quiz changed (made ones come as their job)
+QUIZZES_CHANGED = Changes(quizzes=True)
 RATINGS = {"again": 1, "hard": 2, "good": 3, "easy": 4}
 RATING_NAMES = {value: name.capitalize() for name, value in RATINGS.items()}
 _FSRS_STATE = {
@@ -329,7 +332,7 @@ class QuizService:
 
     def answer(
         self, quiz_id: str, rating: int, duration_ms: int | None = None, now: datetime | None = None
-    ) -> QuizView:
+    ) -> Changed[QuizView]:
         """Rate a quiz (1 Again, 2 Hard, 3 Good, 4 Easy): its new schedule and the review row together."""
         if rating not in RATING_NAMES:
             raise SanError(f"A rating is 1-4 (again, hard, good, easy), not {rating!r}.")
@@ -359,7 +362,7 @@ class QuizService:
                 )
             )
             session.flush()
-            return _view(quiz, title)
+            return Changed(_view(quiz, title), QUIZZES_CHANGED)
 
     def reviews(self, quiz_id: str) -> list[tuple[int, datetime, QuizState, datetime]]:
         """(rating, when, state before, due after) of every answer, oldest first."""
@@ -378,12 +381,12 @@ class QuizService:
 
     # --- editing ------------------------------------------------------------------------------
 
-    def suspend(self, quiz_id: str, suspended: bool = True) -> QuizView:
+    def suspend(self, quiz_id: str, suspended: bool = True) -> Changed[QuizView]:
         return self._change(quiz_id, suspended=suspended)
 
     def edit(
         self, quiz_id: str, *, question: str, answer: str, accepted: Sequence[str] = (), explanation: str = ""
-    ) -> QuizView:
+    ) -> Changed[QuizView]:
         if not question.strip() or not answer.strip():
             raise SanError("A quiz needs a question and an answer.")
         return self._change(
@@ -394,7 +397,7 @@ class QuizService:
             explanation=explanation.strip(),
         )
 
-    def _change(self, quiz_id: str, **values: Any) -> QuizView:
+    def _change(self, quiz_id: str, **values: Any) -> Changed[QuizView]:
         with self.db.write() as session:
             found = session.execute(_live().where(RecallQuiz.id == quiz_id)).first()
             if found is None:
@@ -403,10 +406,11 @@ class QuizService:
             for name, value in values.items():
                 setattr(quiz, name, value)
             session.flush()
-            return _view(quiz, title)
+            return Changed(_view(quiz, title), QUIZZES_CHANGED)
 
-    def delete(self, quiz_id: str) -> None:
+    def delete(self, quiz_id: str) -> Changes:
         with self.db.write() as session:
             deleted = session.execute(sa.delete(RecallQuiz).where(RecallQuiz.id == quiz_id))
             if not getattr(deleted, "rowcount", 0):
                 raise QuizNotFoundError(quiz_id)
+        return QUIZZES_CHANGED

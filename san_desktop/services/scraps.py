@@ -35,12 +35,14 @@ from san_desktop.db.tables import async_jobs, knowledge_cards, scraps
 from san_desktop.queue.errors import DuplicateJobError, JobCancelledError
 from san_desktop.queue.job_queue import SWEEP_HOOK_BATCH
 from san_desktop.queue.store import JobStore
+from san_desktop.services.changes import Changed, Changes
 
 if TYPE_CHECKING:  # capturing runs on SQLAlchemy Core; the rest loads the ORM when first used
     from sqlalchemy.orm import Session
 
     from san_desktop.services.scrap_info import ScrapInfo
     from san_desktop.services.trash import TrashService
+    from san_desktop.web.endpoint import BrowserCapture
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +79,10 @@ class CaptureResult:
     @property
     def duplicate(self) -> bool:
         return not self.created
+
+    @property
+    def changes(self) -> Changes:
+        return Changes(scraps=frozenset({self.scrap_id}))
 
 
 class ScrapService:
@@ -166,6 +172,18 @@ class ScrapService:
         log.info("Scrapped a link %s; its page will be fetched", scrap_id)
         return CaptureResult(scrap_id, True, None, None, fetch.id)
 
+    def capture_from_browser(self, sent: BrowserCapture) -> CaptureResult:
+        """What the browser extension sent: a page as the reader saw it (its article, which the endpoint read
+        from the DOM it sent out of this process: no download), a selection (text, its page as the source), or
+        a link (fetched as any link)."""
+        if sent.kind == "link":
+            return self.capture_url(sent.url, sent.title)
+        if sent.kind == "page" and sent.text is not None:
+            return self.capture_page(sent.url, sent.title, sent.text)
+        if not (sent.selection or "").strip():
+            raise SanError("Nothing to scrap: no text is selected on the page.")
+        return self.capture(sent.selection or "", SourceType.TEXT, sent.url)
+
     def capture_page(self, url: str, title: str, text: str) -> CaptureResult:
         """A page as the reader's browser showed it (its article already taken from the DOM it sent): stored
         as a link's scrap whose page is in, with its analysis and refinement, and no download. A link of the
@@ -196,7 +214,7 @@ class ScrapService:
         log.info("Scrapped a page from the browser %s (%d characters)", scrap_id, len(body))
         return CaptureResult(scrap_id, True, analysis.id, refine.id)
 
-    def analyse_link_now(self, scrap_id: str) -> str:
+    def analyse_link_now(self, scrap_id: str) -> Changed[str]:
         """Make the card of a link from its address and title alone (its page could not be fetched, or the
         user will not wait); the id of the CARD_ANALYSIS job."""
         from san_desktop.db.models import Scrap
@@ -209,7 +227,7 @@ class ScrapService:
                 raise SanError("The link's page is still being fetched: its card follows the page.")
             job = self.queue.active_or_enqueue(session, JobType.CARD_ANALYSIS, scrap_id)
             self._notice(session, scrap_id)
-        return job.id
+        return Changed(job.id, Changes(scraps=frozenset({scrap_id})))
 
     def save_page(self, session: Session, scrap_id: str, title: str, text: str) -> None:
         """Store a link's fetched page as the scrap's text (in the fetch job's completing transaction) and

@@ -35,6 +35,7 @@ from san_desktop.db.vectors import from_stored, to_stored
 from san_desktop.queue.payloads import StarSyncPayload, dump_payload
 from san_desktop.queue.records import JobRecord
 from san_desktop.queue.store import JobStore
+from san_desktop.services.changes import Changes
 from san_desktop.services.til_index import til_vectors
 
 FIRST_PAGE = "github:user/starred"  # the cache key of the first page (later pages: the URL GitHub gave)
@@ -406,7 +407,8 @@ class StarService:
                 for found, repo in session.execute(query)
             ]
 
-    def set_not_interested(self, repository_id: str, not_interested: bool = True) -> None:
+    def set_not_interested(self, repository_id: str, not_interested: bool = True) -> Changes:
+        """Hide a repository from this and future recommendations (or show it again)."""
         with self.db.write() as session:
             updated = session.execute(
                 sa.update(StarredRepository)
@@ -415,6 +417,7 @@ class StarService:
             )
             if not getattr(updated, "rowcount", 0):
                 raise SanError(f"No starred repository {repository_id}")
+        return Changes(stars=True)  # (new rankings come as their job)
 
     def status(self) -> StarsStatus:
         with self.db.sessions() as session:

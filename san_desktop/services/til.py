@@ -33,6 +33,7 @@ from san_desktop.db.models import (
 )
 from san_desktop.queue.records import JobRecord
 from san_desktop.queue.store import JobStore
+from san_desktop.services.changes import Changed, Changes
 from san_desktop.services.til_index import request_indexing
 
 LINK_STEP = "link"
@@ -290,7 +291,7 @@ class TilService:
             raise SanError(f"The TIL of {local_date} has no version {version}.")
         return self.artifacts.read_text(key)
 
-    def save_edit(self, local_date: str, text: str, keep: int) -> int:
+    def save_edit(self, local_date: str, text: str, keep: int) -> Changed[int]:
         """The learner's text as a new EDITED version (never over the generated one), made current; only
         the last ``keep`` edited versions stay (and any a commit refers to). Returns the version."""
         local_date = parse_day(local_date)
@@ -316,7 +317,7 @@ class TilService:
                 run.discard()
                 raise
             run.publish_pending()
-        return version
+        return Changed(version, Changes(tils=frozenset({local_date})))
 
     @staticmethod
     def next_version(session: Session, summary_id: str) -> int:

@@ -32,6 +32,7 @@ from san_desktop.db.database import Database, SessionOrConnection
 from san_desktop.db.tables import async_jobs, import_batches, knowledge_cards, scraps, trash_entries
 from san_desktop.queue.records import JobRecord
 from san_desktop.queue.store import JobStore
+from san_desktop.services.changes import Changes
 from san_desktop.services.scraps import SCRAP_NOTICE, ScrapNotFoundError, restart_stopped_work
 
 log = logging.getLogger(__name__)
@@ -79,6 +80,10 @@ class Trashed:
     scrap_ids: tuple[str, ...]
     cancelled: tuple[JobRecord, ...] = ()
 
+    @property
+    def changes(self) -> Changes:
+        return Changes.of_scraps(self.scrap_ids)  # (the jobs it cancelled: the queue announces them)
+
 
 @dataclass(frozen=True)
 class Restored:
@@ -86,6 +91,10 @@ class Restored:
     scrap_ids: tuple[str, ...]
     # left in the Trash: the same content was scrapped again since (restoring would make it twice)
     kept: tuple[str, ...] = ()
+
+    @property
+    def changes(self) -> Changes:
+        return Changes.of_scraps(self.scrap_ids)
 
     def sentence(self) -> str:
         said = f"Restored {_scraps(len(self.scrap_ids))}."
@@ -103,6 +112,10 @@ class Emptied:
     entries: int
     scraps: int
     scrap_ids: tuple[str, ...] = ()
+
+    @property
+    def changes(self) -> Changes:
+        return Changes.of_scraps(self.scrap_ids)
 
     def sentence(self, *, dry_run: bool = False) -> str:
         if not self.entries:

@@ -13,10 +13,11 @@ from PySide6.QtCore import QMimeData
 from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
-from san_desktop.app import Changes, SanApp, SettingsConflictError
+from san_desktop.app import Changes, SanApp
 from san_desktop.bootstrap import start_backend
 from san_desktop.core.enums import JobPool
 from san_desktop.core.settings import SETTINGS_FILE, CaptureSettings, Settings
+from san_desktop.services.settings_sync import SettingsConflictError
 from san_desktop.ui.cards.page import similar_label
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.main_window import MainWindow
@@ -92,9 +93,9 @@ def test_saving_over_a_file_changed_since_loading_is_refused_until_confirmed(app
     mine = replace(app.settings, capture=CaptureSettings(max_bytes=7000))
     with pytest.raises(SettingsConflictError, match="changed by another program"):
         app.save_settings(mine)
-    assert json.loads(app.settings_path.read_text(encoding="utf-8"))["capture"]["max_bytes"] == 5000
+    assert json.loads(app.settings_sync.path.read_text(encoding="utf-8"))["capture"]["max_bytes"] == 5000
     app.save_settings(mine, overwrite=True)
-    assert json.loads(app.settings_path.read_text(encoding="utf-8"))["capture"]["max_bytes"] == 7000
+    assert json.loads(app.settings_sync.path.read_text(encoding="utf-8"))["capture"]["max_bytes"] == 7000
 
 
 def test_the_apps_own_pause_is_not_news_from_another_program(
@@ -103,11 +104,11 @@ def test_the_apps_own_pause_is_not_news_from_another_program(
     """Issue 24: Pause on the Jobs page was followed by "Settings changed by another program": the data
     folder's watcher asks for a poll as soon as settings.json is replaced, and that poll ran while the
     pause was still being saved. Here it runs right there, between the write and the rest of the save."""
-    import san_desktop.app as app_module
     import san_desktop.core.settings as core_settings
+    import san_desktop.services.settings_sync as app_module  # (where the facade's settings are saved)
 
     polled: list[Changes] = []
-    write = core_settings.save_settings  # what the facade calls to write the file
+    write = core_settings.save_settings  # what the settings' sync calls to write the file
 
     def write_then_poll(data_dir: Path, settings: Settings) -> None:
         write(data_dir, settings)

@@ -156,7 +156,7 @@ def test_the_welcome_offers_ai_and_github_set_up_and_opens_nothing_itself(qtbot:
 
 def test_what_is_set_up_already_is_not_offered(qtbot: QtBot, context: AppContext, app: SanApp) -> None:
     app.save_settings(replace(app.settings, ai=AISettings(provider="openai", base_url="http://127.0.0.1:9/v1")))
-    app.set_github_token("ghp_alreadyThere0123456789")
+    app.connections.set_github_token("ghp_alreadyThere0123456789")
     page = _shown(qtbot, InboxPage(context))
     qtbot.waitUntil(lambda: page._set_up is not None, timeout=5_000)
     message = page.states.message

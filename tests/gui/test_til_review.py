@@ -40,7 +40,7 @@ def github() -> Iterator[FakeGitHub]:
 def day(live_context: AppContext, github: FakeGitHub) -> str:
     app = live_context.app
     app.save_settings(replace(app.settings, github=GitHubSettings(api_url=github.url, repository="me/til")))
-    app.set_github_token(TOKEN)
+    app.connections.set_github_token(TOKEN)
     made = finished_til(app)
     return made
 

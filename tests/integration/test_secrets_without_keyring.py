@@ -72,7 +72,7 @@ def test_github_test_without_a_token_names_gh_token_and_not_the_keyring(
 
 def test_github_test_with_a_keyring_offers_every_way(app: SanApp) -> None:
     with pytest.raises(SanError) as refused:
-        app.test_github(app.settings.github)
+        app.connections.test_github(app.settings.github)
     assert "Settings" in str(refused.value)
     assert "`san github token set`" in str(refused.value)
     assert "GH_TOKEN" in str(refused.value)

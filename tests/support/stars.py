@@ -41,7 +41,7 @@ def connected_github(app: SanApp) -> Iterator[FakeGitHub]:
     """A GitHub-shaped server on 127.0.0.1 that ``app``'s settings and token point at."""
     with fake_github_server() as fake:
         app.save_settings(replace(app.settings, github=GitHubSettings(api_url=fake.url)))
-        app.set_github_token(TOKEN)
+        app.connections.set_github_token(TOKEN)
         yield fake
 
 

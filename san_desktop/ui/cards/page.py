@@ -21,8 +21,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from san_desktop.app import SCRAP_JOB_TYPES, Changes
+from san_desktop.app import Changes
 from san_desktop.core.errors import SanError
+from san_desktop.services.changes import SCRAP_JOB_TYPES
 from san_desktop.ui.cards.card_list import CardListModel, card_html, similar_label
 from san_desktop.ui.cards.editing import UNDO_LINK, CardEditor
 from san_desktop.ui.common.context import AppContext

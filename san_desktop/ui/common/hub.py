@@ -83,7 +83,7 @@ class ChangeHub(QObject):
         self._app, self._ops = app, ops
         self._poll.setInterval(poll_ms)
         self._poll.start()
-        self._told_by_server = app.watch_external(self._tell)
+        self._told_by_server = app.others.watch(self._tell)
         self._watcher = QFileSystemWatcher([str(app.data_dir)], self)
         self._watcher.directoryChanged.connect(self._on_watcher_directory_changed)
 
@@ -92,7 +92,7 @@ class ChangeHub(QObject):
         self._tick.stop()
         self._after_outage.stop()
         if self._told_by_server and self._app is not None:
-            self._app.unwatch_external(self._tell)
+            self._app.others.unwatch(self._tell)
             self._told_by_server = False
         if self._watcher is not None:
             self._watcher.directoryChanged.disconnect(self._on_watcher_directory_changed)
@@ -118,7 +118,7 @@ class ChangeHub(QObject):
         self._polling = True
         self._poll_tried_at = self._outage.now()
         self._ops.run(
-            self._app.poll_external,
+            self._app.others.poll,
             self._on_polled,
             self._on_poll_failed,
             on_bug=self._on_poll_bug,
@@ -133,7 +133,7 @@ class ChangeHub(QObject):
             self.changed.emit(pending, None)
 
     def _on_poll_timeout(self) -> None:
-        if self._told_by_server and self._app is not None and self._app.external_told:
+        if self._told_by_server and self._app is not None and self._app.others.told:
             return  # the server tells of changes as they commit (settings.json: the file watcher)
         if self._outage.seconds_to_wait():  # the server is away (met here, by a job or by a page's read)
             self._say_away()

@@ -31,7 +31,7 @@ class SetUp:
 
 
 def read_set_up(app: SanApp) -> SetUp:
-    return SetUp(app.settings.ai.provider != "local", app.github_token_source() != "none")
+    return SetUp(app.settings.ai.provider != "local", app.connections.github_token_source() != "none")
 
 
 def _unbroken(text: str) -> str:

@@ -8,7 +8,6 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 
-from san_desktop.app import Changed
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus
 from san_desktop.queue.monitor import FailureGroup, JobFilter
 from san_desktop.queue.records import BulkResult, JobRecord
@@ -16,7 +15,7 @@ from san_desktop.queue.transitions import RETRYABLE_STATUSES
 from san_desktop.ui.common.context import AppContext
 
 Confirm = Callable[[str], bool]
-BulkCall = Callable[[Callable[[int], None]], Changed[BulkResult]]
+BulkCall = Callable[[Callable[[int], None]], BulkResult]
 
 
 class _BulkProgress(QObject):
@@ -87,13 +86,13 @@ class BulkActions(QObject):
         if self.running or not self.confirm(f"Run the {group.count:,} jobs that failed like this again?"):
             return
         signature = group.signature
-        self._run("Retrying", lambda progress: self._app.retry_failure_group(signature, progress), group.count)
+        self._run("Retrying", lambda progress: self._app.jobs.retry_group(signature, progress), group.count)
 
     def _retry(self, job_ids: list[str]) -> None:
-        self._run("Retrying", lambda progress: self._app.retry_jobs(job_ids, progress), len(job_ids))
+        self._run("Retrying", lambda progress: self._app.jobs.retry(job_ids, progress), len(job_ids))
 
     def _cancel(self, job_ids: list[str]) -> None:
-        self._run("Cancelling", lambda progress: self._app.cancel_jobs(job_ids, progress), len(job_ids))
+        self._run("Cancelling", lambda progress: self._app.jobs.cancel(job_ids, progress), len(job_ids))
 
     def _matching(self, where: JobFilter, statuses: tuple[JobStatus, ...], then: Callable[[list[str]], None]) -> None:
         self._context.ops.run(lambda: self._app.jobs.matching_ids(where, statuses), then)
@@ -117,7 +116,8 @@ class BulkActions(QObject):
             self.said.emit(str(exc))
             self._set_running(False)
 
-        self._context.ops.write(lambda: action(progress.advanced.emit), finished, refused)
+        # (a read's ``run``, not a ``write``: the queue announces each batch of jobs as it commits, to the hub too)
+        self._context.ops.run(lambda: action(progress.advanced.emit), finished, refused)
 
     def _set_running(self, running: bool) -> None:
         self.running = running

@@ -6,13 +6,14 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 
-from san_desktop.app import LABELLED_JOB_TYPES, SanApp
+from san_desktop.app import SanApp
 from san_desktop.core.enums import JOB_STATUS_NAMES, JobStatus, JobType
 from san_desktop.core.redact import first_cause, readable
 from san_desktop.jobs.registry import JobProgress
 from san_desktop.queue.monitor import JobFilter
 from san_desktop.queue.payloads import CardAnalysisPayload, load_payload
 from san_desktop.queue.records import JobRecord
+from san_desktop.services.job_labels import LABELLED_JOB_TYPES
 from san_desktop.ui.common.lazy_model import Background, LazyTableModel
 from san_desktop.ui.common.look import tone
 

@@ -14,9 +14,10 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QMessageBox, QStackedWidget, QVBoxLayout, QWidget
 
-from san_desktop.app import SCRAP_JOB_TYPES, Changed, Changes
+from san_desktop.app import Changed, Changes
 from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.errors import SanError
+from san_desktop.services.changes import SCRAP_JOB_TYPES
 from san_desktop.services.quizzes import QuizView
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.quizzes.card import QuizCard, text_label

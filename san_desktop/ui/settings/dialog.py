@@ -24,11 +24,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from san_desktop.app import Changed, Changes, SettingsConflictError
+from san_desktop.app import Changed, Changes
 from san_desktop.core.credentials import AI_API_KEY, GITHUB_TOKEN
 from san_desktop.core.errors import SanError
 from san_desktop.core.redact import error_message, readable
 from san_desktop.core.settings import AISettings, GitHubSettings, NotificationSettings, QuizSettings, Settings
+from san_desktop.services.settings_sync import SettingsConflictError
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.common.look import fit_height_on_screen
 from san_desktop.ui.settings.browser_section import BrowserSection
@@ -77,7 +78,9 @@ class SettingsDialog(QDialog):
         self.timeout.setValue(ai.timeout_seconds)
         self.api_key_field = SecretField("none (Ollama needs none)", self._fit_height)
         self.api_key = self.api_key_field.edit
-        context.ops.run(lambda: read_source(self._app.ai_key_source, AI_API_KEY), self.api_key_field.show_source)
+        context.ops.run(
+            lambda: read_source(self._app.connections.ai_key_source, AI_API_KEY), self.api_key_field.show_source
+        )
         self.max_kb = QSpinBox()
         self.max_kb.setRange(1, 100_000)
         self.max_kb.setSuffix(" KB")
@@ -111,7 +114,8 @@ class SettingsDialog(QDialog):
         self.github_token_field = SecretField("fine-grained token with Contents read/write", self._fit_height)
         self.github_token = self.github_token_field.edit
         context.ops.run(
-            lambda: read_source(self._app.github_token_source, GITHUB_TOKEN), self.github_token_field.show_source
+            lambda: read_source(self._app.connections.github_token_source, GITHUB_TOKEN),
+            self.github_token_field.show_source,
         )
         self.github_test_button = QPushButton("Test GitHub")
         self.github_status = QLabel()
@@ -262,7 +266,7 @@ class SettingsDialog(QDialog):
         self._testing = True
         self._tell(self.status, f"Asking {ai.base_url}…")
         self._context.ops.run(
-            lambda: self._app.test_ai(ai, key),
+            lambda: self._app.connections.test_ai(ai, key),
             lambda message: self._on_test_finished(True, message),
             lambda exc: self._on_test_finished(False, readable(error_message(exc))),
             on_bug=lambda exc: self._on_test_finished(False, readable(error_message(exc))),
@@ -315,8 +319,8 @@ class SettingsDialog(QDialog):
 
         def test() -> str:
             if local:  # in this dialog's words: the field, not the settings key
-                return self._app.test_local_repository(github, "the Local repository field")
-            return self._app.test_github(github, token)
+                return self._app.connections.test_local_repository(github, "the Local repository field")
+            return self._app.connections.test_github(github, token)
 
         self._context.ops.run(
             test,
@@ -404,14 +408,14 @@ class SettingsDialog(QDialog):
             refused: dict[str, str] = {}
             if key:
                 try:
-                    self._app.set_ai_key(key)
+                    self._app.connections.set_ai_key(key)
                 except SanError as exc:
                     refused["ai"] = str(exc)
                 else:  # a new key is new AI settings: AI jobs paused by a rejected key run again at once
                     changes = changes | Changes(settings=True, ai_settings_changed=True)
             if token:
                 try:
-                    self._app.set_github_token(token)
+                    self._app.connections.set_github_token(token)
                 except SanError as exc:
                     refused["github"] = str(exc)
             return Changed(refused, changes)

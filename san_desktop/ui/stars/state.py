@@ -46,7 +46,7 @@ class StarsSnapshot:
 def load_stars(app: SanApp, language: str | None, limit: int = SHOWN) -> StarsSnapshot:
     """Runs off the GUI thread. The jobs are read before the recommendations: a ranking job read as
     completed has its run among them (it is stored in the transaction that completes it)."""
-    connected = app.github_token_source() != "none"
+    connected = app.connections.github_token_source() != "none"
     ways = "" if connected else ways_to_set(GITHUB_TOKEN)
     newest = {
         job_type: next(iter(app.jobs.list_jobs(JobFilter(job_types=frozenset({job_type})), limit=1)), None)

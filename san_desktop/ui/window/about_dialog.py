@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from san_desktop import APP_NAME
-from san_desktop.app import AboutInfo
+from san_desktop.services.about import AboutInfo
 from san_desktop.ui.common.folder_dialog import open_folder
 from san_desktop.ui.common.resources import app_icon
 

@@ -36,7 +36,7 @@ def notes(tmp_path: Path) -> Path:
 def day(app: SanApp, github: FakeGitHub, notes: Path) -> str:
     settings = GitHubSettings(api_url=github.url, repository="me/til", local_repository=str(notes))
     app.save_settings(replace(app.settings, github=settings))
-    app.set_github_token(TOKEN)
+    app.connections.set_github_token(TOKEN)
     return finished_til(app)
 
 

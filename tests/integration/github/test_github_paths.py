@@ -34,7 +34,7 @@ def github() -> Iterator[FakeGitHub]:
 def day(app: SanApp, github: FakeGitHub) -> str:
     settings = replace(app.settings, github=GitHubSettings(api_url=github.url, repository="me/til", branch="main"))
     app.save_settings(settings)
-    app.set_github_token(TOKEN)
+    app.connections.set_github_token(TOKEN)
     return finished_til(app)
 
 

@@ -128,8 +128,8 @@ def test_good_schedules_a_new_quiz_later_than_again(app: SanApp) -> None:
     quizzes_of_today(app, QUIZ_TEXTS[:1])
     first, second = app.quizzes.all()
     start = _start(app)
-    good = app.quizzes.answer(first.id, GOOD, now=start)
-    again = app.quizzes.answer(second.id, AGAIN, now=start)
+    good = app.quizzes.answer(first.id, GOOD, now=start).value
+    again = app.quizzes.answer(second.id, AGAIN, now=start).value
     assert again.due_at > start
     assert good.due_at > again.due_at
     intervals = app.quizzes.intervals(first.id, now=good.due_at)
@@ -140,9 +140,9 @@ def test_again_on_a_review_quiz_sends_it_to_relearning(app: SanApp) -> None:
     quiz = _quiz(app)
     now = _start(app)
     while quiz.state is not QuizState.REVIEW:
-        quiz = app.quizzes.answer(quiz.id, GOOD, now=now)
+        quiz = app.quizzes.answer(quiz.id, GOOD, now=now).value
         now = quiz.due_at
-    lapsed = app.quizzes.answer(quiz.id, AGAIN, now=now)
+    lapsed = app.quizzes.answer(quiz.id, AGAIN, now=now).value
     assert lapsed.state is QuizState.RELEARNING
     assert lapsed.due_at < now + timedelta(hours=1)  # relearning comes back within minutes
 
@@ -150,7 +150,7 @@ def test_again_on_a_review_quiz_sends_it_to_relearning(app: SanApp) -> None:
 def test_schedule_and_reviews_survive_a_restart(app: SanApp, data_dir: Path) -> None:
     quiz = _quiz(app)
     start = _start(app)
-    answered = app.quizzes.answer(quiz.id, GOOD, duration_ms=4200, now=start)
+    answered = app.quizzes.answer(quiz.id, GOOD, duration_ms=4200, now=start).value
     app.close()
 
     again = SanApp(start_backend(data_dir, kind="cli", lock=False, log_to_stderr=False))
@@ -158,7 +158,7 @@ def test_schedule_and_reviews_survive_a_restart(app: SanApp, data_dir: Path) -> 
         reopened = again.quizzes.get(quiz.id)
         assert (reopened.state, reopened.due_at) == (answered.state, answered.due_at)
         assert again.quizzes.reviews(quiz.id) == [(GOOD, start, QuizState.NEW, answered.due_at)]
-        later = again.quizzes.answer(quiz.id, GOOD, now=answered.due_at)
+        later = again.quizzes.answer(quiz.id, GOOD, now=answered.due_at).value
         assert later.due_at > answered.due_at  # the schedule went on from the stored state
     finally:
         again.close()
@@ -180,7 +180,7 @@ def test_thirty_days_of_200_quizzes_keep_every_due_date_after_its_review(app: Sa
             moment = now + timedelta(minutes=minute)
             for quiz in app.quizzes.due(limit=1000, now=moment):
                 rating = chooser.choices((AGAIN, HARD, GOOD, EASY), weights=(1, 2, 6, 1))[0]
-                after = app.quizzes.answer(quiz.id, rating, now=moment)
+                after = app.quizzes.answer(quiz.id, rating, now=moment).value
                 assert after.due_at > moment
                 answered += 1
     assert answered > 600

@@ -73,7 +73,7 @@ def test_an_edit_is_indexed_by_a_job_and_the_old_words_no_longer_find_the_day(ap
     summary_id = _summary_id(app, day)
     old = _vector_row(app, summary_id)
     assert old is not None
-    version = app.til.save_edit(day, "# TIL\n\nThe zymurgy club brews beer from malted barley.", keep=3)
+    version = app.til.save_edit(day, "# TIL\n\nThe zymurgy club brews beer from malted barley.", keep=3).value
     assert _indexing_jobs(app, summary_id) == [JobStatus.PENDING]
     assert run_one(app, JobType.TIL_INDEXING).status is JobStatus.COMPLETED
     row = _vector_row(app, summary_id)

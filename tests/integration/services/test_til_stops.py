@@ -38,7 +38,7 @@ def _cancel_one(app: SanApp, job_id: str) -> None:
 
 
 def _cancel_all(app: SanApp, _job_id: str) -> None:
-    assert app.cancel_matching(TIL_JOBS).value.count == 1
+    assert app.jobs.cancel_matching(TIL_JOBS).count == 1
 
 
 @pytest.mark.parametrize("cancel", [_cancel_one, _cancel_all], ids=["cancel", "bulk cancel"])

@@ -91,8 +91,8 @@ def test_the_zip_holds_the_library_and_nothing_else(app: SanApp, data_dir: Path,
     (data_dir / ARTIFACT_DIR / "til" / ".half-written.md.tmp").write_text("temporary", encoding="utf-8")
     (data_dir / "logs" / "extra.log").write_text("a log line", encoding="utf-8")
     token, password, key = "ghp_" + "S3cr3tT0ken" * 3, "hunter2-passw0rd", "sk-" + "k3y" * 10
-    app.set_github_token(token)
-    app.set_ai_key(key)
+    app.connections.set_github_token(token)
+    app.connections.set_ai_key(key)
     app.save_settings(replace(app.settings, github=replace(app.settings.github, repository="me/til")))
     settings = json.loads((data_dir / "settings.json").read_text(encoding="utf-8"))
     settings["ai"]["base_url"] = f"http://learner:{password}@127.0.0.1:9/v1"  # typed by hand into the file

@@ -3,8 +3,9 @@ job's change reads it there)."""
 
 from __future__ import annotations
 
-from san_desktop.app import LABELLED_JOB_TYPES, SCRAP_JOB_TYPES
 from san_desktop.core.enums import JOB_POOLS, JOB_TARGETS, JobTarget, JobType, job_types_on
+from san_desktop.services.changes import SCRAP_JOB_TYPES
+from san_desktop.services.job_labels import LABELLED_JOB_TYPES
 
 
 def test_every_job_type_has_a_pool_and_a_target() -> None:
