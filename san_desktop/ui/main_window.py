@@ -253,7 +253,7 @@ class MainWindow(QMainWindow):
         self.statusBar().insertPermanentWidget(0, self.notice_label)  # beside, not under, passing messages
         self._last_notice: Notice | None = None
         self.notifier = Notifier(lambda: self._app.settings.notifications, self.notify, self)
-        self._runner.job_changed.connect(self.notifier.on_job_event)
+        self._context.hub.changed.connect(self.notifier.on_hub_changed)
         self.tray.show_requested.connect(self.bring_to_front)
         self.tray.scrap_requested.connect(self.capture.scrap_clipboard)
         self.tray.pause_all_toggled.connect(self._on_tray_pause_all_toggled)

@@ -44,10 +44,10 @@ def test_an_older_read_finishing_last_does_not_bring_back_a_deleted_card(
 
     monkeypatch.setattr(app.cards, "cards_of_scraps", slow_first)
     hub = live_context.ops.hub
-    hub.announce(Changes(cards_of_scraps=frozenset({scrap_id})))  # e.g. its vector was made
+    hub.tell(Changes(cards_of_scraps=frozenset({scrap_id})))  # e.g. its vector was made
     assert first_read_taken.wait(30)
     app.delete_scrap(scrap_id)
-    hub.announce(Changes(scraps=frozenset({scrap_id})))  # the deletion, read after it: no card
+    hub.tell(Changes(scraps=frozenset({scrap_id})))  # the deletion, read after it: no card
     qtbot.waitUntil(lambda: page.model.card_of_scrap(scrap_id) is None, timeout=10_000)
 
     release_first.set()  # the older read ends last

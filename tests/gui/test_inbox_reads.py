@@ -39,7 +39,7 @@ class _HeldFirst:
 def page(qtbot: QtBot, context: AppContext) -> InboxPage:
     # only the reads each test starts: the news of the jobs a capture or a delete makes would read the
     # rows once more later, and hide (or not, by timing) what a late answer did
-    context.runner.job_changed.disconnect(context.hub.on_job_event)
+    context.hub.unfollow(context.runner)
     inbox = InboxPage(context)
     qtbot.addWidget(inbox)
     return inbox
@@ -63,7 +63,7 @@ def test_a_row_read_answering_after_the_delete_never_brings_the_scrap_back(
     qtbot.waitUntil(lambda: page.model.position_of(scrap_id) == 0, timeout=5_000)
     held = _HeldFirst(context.app.scraps.get_many)
     monkeypatch.setattr(context.app.scraps, "get_many", held)
-    context.hub.announce(Changes(scraps=frozenset({scrap_id})))  # e.g. its analysis started: its row is read
+    context.hub.tell(Changes(scraps=frozenset({scrap_id})))  # e.g. its analysis started: its row is read
     _delete_while_an_earlier_read_is_held(qtbot, page, held, scrap_id)
     assert page.model.position_of(scrap_id) is None
     assert page.states.kind is PageState.EMPTY  # the welcome is back, and stays
@@ -95,7 +95,7 @@ def test_a_page_read_answering_after_a_capture_never_hides_the_new_scrap(
     page.refresh_page()
     qtbot.waitUntil(held.read.is_set, timeout=5_000)
     newer = context.app.capture_text("A scrap captured while the page was being read.").value.scrap_id
-    context.hub.announce(Changes(scraps=frozenset({newer})))  # as a capture in the window does
+    context.hub.tell(Changes(scraps=frozenset({newer})))  # as a capture in the window does
     qtbot.waitUntil(lambda: page.model.position_of(newer) == 0, timeout=5_000)
     held.release.set()
     qtbot.waitUntil(lambda: not context.ops.busy, timeout=5_000)

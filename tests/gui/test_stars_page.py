@@ -112,7 +112,7 @@ def test_refresh_shows_progress_then_the_ranked_list_and_a_row_marked_not_intere
     assert page.empty.text() == NEVER_SYNCED
     assert page.refresh_button.isEnabled()
 
-    said: list[str] = []  # what the activity line says after each job event (the page hears them first)
+    said: list[str] = []  # what the activity line says after each change the hub tells (the page hears it first)
 
     def record(*_args: object) -> None:
         text = page.activity.text.text()
@@ -120,7 +120,7 @@ def test_refresh_shows_progress_then_the_ranked_list_and_a_row_marked_not_intere
             said.append(text)
 
     live_context.runner.job_progress.connect(record)
-    live_context.runner.job_changed.connect(record)
+    live_context.hub.changed.connect(record)
 
     qtbot.mouseClick(page.refresh_button, Qt.MouseButton.LeftButton)
     record()

@@ -114,7 +114,7 @@ def build_context(
         )
     hub = ChangeHub(parent, runner.outage)  # the server's absence is said once for both
     ops = Ops(hub, parent, unreachable=app.unreachable)  # the server away: a sentence, not a crash
-    runner.job_changed.connect(hub.on_job_event)
+    hub.follow(runner)
     context = AppContext(app, runner, hub, ops)
     hub.changed.connect(context.on_hub_changed)
     return context

@@ -1,8 +1,10 @@
 """One hub announces every change to the pages (after Anki's ``operation_did_execute``): the window's own
 writes, the job runner's events, and what other processes changed (the command line: database changes
 within a poll, or as soon as a server's library tells of them; ``settings.json`` edits as soon as the file
-watcher sees them). A library's server out of reach (restarting, the network down) is said once in the status
-bar and the log, and looked for less often until it answers (the job runner's outage, shared)."""
+watcher sees them). Every change comes in one way, ``tell``, and goes out one way, the ``changed`` signal: whoever
+cares about changes (the pages, the notifications, the Stars page's activity) listens to that, never to the
+runner. A library's server out of reach (restarting, the network down) is said once in the status bar and the
+log, and looked for less often until it answers (the job runner's outage, shared)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from san_desktop.jobs.outage import Outage
 from san_desktop.queue.records import JobEvent
 
 if TYPE_CHECKING:
+    from san_desktop.jobs.runner import JobRunner
     from san_desktop.ui.common.ops import Ops
 
 log = logging.getLogger(__name__)
@@ -64,19 +67,23 @@ class ChangeHub(QObject):
         self._told_by_server = False
         self._told.connect(self.poll_now)
 
-    def announce(self, changes: Changes, initiator: object | None = None) -> None:
-        """A write of this window: announced at once."""
-        if changes:
+    def tell(self, changes: Changes, initiator: object | None = None, *, background: bool = False) -> None:
+        """The one way in. A write of this window (``initiator``: the page that asked, or None) is announced at
+        once; ``background`` news (the runner's job events, other processes' changes, the browser's captures)
+        with the rest of its tick, as one ``Changes``."""
+        if background:
+            self._pending.append(changes)
+            if not self._tick.isActive():
+                self._tick.start()
+        elif changes:
             self.changed.emit(changes, initiator)
 
-    def gather(self, changes: Changes) -> None:
-        """Background news (job events): announced with the rest of its tick."""
-        self._pending.append(changes)
-        if not self._tick.isActive():
-            self._tick.start()
+    def follow(self, runner: JobRunner) -> None:
+        """Tell the runner's job events (each job's status change) as background news."""
+        runner.job_changed.connect(self._on_runner_job_changed)
 
-    def on_job_event(self, event: JobEvent) -> None:
-        self.gather(Changes.of_job(event.job, external=event.external))
+    def unfollow(self, runner: JobRunner) -> None:
+        runner.job_changed.disconnect(self._on_runner_job_changed)
 
     def watch(self, app: SanApp, ops: Ops, poll_ms: int = POLL_MS) -> None:
         """Look for other processes' changes every ``poll_ms`` and whenever the data folder changes."""
@@ -118,7 +125,7 @@ class ChangeHub(QObject):
         self._polling = True
         self._poll_tried_at = self._outage.now()
         self._ops.run(
-            self._app.others.poll,
+            self._app.poll_external,
             self._on_polled,
             self._on_poll_failed,
             on_bug=self._on_poll_bug,
@@ -126,6 +133,9 @@ class ChangeHub(QObject):
         )
 
     # --- slots --------------------------------------------------------------------------------
+
+    def _on_runner_job_changed(self, event: JobEvent) -> None:
+        self.tell(Changes.of_event(event), background=True)
 
     def _on_tick_timeout(self) -> None:
         pending, self._pending = Changes.merge(self._pending), []
@@ -163,7 +173,7 @@ class ChangeHub(QObject):
             self._said_away = False
             self.message.emit("The database server answers again; changes made elsewhere show once more.")
         if changes:
-            self.gather(changes)
+            self.tell(changes, background=True)
 
     def _on_poll_failed(self, exc: SanError) -> None:
         if isinstance(exc, DatabaseUnreachableError):

@@ -162,7 +162,7 @@ class Ops(QObject):
 
         def done(result: Changes | Changed[Any]) -> None:
             changes = result.changes if isinstance(result, Changed) else result
-            self.hub.announce(changes, initiator)
+            self.hub.tell(changes, initiator)
             if on_success is not None:
                 on_success(result.value if isinstance(result, Changed) else result)
 

@@ -1,7 +1,7 @@
 """The Stars page's status lines: how many repositories are starred and when they were last synced; what a
 refresh is doing ("Fetching starred repositories… page 2", "Ranking against your cards…", a wait for a rate
 limit or a paused pool) with a busy bar; and how the last refresh failed, with a hint. Kept current by the
-runner's events; reads nothing itself."""
+change hub's job news (and the runner's progress and pools); reads nothing itself."""
 
 from __future__ import annotations
 
@@ -10,10 +10,12 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QVBoxLayout, QWidget
 
+from san_desktop.app import Changes
 from san_desktop.core.enums import POOL_NAMES, JobStatus, JobType
 from san_desktop.jobs.registry import JobProgress
 from san_desktop.jobs.runner import JobRunner, PoolState
-from san_desktop.queue.records import JobEvent, JobRecord
+from san_desktop.queue.records import JobRecord
+from san_desktop.ui.common.hub import ChangeHub
 from san_desktop.ui.common.look import tone_style
 from san_desktop.ui.quizzes.card import text_label
 from san_desktop.ui.stars.state import FETCHING, SETTINGS_LINK, activity, newer, summary_text
@@ -33,7 +35,7 @@ class StarsActivity(QWidget):
     busy_changed = Signal(bool)
     settings_requested = Signal()
 
-    def __init__(self, runner: JobRunner, parent: QWidget | None = None) -> None:
+    def __init__(self, runner: JobRunner, hub: ChangeHub, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._runner = runner
         self._sync_job: JobRecord | None = None  # the newest of each type, as the last load or event said
@@ -61,7 +63,7 @@ class StarsActivity(QWidget):
         layout.addWidget(self.error)
 
         self.error.linkActivated.connect(self._on_error_link_activated)
-        runner.job_changed.connect(self._on_runner_job_changed)
+        hub.changed.connect(self._on_hub_changed)
         runner.job_progress.connect(self._on_runner_job_progress)
         runner.pools_changed.connect(self._on_runner_pools_changed)
         self._show()
@@ -129,8 +131,9 @@ class StarsActivity(QWidget):
 
     # --- slots --------------------------------------------------------------------------------
 
-    def _on_runner_job_changed(self, event: JobEvent) -> None:
-        self.track(event.job)
+    def _on_hub_changed(self, changes: Changes, _initiator: object) -> None:
+        for job in changes.jobs:
+            self.track(job)
 
     def _on_runner_job_progress(self, progress: JobProgress) -> None:
         if progress.job_type is JobType.GITHUB_STAR_SYNC:

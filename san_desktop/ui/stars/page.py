@@ -55,7 +55,7 @@ class StarsPage(QWidget):
         self._token = 0  # the newest load; older ones that come back late are dropped
         self._hidden: dict[str, str] = {}  # repository id -> full name, of those hidden from this page
 
-        self.activity = StarsActivity(context.runner)
+        self.activity = StarsActivity(context.runner, context.hub)
         self.language = QComboBox()
         self.language.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.language.addItem(ALL_LANGUAGES, None)

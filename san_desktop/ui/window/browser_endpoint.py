@@ -96,7 +96,7 @@ class BrowserEndpoint(QObject):
         return changed.value.scrap_id, changed.value.duplicate
 
     def _on_stored(self, changes: Changes) -> None:
-        self._context.hub.gather(changes)
+        self._context.hub.tell(changes, background=True)
 
     def _on_hub_changed(self, changes: Changes, _initiator: object) -> None:
         if changes.settings:  # turned on or off in Settings (or by `san config set`)

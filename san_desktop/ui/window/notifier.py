@@ -10,10 +10,11 @@ from enum import StrEnum
 
 from PySide6.QtCore import QObject, QTimer
 
+from san_desktop.app import Changes
 from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.settings import NotificationSettings
 from san_desktop.queue.payloads import CardAnalysisPayload, load_payload
-from san_desktop.queue.records import JobEvent
+from san_desktop.queue.records import JobRecord
 
 QUIET_MS = 1500  # a burst is over when nothing new finished for this long
 LONGEST_WAIT_MS = 10_000  # a burst that goes on is told at least this often
@@ -34,10 +35,8 @@ class Notice:
     failures: bool  # the click should show the failed jobs
 
 
-def _kind_of(event: JobEvent) -> NoticeKind | None:
-    job = event.job
-    if event.old_status is JobStatus.COMPLETED or event.old_status is JobStatus.FAILED:
-        return None  # not news: it was so already
+def _kind_of(job: JobRecord) -> NoticeKind | None:
+    """What a job that came to an end (``Changes.finished``: it was not so before) is news of."""
     if job.status is JobStatus.FAILED:
         return NoticeKind.FAILURES
     if job.status is not JobStatus.COMPLETED:
@@ -71,7 +70,8 @@ def compose(counts: dict[NoticeKind, int]) -> Notice | None:
 
 
 class Notifier(QObject):
-    """Gathers job events (``on_job_event``) and calls ``show`` once per burst. No signals of its own."""
+    """Gathers the jobs that came to an end (the change hub's ``Changes.finished``: connect ``on_hub_changed``) and
+    calls ``show`` once per burst. No signals of its own."""
 
     def __init__(
         self,
@@ -92,14 +92,20 @@ class Notifier(QObject):
         self._quiet.timeout.connect(self.flush)
         self._longest.timeout.connect(self.flush)
 
-    def on_job_event(self, event: JobEvent) -> None:
-        kind = _kind_of(event)
-        if kind is None:
+    def on_hub_changed(self, changes: Changes, _initiator: object) -> None:
+        if not changes.finished:
             return
         wanted = self._settings()
-        if wanted.do_not_disturb or not getattr(wanted, kind.value):
+        if wanted.do_not_disturb:
             return
-        self._counts[kind] = self._counts.get(kind, 0) + 1
+        told = False
+        for job in changes.finished:
+            kind = _kind_of(job)
+            if kind is not None and getattr(wanted, kind.value):
+                self._counts[kind] = self._counts.get(kind, 0) + 1
+                told = True
+        if not told:
+            return
         self._quiet.start()  # (re)started: the burst goes on
         if not self._longest.isActive():
             self._longest.start()
