@@ -28,13 +28,13 @@ from san_desktop.jobs.outage import Outage
 from san_desktop.jobs.recovery import SweepReport
 from san_desktop.jobs.registry import JobProgress, ProcessorRegistry
 from san_desktop.jobs.workers import (
-    PollSignals,
+    PollResult,
     PollWorker,
+    PoolRun,
     PoolWorker,
-    PoolWorkerSignals,
-    SweepSignals,
     SweepWorker,
     TakeoverWorker,
+    WorkerSignals,
 )
 from san_desktop.queue.records import JobEvent, JobRecord
 from san_desktop.queue.store import JobStore
@@ -168,11 +168,11 @@ class JobRunner(QObject):
         self._maintenance = QThreadPool(self)
         self._maintenance.setMaxThreadCount(1)
         self._in_flight = {pool: 0 for pool in self.pools}
-        self._worker_signals: set[PoolWorkerSignals] = set()  # kept alive until each worker reported
+        self._worker_signals: set[WorkerSignals] = set()  # kept alive until each worker reported
         self._sweeping = False
-        self._sweep_signals: SweepSignals | None = None
-        self._takeover_signals: SweepSignals | None = None  # a look for jobs whose lease ran out, under way
-        self._poll_signals: PollSignals | None = None  # a read of other processes' changes under way
+        self._sweep_signals: WorkerSignals | None = None
+        self._takeover_signals: WorkerSignals | None = None  # a look for jobs whose lease ran out, under way
+        self._poll_signals: WorkerSignals | None = None  # a read of other processes' changes under way
         # jobs a server's notifications named, to read; and whether to read by time (a notification named no
         # job, the notifications were interrupted, or a read failed)
         self._told: set[str] = set()
@@ -235,12 +235,12 @@ class JobRunner(QObject):
         worker = SweepWorker(
             self.queue, self.session_id, self.settings, self.registry, self.executor.shutdown_event, self.outage
         )
-        worker.signals.done.connect(self._on_sweep_done)
+        worker.signals.returned.connect(self._on_sweep_returned)
         self._sweep_signals = worker.signals  # alive until its report arrived
         self._maintenance.start(worker)
 
     @Slot(object)
-    def _on_sweep_done(self, report: SweepReport | None) -> None:
+    def _on_sweep_returned(self, report: SweepReport | None) -> None:
         self._sweeping = False
         if self._stopped:
             return
@@ -319,7 +319,7 @@ class JobRunner(QObject):
                 continue
             while self._in_flight[pool] < threads.maxThreadCount():
                 worker = PoolWorker(self.executor, pool, self._may_go_on(pool))
-                worker.signals.finished.connect(self._on_worker_finished)
+                worker.signals.returned.connect(self._on_pool_worker_returned)
                 self._in_flight[pool] += 1
                 self._worker_signals.add(worker.signals)
                 threads.start(worker)
@@ -478,7 +478,7 @@ class JobRunner(QObject):
         views stay live. Looking for them, only while this runner's own workers are idle: their changes are
         announced already, and a drain would make this query return them again. Told of them (``told``: a
         server's notifications named them; another machine's workers drain the same queue), at once, whatever
-        this runner does. The read runs on the maintenance thread; its result arrives in ``_on_poll_done``,
+        this runner does. The read runs on the maintenance thread; its result arrives in ``_on_poll_returned``,
         and what was told meanwhile is read after it."""
         if self._sweeping or self._poll_signals is not None:
             return
@@ -495,16 +495,17 @@ class JobRunner(QObject):
         # change can become visible after one of ours with a later stamp (a server's notifications name the
         # jobs as they commit instead). Pairs already announced are skipped.
         worker = PollWorker(self.queue, self._seen_until - EXTERNAL_LOOKBACK if by_time else None, named, self.outage)
-        worker.signals.done.connect(self._on_poll_done)
+        worker.signals.returned.connect(self._on_poll_returned)
         self._poll_signals = worker.signals  # alive until its result arrived
         self._maintenance.start(worker)
 
-    @Slot(object, object)
-    def _on_poll_done(self, named: frozenset[str], changed: list[JobRecord] | None) -> None:
+    @Slot(object)
+    def _on_poll_returned(self, result: PollResult) -> None:
         """The changes read go the way this process's own do (``_on_queue_events_arrived``, a slice at a
         time), unless announced already or on their way (this process's bulk retry, read before its
         events arrived)."""
         self._poll_signals = None
+        named, changed = result.named, result.changed
         if changed is None:
             # read again, by time and what was named: in a while if notifications still come (the server is
             # there: the failure passed), otherwise when they come again (a reconnect says so) or at the next
@@ -548,25 +549,24 @@ class JobRunner(QObject):
         if self._stopped or self._sweeping or self._takeover_signals is not None or self.outage.seconds_to_wait():
             return
         worker = TakeoverWorker(self.queue, self.session_id, self.outage)
-        worker.signals.done.connect(self._on_takeover_done)
+        worker.signals.returned.connect(self._on_takeover_returned)
         self._takeover_signals = worker.signals  # alive until its report arrived
         self._maintenance.start(worker)
 
     @Slot(object)
-    def _on_takeover_done(self, report: SweepReport | None) -> None:
+    def _on_takeover_returned(self, report: SweepReport | None) -> None:
         self._takeover_signals = None
         if self._stopped or report is None:
             return
         self.sweep_finished.emit(report)  # (the jobs' own events start them)
 
-    @Slot(str, int)
-    def _on_worker_finished(self, pool_name: str, count: int) -> None:
-        pool = JobPool(pool_name)
-        self._in_flight[pool] -= 1
+    @Slot(object)
+    def _on_pool_worker_returned(self, run: PoolRun) -> None:
+        self._in_flight[run.pool] -= 1
         self._worker_signals.discard(self.sender())
         if self._stopped:
             return
-        if count > 0:
+        if run.count > 0:
             self.dispatch()  # it stopped because it ran out of work or the breaker opened: look again
         elif not any(self._in_flight.values()) and not self._sweeping:
             self.idle.emit()

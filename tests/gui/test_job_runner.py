@@ -20,6 +20,7 @@ from san_desktop.jobs.breaker import BreakerState
 from san_desktop.jobs.recovery import sweep
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.jobs.runner import BreakerChange, JobRunner
+from san_desktop.jobs.workers import PollResult
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobEvent, JobRecord
 from san_desktop.queue.store import JobStore
@@ -264,7 +265,7 @@ def test_a_change_the_poll_read_before_its_own_event_arrived_is_announced_once(
     writer.start()
     writer.join()
     (job,) = made
-    runner._on_poll_done(frozenset({job.id}), [job])  # its event still waits for this thread
+    runner._on_poll_returned(PollResult(frozenset({job.id}), [job]))  # its event still waits for this thread
 
     qtbot.waitUntil(lambda: any(event.job_id == job.id for event in announced), timeout=5_000)
     with qtbot.waitSignal(runner.idle, timeout=5_000):  # another poll round

@@ -18,43 +18,27 @@ import sys
 from collections.abc import Callable, Collection
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QThreadPool
 
 from san_desktop.app import Changed, Changes
 from san_desktop.core.errors import DatabaseUnreachableError, SanError
-from san_desktop.jobs.workers import emit_from_worker
+from san_desktop.jobs.workers import Worker, WorkerSignals
 from san_desktop.ui.common.hub import ChangeHub
 
 log = logging.getLogger(__name__)
 
 
-class _OpSignals(QObject):
-    """Made on the GUI thread, so the receivers run there.
+class _Op(Worker[Any]):
+    """A facade call; what it returns comes by ``returned``, what it raises by ``errored`` (a result that arrives
+    after its signals' object is gone, the window closed meanwhile, goes nowhere: raised on the pool's thread, it
+    would reach the crash handler from there)."""
 
-    Signals:
-        succeeded(object): the call's return value.
-        failed(object): the exception it raised.
-    """
-
-    succeeded = Signal(object)
-    failed = Signal(object)
-
-
-class _Op(QRunnable):
     def __init__(self, call: Callable[[], Any]) -> None:
         super().__init__()
         self.call = call
-        self.signals = _OpSignals()
 
-    def run(self) -> None:
-        # (a result that arrives after its signals' object is gone, the window closed meanwhile, goes nowhere:
-        # raised here, it would reach the crash handler from this thread)
-        try:
-            result = self.call()
-        except BaseException as exc:  # delivered to the GUI thread, never lost on the worker
-            emit_from_worker(self.signals.failed, exc)
-        else:
-            emit_from_worker(self.signals.succeeded, result)
+    def work(self) -> Any:
+        return self.call()
 
 
 class Ops(QObject):
@@ -76,7 +60,7 @@ class Ops(QObject):
         self.pool = QThreadPool(self)
         self.pool.setMaxThreadCount(2)
         self.pool.setObjectName("ui-ops")
-        self._running: set[_OpSignals] = set()
+        self._running: set[WorkerSignals] = set()
         self._held: list[_Op] | None = None  # while held: operations waiting for release(), in order
         self._stopped = False
 
@@ -130,8 +114,8 @@ class Ops(QObject):
                 return
             sys.excepthook(type(exc), exc, exc.__traceback__)
 
-        signals.succeeded.connect(succeeded)
-        signals.failed.connect(failed)
+        signals.returned.connect(succeeded)
+        signals.errored.connect(failed)
         if self._held is not None:
             self._held.append(op)
         else:
