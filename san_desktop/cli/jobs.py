@@ -426,7 +426,7 @@ def cmd_pause(args: argparse.Namespace) -> int:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from san_desktop.jobs.processors import registry_for
-    from san_desktop.jobs.recovery import sweep
+    from san_desktop.services.recovery.sweep import sweep
 
     with open_library(args, lock=True) as app:
         hooks = registry_for(app).sweep_hooks

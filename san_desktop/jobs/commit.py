@@ -14,50 +14,39 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-import sqlalchemy as sa
-
 from san_desktop.core.credentials import GITHUB_TOKEN, ways_to_set
 from san_desktop.core.enums import AttemptOutcome, CommitStatus, CommitTarget
-from san_desktop.core.errors import PermanentError, TargetNotFoundError
+from san_desktop.core.errors import PermanentError
 from san_desktop.core.placement import Spot
 from san_desktop.core.redact import error_message
 from san_desktop.core.repo_paths import check_branch_name, check_repo_path, check_repository_name
 from san_desktop.core.settings import GitHubSettings
-from san_desktop.db.models import TilCommit, TilVersion
 from san_desktop.github.client import CommitResult, GitHubClient
 from san_desktop.github.local_git import commit_file
 from san_desktop.jobs.classify import classify
 from san_desktop.jobs.registry import JobContext
 from san_desktop.queue.errors import JobInterruptedError, JobSupersededError
-from san_desktop.services.commits import replaceable_of, written_files
+from san_desktop.services.commits import CommitService, update_request
 
 log = logging.getLogger(__name__)
 
 
 class TilCommitProcessor:
-    def __init__(self, settings: Callable[[], GitHubSettings], token: Callable[[], str | None]) -> None:
+    def __init__(
+        self, commits: CommitService, settings: Callable[[], GitHubSettings], token: Callable[[], str | None]
+    ) -> None:
+        self.commits = commits
         self.settings = settings
         self.token = token
 
     def __call__(self, context: JobContext) -> None:
         request_id = context.job.target_id
-        with context.db.sessions() as session:
-            request = session.get(TilCommit, request_id)
-            if request is None:
-                raise TargetNotFoundError(f"commit request {request_id}")
-            key = session.scalar(
-                sa.select(TilVersion.artifact_key).where(
-                    TilVersion.summary_id == request.summary_id, TilVersion.version == request.version
-                )
-            )
-            if key is None:
-                raise TargetNotFoundError(f"version {request.version} of the TIL")
-            target, repository, branch = request.target, request.repository, request.branch
-            path, message = request.path, request.message
-            replaceable = replaceable_of(written_files(session, request.summary_id, repository, branch))
-        content = context.files.store.read_text(key).encode("utf-8")
+        work = self.commits.work_of(request_id)
+        target, repository, branch, path, message = work.target, work.repository, work.branch, work.path, work.message
+        replaceable = work.replaceable
+        content = context.files.store.read_text(work.artifact_key).encode("utf-8")
         with context.checkpoint() as session:
-            _update(session, request_id, status=CommitStatus.PROCESSING, error_message=None)
+            update_request(session, request_id, status=CommitStatus.PROCESSING, error_message=None)
 
         try:
             if target is CommitTarget.LOCAL:
@@ -75,7 +64,7 @@ class TilCommitProcessor:
             self._failed(context, request_id, exc)
             raise
         with context.publish() as session:
-            _update(
+            update_request(
                 session,
                 request_id,
                 status=CommitStatus.COMPLETED,
@@ -139,14 +128,6 @@ class TilCommitProcessor:
             with context.db.write() as session:
                 if context.queue.still_owned(session, context.claim):
                     status = CommitStatus.FAILED if final else CommitStatus.PROCESSING
-                    _update(session, request_id, status=status, error_message=error_message(exc))
+                    update_request(session, request_id, status=status, error_message=error_message(exc))
         except Exception:
             log.exception("Could not record the failure of commit request %s", request_id)
-
-
-def _update(session: sa.orm.Session, request_id: str, **values: object) -> None:
-    request = session.get(TilCommit, request_id)
-    if request is None:
-        raise TargetNotFoundError(f"commit request {request_id}")
-    for name, value in values.items():
-        setattr(request, name, value)

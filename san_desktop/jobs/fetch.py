@@ -23,13 +23,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-import sqlalchemy as sa
-
-from san_desktop.core.errors import TargetNotFoundError
-from san_desktop.db.models import Scrap
 from san_desktop.jobs.registry import JobContext
 from san_desktop.services.root import Services
-from san_desktop.services.scraps import ScrapTrashedError
 
 if TYPE_CHECKING:
     from san_desktop.web.addresses import Network
@@ -83,22 +78,15 @@ class PageFetchProcessor:
         from san_desktop.web.fetch import download  # (httpx: loaded by this job only)
 
         scrap_id = context.job.target_id
-        with context.db.sessions() as session:
-            row = session.execute(
-                sa.select(Scrap.source_ref, Scrap.content, Scrap.deleted_at).where(Scrap.id == scrap_id)
-            ).first()
-        if row is not None and row.deleted_at is not None:
-            raise ScrapTrashedError(scrap_id)
-        if row is None or not row.source_ref:
-            raise TargetNotFoundError(f"scrap {scrap_id}")
-        if row.content != row.source_ref:  # its page came meanwhile (from the browser, as the reader saw it)
+        address, content = self.services.scraps.link_of(scrap_id)
+        if content != address:  # its page came meanwhile (from the browser, as the reader saw it)
             log.info("The page of scrap %s is in already: not downloaded", scrap_id)
             return
         settings = self.services.settings().capture
-        self._wait_for_turn(context, row.source_ref)
+        self._wait_for_turn(context, address)
         context.progress("download", 1, 2)
         page = download(
-            row.source_ref,
+            address,
             max_bytes=settings.fetch_max_bytes,
             timeout=settings.fetch_timeout_seconds,
             between_reads=context.raise_if_cancelled,

@@ -17,10 +17,10 @@ from sqlalchemy.orm import Session
 from san_desktop.artifacts.store import ArtifactStore, RunFiles
 from san_desktop.core.enums import JOB_POOLS, JobPool, JobType
 from san_desktop.db.database import Database
-from san_desktop.jobs.recovery import SweepHook
 from san_desktop.queue.errors import JobCancelledError, JobInterruptedError, JobSupersededError
 from san_desktop.queue.records import Claim, JobRecord, NextClaim
 from san_desktop.queue.store import JobStore
+from san_desktop.services.recovery.sweep import SweepHook
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,6 @@ from san_desktop.core.settings import JobSettings
 from san_desktop.jobs.breaker import BreakerState, BreakerStatus, CircuitBreaker
 from san_desktop.jobs.executor import JobExecutor
 from san_desktop.jobs.outage import Outage
-from san_desktop.jobs.recovery import SweepReport
 from san_desktop.jobs.registry import JobProgress, ProcessorRegistry
 from san_desktop.jobs.workers import (
     PollResult,
@@ -38,6 +37,7 @@ from san_desktop.jobs.workers import (
 )
 from san_desktop.queue.records import JobEvent, JobRecord
 from san_desktop.queue.store import JobStore
+from san_desktop.services.recovery.sweep import SweepReport
 
 log = logging.getLogger(__name__)
 

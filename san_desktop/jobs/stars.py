@@ -6,17 +6,12 @@ from __future__ import annotations
 
 import logging
 
-from sqlalchemy.orm import Session
-
 from san_desktop.ai.factory import ProviderSource
 from san_desktop.core.credentials import GITHUB_TOKEN, ways_to_set
 from san_desktop.core.errors import PermanentError
-from san_desktop.jobs.recovery import SweepHook
 from san_desktop.jobs.registry import JobContext
 from san_desktop.queue.payloads import StarSyncPayload, load_payload
-from san_desktop.queue.store import JobStore
 from san_desktop.services.root import Services
-from san_desktop.services.stars import account_id
 
 log = logging.getLogger(__name__)
 
@@ -56,13 +51,3 @@ class StarRankProcessor:
         with context.publish() as session:
             stars.store_run(session, context.run_id, ranked)
         log.info("Stars ranked: %d recommendations", len(ranked))
-
-
-def moved_stars_hook(providers: ProviderSource, services: Services) -> SweepHook:
-    """Starred repositories embedded by another model are embedded again, by a ranking, in the background."""
-
-    def hook(session: Session, _queue: JobStore) -> int:
-        account = account_id(services.settings().github.api_url)
-        return int(services.stars.request_reembedding(session, account, providers.embedding_model()))
-
-    return hook

@@ -14,26 +14,20 @@ from dataclasses import asdict
 from typing import Any
 
 import numpy as np
-import sqlalchemy as sa
-from sqlalchemy.orm import Session
 
 from san_desktop.ai.base import AIProvider, TilCard
 from san_desktop.ai.factory import ProviderSource
-from san_desktop.core.enums import TilVersionKind
 from san_desktop.core.errors import TargetNotFoundError
 from san_desktop.core.failpoints import pause_here
 from san_desktop.core.redact import error_message
 from san_desktop.core.workflow import TIL_ACTIVE, TIL_STEPS, Step, TilStatus, resume_step
-from san_desktop.db.models import DailySummary, TilStepOutput
 from san_desktop.db.vectors import from_blob, to_blob
 from san_desktop.jobs.registry import JobContext
 from san_desktop.queue.errors import JobInterruptedError, JobSupersededError
 from san_desktop.services.cards import nearest_cards
-from san_desktop.services.quizzes import request_generation
 from san_desktop.services.root import Services
 from san_desktop.services.til import TilService
-from san_desktop.services.til_index import index_text, save_vector
-from san_desktop.services.til_state import record_failure, set_status
+from san_desktop.services.til_runs import GeneratedTil, TilRuns
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +44,10 @@ class TilGenerationProcessor:
     def til(self) -> TilService:
         return self.services.til
 
+    @property
+    def runs(self) -> TilRuns:
+        return self.services.til_runs
+
     def recall_limit(self) -> int:
         return self.services.settings().til.recall_limit
 
@@ -59,19 +57,15 @@ class TilGenerationProcessor:
 
     def __call__(self, context: JobContext) -> None:
         summary_id = context.job.target_id
-        with context.db.sessions() as session:
-            summary = session.get(DailySummary, summary_id)
-            if summary is None:
-                raise TargetNotFoundError(f"daily summary {summary_id}")
-            status, failed_step, local_date = TilStatus(summary.status), summary.last_failed_step, summary.local_date
-            next_version = (summary.current_version or 0) + 1
+        begun = self.runs.start(summary_id)
+        status, failed_step = begun.status, begun.failed_step
         if status in TIL_ACTIVE:  # a crash inside a step: say so, then go on from that step
             failed_step = next(step.name for step in TIL_STEPS if step.running is status)
             with context.checkpoint() as session:
-                self._record_failure(session, summary_id, failed_step, INTERRUPTED)
+                self.runs.record_failure(session, summary_id, failed_step, INTERRUPTED)
             status = TilStatus.FAILED
         start = resume_step(status, failed_step)
-        run = _Run(context, self, summary_id, local_date, next_version)
+        run = _Run(context, self, summary_id, begun.local_date, begun.next_version)
         with self.providers.lease() as provider:
             run.provider = provider
             if start:
@@ -79,12 +73,6 @@ class TilGenerationProcessor:
             for index in range(start, len(TIL_STEPS)):
                 run.do(index)
             run.publish()
-
-    @staticmethod
-    def _record_failure(session: Session, summary_id: str, step: str, message: str) -> None:
-        summary = session.get(DailySummary, summary_id)
-        if summary is not None:
-            record_failure(summary, step, message)
 
 
 class _Run:
@@ -113,11 +101,9 @@ class _Run:
         step = TIL_STEPS[index]
         context = self.context
         context.progress(step.name, index + 1, len(TIL_STEPS))
+        runs = self.owner.runs
         with context.checkpoint() as session:
-            summary = self._summary(session)
-            set_status(summary, step.running)
-            summary.last_failed_step = None  # entering a step again clears the failure
-            summary.last_error_message = None
+            runs.enter_step(session, self.summary_id, step.running)
         try:
             pause_here(f"til.{step.name}")  # crash tests kill the runner here
             output = getattr(self, f"_{step.name}")()
@@ -129,17 +115,7 @@ class _Run:
             raise
         key, data = output
         with context.checkpoint() as session:
-            set_status(self._summary(session), step.done)
-            session.add(
-                TilStepOutput(
-                    summary_id=self.summary_id,
-                    step=step.name,
-                    run_id=context.run_id,
-                    artifact_key=key,
-                    data=json.dumps(data, ensure_ascii=False),
-                )
-            )
-            done_with = _KeptDraftParts.forget(session, self.summary_id) if step.name == "draft" else []
+            done_with = runs.finish_step(session, self.summary_id, step.done, step.name, context.run_id, key, data)
         for part in done_with:  # (no row refers to them any more)
             context.files.store.delete(part)
 
@@ -190,68 +166,47 @@ class _Run:
     def load_outputs(self, steps: tuple[Step, ...]) -> None:
         """What finished steps of earlier runs produced: their newest outputs, read back."""
         artifacts = self.context.files.store
-        with self.context.db.sessions() as session:
-            for step in steps:
-                row = session.scalar(
-                    sa.select(TilStepOutput)
-                    .where(TilStepOutput.summary_id == self.summary_id, TilStepOutput.step == step.name)
-                    .order_by(TilStepOutput.id.desc())
-                    .limit(1)
-                )
-                if row is None:
-                    raise TargetNotFoundError(f"the output of the {step.name} step of {self.local_date}")
-                data = json.loads(row.data or "null")
-                if step.name == "collect" and row.artifact_key:
-                    self.cards = [_card(item) for item in json.loads(artifacts.read_text(row.artifact_key))]
-                    self.revision = data["revision"]
-                elif step.name == "draft" and row.artifact_key:
-                    self.draft_key, self.title = row.artifact_key, data["title"]
-                    self.markdown = artifacts.read_text(row.artifact_key)
-                elif step.name == "embed" and row.artifact_key:
-                    self.vector = from_blob(artifacts.read_bytes(row.artifact_key)).copy()
-                    self.embedding_model = data["model"]
+        outputs = self.owner.runs.outputs(self.summary_id, [step.name for step in steps])
+        for step in steps:
+            row = outputs.get(step.name)
+            if row is None:
+                raise TargetNotFoundError(f"the output of the {step.name} step of {self.local_date}")
+            data = row.data
+            if step.name == "collect" and row.artifact_key:
+                self.cards = [_card(item) for item in json.loads(artifacts.read_text(row.artifact_key))]
+                self.revision = data["revision"]
+            elif step.name == "draft" and row.artifact_key:
+                self.draft_key, self.title = row.artifact_key, data["title"]
+                self.markdown = artifacts.read_text(row.artifact_key)
+            elif step.name == "embed" and row.artifact_key:
+                self.vector = from_blob(artifacts.read_bytes(row.artifact_key)).copy()
+                self.embedding_model = data["model"]
 
     # --- the end ------------------------------------------------------------------------------
 
     def publish(self) -> None:
         """One transaction: the new version, the summary COMPLETED, the job completed. The input revision
         captured at the start is recorded only if the day's cards are still as they were."""
-        til = self.owner.til
+        made = GeneratedTil(
+            self.revision, self.draft_key, self.markdown, self.title, self.vector, self.embedding_model
+        )  # (the vector: made by the embed step)
         with self.context.publish() as session:
-            summary = self._summary(session)
-            current = til.current_revision(session, self.local_date)
-            revision = self.revision if current == self.revision else None
-            version = til.add_version(
+            version = self.owner.runs.publish(
                 session,
-                summary,
-                TilVersionKind.GENERATED,
-                self.draft_key,
-                self.markdown.encode("utf-8"),
-                revision,
+                self.context.queue,
+                self.summary_id,
+                self.local_date,
+                made,
                 run_id=self.context.run_id,
+                quizzes_follow=self.owner.quizzes_follow(),
             )
-            set_status(summary, TilStatus.COMPLETED)
-            summary.title = self.title[:200]
-            summary.input_revision = revision
-            # the new text in search and its vector beside the cards' (made by the embed step)
-            index_text(session, self.summary_id, version, self.title[:200], self.markdown)
-            if self.vector is not None:
-                save_vector(session, self.summary_id, version, self.embedding_model, self.vector)
-            if self.owner.quizzes_follow():  # with the TIL, or not at all
-                request_generation(session, self.context.queue, self.local_date)
         log.info("TIL of %s published as version %d", self.local_date, version)
-
-    def _summary(self, session: Session) -> DailySummary:
-        summary = session.get(DailySummary, self.summary_id)
-        if summary is None:
-            raise TargetNotFoundError(f"daily summary {self.summary_id}")
-        return summary
 
     def _fail(self, step: Step, exc: BaseException) -> None:
         try:
             with self.context.db.write() as session:
                 if self.context.queue.still_owned(session, self.context.claim):
-                    TilGenerationProcessor._record_failure(session, self.summary_id, step.name, error_message(exc))
+                    self.owner.runs.record_failure(session, self.summary_id, step.name, error_message(exc))
         except Exception:
             log.exception("Could not record the failure of the %s step of %s", step.name, self.local_date)
 
@@ -260,19 +215,11 @@ class _KeptDraftParts:
     """The draft step's AI answers (``ai.base.KeptParts``), kept as they come: each a file of this run,
     published at once with a ``draft-part`` step output naming its key. A run killed midway (or failed on a
     later call) resumes without asking again; the key holds the call's whole input, so a part of other
-    cards is never taken. Once the draft is done they are no longer needed: ``forget`` drops them."""
-
-    STEP = "draft-part"
+    cards is never taken. Once the draft is done they are no longer needed: ``TilRuns.finish_step`` drops them."""
 
     def __init__(self, run: _Run) -> None:
         self.run = run
-        with run.context.db.sessions() as session:
-            rows = session.execute(
-                sa.select(TilStepOutput.artifact_key, TilStepOutput.data).where(
-                    TilStepOutput.summary_id == run.summary_id, TilStepOutput.step == self.STEP
-                )
-            ).all()
-        self.known = {json.loads(data or "{}").get("key"): key for key, data in rows if key}
+        self.known = run.owner.runs.draft_parts(run.summary_id)
 
     def get(self, key: str) -> str | None:
         artifact = self.known.get(key)
@@ -288,26 +235,8 @@ class _KeptDraftParts:
         ext = f"part-{key[:16]}.md"  # (one file per part: several in one run)
         artifact = context.files.write_text(ARTIFACT_KIND, self.run.summary_id, self.run.version, ext, text)
         with context.checkpoint() as session:
-            session.add(
-                TilStepOutput(
-                    summary_id=self.run.summary_id,
-                    step=self.STEP,
-                    run_id=context.run_id,
-                    artifact_key=artifact,
-                    data=json.dumps({"key": key}),
-                )
-            )
+            self.run.owner.runs.add_draft_part(session, self.run.summary_id, context.run_id, artifact, key)
         self.known[key] = artifact
-
-    @classmethod
-    def forget(cls, session: Session, summary_id: str) -> list[str]:
-        """Drop the parts of ``summary_id`` (in the caller's transaction); the files they named."""
-        rows = session.scalars(
-            sa.select(TilStepOutput).where(TilStepOutput.summary_id == summary_id, TilStepOutput.step == cls.STEP)
-        ).all()
-        for row in rows:
-            session.delete(row)
-        return [row.artifact_key for row in rows if row.artifact_key]
 
 
 def _card(item: dict[str, Any]) -> TilCard:

@@ -5,17 +5,10 @@ an earlier model, or of before search covered TILs); a generated version is inde
 
 from __future__ import annotations
 
-import sqlalchemy as sa
-from sqlalchemy.orm import Session
-
 from san_desktop.ai.factory import ProviderSource
 from san_desktop.core.errors import TargetNotFoundError
-from san_desktop.db.models import DailySummary
-from san_desktop.jobs.recovery import SweepHook
 from san_desktop.jobs.registry import JobContext
-from san_desktop.queue.job_queue import SWEEP_HOOK_BATCH
-from san_desktop.queue.store import JobStore
-from san_desktop.services.til_index import current_text, index_text, request_indexing, save_vector, stale_summaries
+from san_desktop.services.til_index import current_text, request_indexing, save_index
 
 
 class TilIndexingProcessor:
@@ -34,23 +27,7 @@ class TilIndexingProcessor:
             model = provider.embedding_model
         context.raise_if_cancelled()
         with context.publish() as session:
-            version = session.scalar(sa.select(DailySummary.current_version).where(DailySummary.id == summary_id))
-            edited_meanwhile = version != text.version
-            if not edited_meanwhile:
-                index_text(session, summary_id, text.version, text.title, markdown)
-                save_vector(session, summary_id, text.version, model, vector)
-        if edited_meanwhile:  # the edit could not ask while this job ran: asked now, for the newer text
+            indexed = save_index(session, summary_id, text, markdown, model, vector)
+        if not indexed:  # the edit could not ask while this job ran: asked now, for the newer text
             with context.db.write() as session:
                 request_indexing(session, context.queue, summary_id)
-
-
-def stale_til_hook(providers: ProviderSource) -> SweepHook:
-    """Days whose TIL has no vector of the configured model (or of its current version) are indexed."""
-
-    def hook(session: Session, queue: JobStore) -> int:
-        stale = stale_summaries(session, providers.embedding_model(), SWEEP_HOOK_BATCH)
-        for summary_id in stale:
-            request_indexing(session, queue, summary_id)
-        return len(stale)
-
-    return hook

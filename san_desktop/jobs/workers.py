@@ -24,10 +24,10 @@ from san_desktop.core.settings import JobSettings
 from san_desktop.core.thread_priority import lower_current_thread
 from san_desktop.jobs.executor import JobExecutor
 from san_desktop.jobs.outage import Outage
-from san_desktop.jobs.recovery import SweepReport, sweep
 from san_desktop.jobs.registry import ProcessorRegistry
 from san_desktop.queue.records import JobRecord
 from san_desktop.queue.store import JobStore
+from san_desktop.services.recovery.sweep import SweepReport, sweep
 
 log = logging.getLogger(__name__)
 

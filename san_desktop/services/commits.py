@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from san_desktop.artifacts.store import ArtifactStore
 from san_desktop.core.credentials import GITHUB_TOKEN, ways_to_set
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, CommitStatus, CommitTarget, JobType
-from san_desktop.core.errors import PermanentError, SanError, TransientError
+from san_desktop.core.errors import PermanentError, SanError, TargetNotFoundError, TransientError
 from san_desktop.core.placement import Placement, Spot
 from san_desktop.core.redact import first_cause
 from san_desktop.core.repo_paths import check_branch_name, check_repo_path, parse_template, path_candidates
@@ -145,6 +145,29 @@ def written_files(session: Session, summary_id: str, repository: str, branch: st
 def replaceable_of(written: set[tuple[str, str]]) -> Callable[[str, bytes], bool]:
     """``replaceable`` of ``core.placement.place`` for the files in ``written``."""
     return lambda path, existing: (path, content_digest(existing)) in written
+
+
+@dataclass(frozen=True)
+class CommitWork:
+    """What a commit job (``jobs.commit``) writes: where, with which message, the TIL version's text (the file
+    ``artifact_key``), and which of the files there it may replace."""
+
+    target: CommitTarget
+    repository: str
+    branch: str
+    path: str
+    message: str
+    artifact_key: str
+    replaceable: Callable[[str, bytes], bool]
+
+
+def update_request(session: Session, request_id: str, **values: object) -> None:
+    """Set ``values`` on a commit request (its status, result or error), in the caller's transaction."""
+    request = session.get(TilCommit, request_id)
+    if request is None:
+        raise TargetNotFoundError(f"commit request {request_id}")
+    for name, value in values.items():
+        setattr(request, name, value)
 
 
 def _info(row: TilCommit) -> CommitInfo:
@@ -365,6 +388,25 @@ class CommitService:
             session.flush()
             job = self.queue.enqueue(JobType.TIL_GITHUB_COMMIT, row.id, session=session)
             return _info(row), job
+
+    def work_of(self, request_id: str) -> CommitWork:
+        """What the commit job of ``request_id`` is to write."""
+        with self.db.sessions() as session:
+            request = session.get(TilCommit, request_id)
+            if request is None:
+                raise TargetNotFoundError(f"commit request {request_id}")
+            key = session.scalar(
+                sa.select(TilVersion.artifact_key).where(
+                    TilVersion.summary_id == request.summary_id, TilVersion.version == request.version
+                )
+            )
+            if key is None:
+                raise TargetNotFoundError(f"version {request.version} of the TIL")
+            written = written_files(session, request.summary_id, request.repository, request.branch)
+            return CommitWork(
+                request.target, request.repository, request.branch, request.path, request.message, key,
+                replaceable_of(written),
+            )  # fmt: skip
 
     def labels(self, commit_ids: list[str]) -> dict[str, str]:
         """A human label per commit request ("TIL of 2026-11-30 to owner/name"), for job lists."""

@@ -19,11 +19,13 @@ from san_desktop.services.scraps import ScrapService
 
 if TYPE_CHECKING:
     from san_desktop.db.changes import ChangeLog
+    from san_desktop.services.card_analysis import CardAnalysis
     from san_desktop.services.card_edits import CardEditService
     from san_desktop.services.commits import CommitService
     from san_desktop.services.quizzes import QuizService
     from san_desktop.services.stars import StarService
     from san_desktop.services.til import TilService
+    from san_desktop.services.til_runs import TilRuns
     from san_desktop.services.trash import TrashService
     from san_desktop.web.page_reader import PageReader
 
@@ -77,12 +79,24 @@ class Services:
             self.page_reader.close()
 
     @cached_property
+    def analysis(self) -> CardAnalysis:
+        from san_desktop.services.card_analysis import CardAnalysis
+
+        return CardAnalysis(self.db)
+
+    @cached_property
     def til(self) -> TilService:
         from san_desktop.services.til import TilService
 
         return TilService(
             self.db, self.queue, self.artifacts, lambda: local_zone(self.settings().til.timezone), self.clock
         )
+
+    @cached_property
+    def til_runs(self) -> TilRuns:
+        from san_desktop.services.til_runs import TilRuns
+
+        return TilRuns(self.db, self.til)
 
     @cached_property
     def quizzes(self) -> QuizService:

@@ -85,6 +85,34 @@ class CaptureResult:
         return Changes(scraps=frozenset({self.scrap_id}))
 
 
+@dataclass(frozen=True)
+class ScrapText:
+    """A scrap's text as a job reads it."""
+
+    content: str
+    refined: str | None
+    title: str | None = None  # a link's page title (a link not fetched has only its address and this)
+
+    @property
+    def best(self) -> str:
+        text = self.refined or self.content
+        if self.title and self.title not in text.lstrip().split("\n", 1)[0]:
+            return f"# {self.title}\n\n{text}"
+        return text
+
+
+# built once: building a statement cost five times executing it
+_SCRAP_TEXT = sa.select(scraps.c.content, scraps.c.refined_content, scraps.c.title, scraps.c.deleted_at).where(
+    scraps.c.id == sa.bindparam("scrap")
+)
+_SCRAP_DELETED_AT = sa.select(scraps.c.deleted_at).where(scraps.c.id == sa.bindparam("scrap"))
+_REFINE_SCRAP = (
+    sa.update(scraps)
+    .where(scraps.c.id == sa.bindparam("scrap"), scraps.c.deleted_at.is_(None))
+    .values(refined_content=sa.bindparam("refined"))
+)
+
+
 class ScrapService:
     def __init__(
         self,
@@ -229,6 +257,40 @@ class ScrapService:
             self._notice(session, scrap_id)
         return Changed(job.id, Changes(scraps=frozenset({scrap_id})))
 
+    def text_of(self, scrap_id: str) -> ScrapText:
+        """The scrap's text, for a job: one in the Trash stops the job (``ScrapTrashedError``), one deleted for good
+        fails it (``TargetNotFoundError``)."""
+        with self.db.engine.connect() as conn:
+            row = conn.execute(_SCRAP_TEXT, {"scrap": scrap_id}).first()
+        if row is None:
+            raise TargetNotFoundError(f"scrap {scrap_id}")
+        if row.deleted_at is not None:
+            raise ScrapTrashedError(scrap_id)
+        return ScrapText(row.content, row.refined_content, row.title)
+
+    def link_of(self, scrap_id: str) -> tuple[str, str]:
+        """A link's address and the scrap's text (its address until its page came), for the page's download."""
+        with self.db.engine.connect() as conn:
+            row = conn.execute(
+                sa.select(scraps.c.source_ref, scraps.c.content, scraps.c.deleted_at).where(scraps.c.id == scrap_id)
+            ).first()
+        if row is not None and row.deleted_at is not None:
+            raise ScrapTrashedError(scrap_id)
+        if row is None or not row.source_ref:
+            raise TargetNotFoundError(f"scrap {scrap_id}")
+        return row.source_ref, row.content
+
+    @staticmethod
+    def save_refined(session: Session, scrap_id: str, refined: str, original: str) -> None:
+        """Keep a refined text beside the scrap's own, in the refinement job's completing ``session``: "" when refining
+        changed nothing but blank lines (refined, and no second copy of the text kept)."""
+        kept = refined if refined and _lines(refined) != _lines(original) else ""
+        conn = session.connection()
+        if conn.execute(_REFINE_SCRAP, {"scrap": scrap_id, "refined": kept}).rowcount != 1:
+            if conn.execute(_SCRAP_DELETED_AT, {"scrap": scrap_id}).first() is not None:
+                raise ScrapTrashedError(scrap_id)  # (moved to the Trash while it was refined)
+            raise TargetNotFoundError(f"scrap {scrap_id}")
+
     def save_page(self, session: Session, scrap_id: str, title: str, text: str) -> None:
         """Store a link's fetched page as the scrap's text (in the fetch job's completing transaction) and
         ask for its card and refinement in the same transaction."""
@@ -361,6 +423,10 @@ class ScrapService:
                 .where(scraps.c.id.in_(scrap_ids))
             ).all()
         return {row.id: row.title or preview(row.content, 60) for row in rows}
+
+
+def _lines(text: str) -> list[str]:
+    return [line.rstrip() for line in text.splitlines() if line.strip()]
 
 
 def _one_line(title: str | None) -> str | None:

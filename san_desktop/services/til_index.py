@@ -50,6 +50,18 @@ def current_text(session: Session, summary_id: str) -> TilText | None:
     return TilText(summary_id, row.local_date, row.version, row.title or "", row.artifact_key)
 
 
+def save_index(session: Session, summary_id: str, text: TilText, markdown: str, model_id: str, vector: Vector) -> bool:
+    """The day's text (``text``'s version, its words ``markdown``) into search and its vector, in the indexing job's
+    completing transaction, unless the day was edited meanwhile: then False (the edit could not ask for indexing
+    while the job ran: the caller asks, for the newer text)."""
+    version = session.scalar(sa.select(DailySummary.current_version).where(DailySummary.id == summary_id))
+    if version != text.version:
+        return False
+    index_text(session, summary_id, text.version, text.title, markdown)
+    save_vector(session, summary_id, text.version, model_id, vector)
+    return True
+
+
 def index_text(session: Session, summary_id: str, version: int, title: str, markdown: str) -> None:
     """The day's row of the word index, replaced by this version's (SQLite's FTS5; a table with its words
     on PostgreSQL, revision 0020)."""

@@ -33,6 +33,7 @@ from san_desktop.db.tables import async_jobs, import_batches, knowledge_cards, s
 from san_desktop.queue.records import JobRecord
 from san_desktop.queue.store import JobStore
 from san_desktop.services.changes import Changes
+from san_desktop.services.recovery.sweep import SweepHook
 from san_desktop.services.scraps import SCRAP_NOTICE, ScrapNotFoundError, restart_stopped_work
 
 log = logging.getLogger(__name__)
@@ -41,7 +42,6 @@ DEFAULT_KEEP_DAYS = 30.0
 PURGE_BATCH = 1_000  # scraps deleted for good in one transaction (their cards, quizzes and vectors with them)
 LABEL_LENGTH = 200
 SCRAP_JOB_TYPES = tuple(job_types_on(JobTarget.SCRAP))
-SweepHook = Callable[[Session, JobStore], int]  # (``jobs.recovery.SweepHook``, which services do not import)
 
 
 class TrashEntryNotFoundError(SanError):

@@ -17,13 +17,13 @@ from san_desktop.core.settings import JobSettings
 from san_desktop.core.thread_priority import BACKGROUND_NICE
 from san_desktop.jobs import runner as runner_module
 from san_desktop.jobs.breaker import BreakerState
-from san_desktop.jobs.recovery import sweep
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.jobs.runner import BreakerChange, JobRunner
 from san_desktop.jobs.workers import PollResult
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobEvent, JobRecord
 from san_desktop.queue.store import JobStore
+from san_desktop.services.recovery.sweep import sweep
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.jobs.page import JobsPage
 from tests.support.db import open_again

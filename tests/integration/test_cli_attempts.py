@@ -11,9 +11,9 @@ from san_desktop.app import SanApp
 from san_desktop.core.enums import JobPool, JobType
 from san_desktop.core.errors import TransientError
 from san_desktop.jobs.executor import JobExecutor
-from san_desktop.jobs.recovery import sweep
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.services.app_sessions import start_session
+from san_desktop.services.recovery.sweep import sweep
 from tests.support.processes import run_san
 
 

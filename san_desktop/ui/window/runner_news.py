@@ -8,8 +8,8 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject
 
 from san_desktop.jobs.breaker import BreakerState
-from san_desktop.jobs.recovery import SweepReport
 from san_desktop.jobs.runner import BreakerChange, JobRunner
+from san_desktop.services.recovery.sweep import SweepReport
 from san_desktop.ui.window.banner import Banner
 
 

@@ -10,7 +10,7 @@ from san_desktop.app import SanApp
 from san_desktop.db.changes import ChangeLog
 from san_desktop.db.models import ChangeNotice
 from san_desktop.jobs.processors import build_registry
-from san_desktop.jobs.recovery import sweep
+from san_desktop.services.recovery.sweep import sweep
 
 
 def test_notices_of_other_processes_are_read_once_and_own_ones_skipped(app: SanApp) -> None:

@@ -186,8 +186,8 @@ def test_stars_of_another_model_are_embedded_again_by_a_ranking_the_sweep_asks_f
     import sqlalchemy as sa
 
     from san_desktop.db.models import StarredRepository
-    from san_desktop.jobs.recovery import sweep
-    from san_desktop.jobs.stars import moved_stars_hook
+    from san_desktop.services.recovery.hooks import moved_stars_hook
+    from san_desktop.services.recovery.sweep import sweep
 
     _learned_synced_and_ranked(app, github)
     model = app.providers.embedding_model()

@@ -12,9 +12,9 @@ from san_desktop.app import SanApp
 from san_desktop.core.enums import JobPool, JobStatus, JobType
 from san_desktop.core.settings import JobSettings
 from san_desktop.db.models import AsyncJob, JobAttempt
-from san_desktop.jobs.processors import prune_hook
-from san_desktop.jobs.recovery import SweepHook, sweep
 from san_desktop.queue.job_queue import JobQueue
+from san_desktop.services.recovery.hooks import prune_hook
+from san_desktop.services.recovery.sweep import SweepHook, sweep
 from san_desktop.services.scraps import orphan_hook
 from tests.support.clock import FakeClock
 from tests.support.til import executor

@@ -11,12 +11,12 @@ from san_desktop.bootstrap import Backend
 from san_desktop.core.enums import AttemptOutcome, ErrorKind, JobPool, JobStatus, JobType
 from san_desktop.core.settings import JobSettings
 from san_desktop.db.models import AppSession, AsyncJob
-from san_desktop.jobs.recovery import sweep
 from san_desktop.queue.errors import DuplicateJobError
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import Claim
 from san_desktop.queue.store import JobStore
 from san_desktop.services.app_sessions import start_session
+from san_desktop.services.recovery.sweep import sweep
 from tests.support.jobs import jobs_of
 
 AI_TYPES = frozenset({JobType.CARD_ANALYSIS})

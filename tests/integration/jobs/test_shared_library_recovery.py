@@ -14,10 +14,10 @@ from san_desktop.core.paths import machine_id
 from san_desktop.core.settings import JobSettings
 from san_desktop.db.database import Database
 from san_desktop.db.models import AppSession
-from san_desktop.jobs.recovery import sweep
 from san_desktop.queue.errors import JobSupersededError
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.services.app_sessions import start_session
+from san_desktop.services.recovery.sweep import sweep
 from tests.support.jobs import fast_settings
 
 AI_TYPES = frozenset({JobType.CARD_ANALYSIS})

@@ -16,11 +16,11 @@ from san_desktop.app import SanApp
 from san_desktop.core.enums import JobPool, JobStatus, JobType
 from san_desktop.db.models import CardEmbedding, KnowledgeCard, Tag
 from san_desktop.db.vectors import from_stored
-from san_desktop.jobs.processors import stale_embedding_hook
-from san_desktop.jobs.recovery import sweep
 from san_desktop.services.card_edits import CardEdit
 from san_desktop.services.card_fields import CardEditError, split_tags
 from san_desktop.services.cards import CardNotFoundError, CardSummary
+from san_desktop.services.recovery.hooks import stale_embedding_hook
+from san_desktop.services.recovery.sweep import sweep
 from tests.support.jobs import jobs_of
 from tests.support.til import cards_of, executor, run_one, til_text
 

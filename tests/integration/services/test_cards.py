@@ -16,8 +16,6 @@ from san_desktop.bootstrap import Backend
 from san_desktop.core.settings import AISettings
 from san_desktop.db.models import AsyncJob, Category, KnowledgeCard, Tag
 from san_desktop.db.vectors import warm_up
-from san_desktop.jobs.processors import stale_embedding_hook
-from san_desktop.jobs.recovery import sweep
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.services.cards import (
     FALLBACK_NEAREST,
@@ -26,6 +24,8 @@ from san_desktop.services.cards import (
     save_card,
     similar_cards,
 )
+from san_desktop.services.recovery.hooks import stale_embedding_hook
+from san_desktop.services.recovery.sweep import sweep
 from san_desktop.services.scraps import ScrapService
 from tests.support.jobs import jobs_of
 from tests.support.local_jobs import run_all_jobs

@@ -18,7 +18,7 @@ from san_desktop.db.models import AsyncJob
 from san_desktop.jobs.executor import JobExecutor
 from san_desktop.jobs.fetch import PageFetchProcessor
 from san_desktop.jobs.processors import registry_for
-from san_desktop.jobs.recovery import sweep
+from san_desktop.services.recovery.sweep import sweep
 from san_desktop.services.scraps import orphan_hook
 from san_desktop.web.page_reader import PAGE_READ_SECONDS
 from tests.support.internet import PUBLIC_NAME, FakeInternet

@@ -16,10 +16,10 @@ from san_desktop.core.enums import JobStatus, JobType, SourceType
 from san_desktop.core.settings import JobSettings
 from san_desktop.core.text import RejectedContentError
 from san_desktop.db.models import AsyncJob, Scrap
-from san_desktop.jobs.recovery import sweep
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobEvent
 from san_desktop.services import scraps as services_scraps
+from san_desktop.services.recovery.sweep import sweep
 from san_desktop.services.scraps import ScrapService, orphan_hook
 from tests.support.cards import all_cards
 from tests.support.jobs import jobs_of

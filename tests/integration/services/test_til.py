@@ -20,9 +20,9 @@ from san_desktop.core.workflow import TIL_STEPS, TilStatus
 from san_desktop.db.models import DailySummary, Scrap
 from san_desktop.jobs.executor import JobExecutor
 from san_desktop.jobs.processors import build_registry
-from san_desktop.jobs.recovery import sweep
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.services.app_sessions import start_session
+from san_desktop.services.recovery.sweep import sweep
 from san_desktop.services.til import NoCardsError
 from tests.support.jobs import jobs_of
 from tests.support.processes import child_env, run_san

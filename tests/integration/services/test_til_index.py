@@ -16,8 +16,8 @@ from san_desktop.ai.local import LocalProvider
 from san_desktop.app import SanApp
 from san_desktop.core.enums import JobPool, JobStatus, JobType
 from san_desktop.db.models import AsyncJob, DailySummary, TilEmbedding
-from san_desktop.jobs.recovery import sweep
-from san_desktop.jobs.til_index import stale_til_hook
+from san_desktop.services.recovery.hooks import stale_til_hook
+from san_desktop.services.recovery.sweep import sweep
 from san_desktop.services.search import BY_MEANING, IN_TIL
 from tests.support.til import executor, finished_til, run_one
 

@@ -16,10 +16,10 @@ from san_desktop.core.settings import JobSettings
 from san_desktop.core.workflow import TilStatus
 from san_desktop.db.models import DailySummary
 from san_desktop.jobs.processors import registry_for
-from san_desktop.jobs.recovery import sweep
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.monitor import JobFilter
 from san_desktop.services.app_sessions import start_session
+from san_desktop.services.recovery.sweep import sweep
 from tests.support.jobs import fast_settings
 from tests.support.til import TEXTS, ScriptedProvider, cards_of, executor, run_one
 

@@ -19,8 +19,8 @@ from san_desktop.core.errors import SanError
 from san_desktop.core.settings import with_value
 from san_desktop.db.tables import knowledge_cards, scraps, trash_entries
 from san_desktop.jobs.processors import registry_for
-from san_desktop.jobs.recovery import sweep
 from san_desktop.services.card_edits import CardEdit
+from san_desktop.services.recovery.sweep import sweep
 from san_desktop.transfer.items import ImportItem, ImportKind, ImportPlan
 from tests.support.jobs import jobs_of
 from tests.support.local_jobs import run_all_jobs

@@ -1,0 +1,1 @@
+"""The recovery sweep (``sweep``) and the product's hooks it runs (``hooks``)."""
