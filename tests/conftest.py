@@ -24,7 +24,7 @@ from san_desktop.db.database import Database, open_database, open_server_databas
 from san_desktop.github import client as github_client
 from san_desktop.jobs.registry import ProcessorRegistry
 from san_desktop.jobs.runner import JobRunner
-from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.store import JobStore
 from san_desktop.services import secrets
 from san_desktop.ui.common.context import AppContext, build_context
 from tests.support.jobs import fast_settings
@@ -153,7 +153,7 @@ def app(backend: Backend) -> Iterator[SanApp]:
 
 
 @pytest.fixture
-def queue(app: SanApp) -> JobQueue:
+def queue(app: SanApp) -> JobStore:
     return app.queue
 
 

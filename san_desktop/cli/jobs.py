@@ -25,8 +25,8 @@ from san_desktop.core.redact import first_cause, readable, readable_parts, redac
 if TYPE_CHECKING:
     from san_desktop.app import SanApp
     from san_desktop.jobs.runner import PoolStatus
-    from san_desktop.queue.job_queue import JobQueue
     from san_desktop.queue.records import BulkResult, JobRecord
+    from san_desktop.queue.store import JobStore
 
 
 MAX_TIMEOUT = 30 * 86_400.0
@@ -180,7 +180,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return outcome.code
 
 
-def _tell_about_waiting_jobs(queue: JobQueue, job_types: list[JobType]) -> None:
+def _tell_about_waiting_jobs(queue: JobStore, job_types: list[JobType]) -> None:
     """``--until-idle`` stops when nothing can run now; jobs waiting for a retry are said, not hidden."""
     waiting = queue.waiting_summary(job_types)
     if waiting is not None:

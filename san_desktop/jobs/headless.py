@@ -28,7 +28,6 @@ from san_desktop.core.logging_setup import exit_at_once
 from san_desktop.core.settings import JobSettings
 from san_desktop.jobs.registry import ProcessorRegistry
 from san_desktop.jobs.runner import JobRunner, PoolState, PoolStatus
-from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobEvent
 from san_desktop.queue.store import JobStore
 
@@ -67,7 +66,7 @@ def run_headless(
     A library's server that goes away is waited for (the runner goes on when it answers again), ``give_up``
     seconds at most: then the run stops (``DATABASE_AWAY``), giving back the jobs it held if it can."""
     app = QCoreApplication.instance() or QCoreApplication([])
-    queue = queue or JobQueue(backend.db, settings)
+    queue = queue or JobStore(backend.db, settings)
     runner = JobRunner(queue, registry, backend.require_session(), settings, ai_threads=ai_threads)
     outcome = {"code": 0}
     reason = {"text": ""}

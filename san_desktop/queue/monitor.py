@@ -13,13 +13,13 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import sqlalchemy as sa
+from sqlalchemy.orm import aliased
 
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, ErrorKind, JobStatus, JobType
 from san_desktop.db.models import AsyncJob, KnowledgeCard
 from san_desktop.queue.records import BulkResult, JobRecord
 from san_desktop.queue.store import JobStore
 from san_desktop.queue.transitions import RETRYABLE_STATUSES
-from san_desktop.queue.upkeep import superseded
 
 SIGNATURE_LIMIT = 300
 
@@ -122,6 +122,22 @@ def error_signature(message: str | None) -> str:
     text = _PATH.sub("<path>", text)
     text = _NUMBER.sub(lambda found: found.group("status") or "#", text)
     return _SPACE.sub(" ", text).strip()[:SIGNATURE_LIMIT]
+
+
+def superseded() -> sa.Exists:
+    """Whether the work (type and target) of the query's ``AsyncJob`` has a later job, whatever became of it
+    (it says what the work needs now), or another one waiting or running."""
+    other = aliased(AsyncJob)
+    return (
+        sa.select(other.id)
+        .where(
+            other.job_type == AsyncJob.job_type,
+            other.target_id == AsyncJob.target_id,
+            other.id != AsyncJob.id,
+            sa.or_(other.id > AsyncJob.id, other.status.in_(ACTIVE_JOB_STATUSES)),
+        )
+        .exists()
+    )
 
 
 class JobMonitor:

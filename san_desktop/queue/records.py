@@ -1,25 +1,23 @@
-"""Plain, frozen values describing jobs: what crosses threads and reaches the GUI (never ORM objects)."""
+"""Plain values of the queue: what the job layer decided of a failure, a job's change as announced, a completion's
+next claim, a bulk action's result. A job's row, an attempt and a claim are ``core.jobs``' (named here too)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
 
-from san_desktop.core.enums import (
-    JOB_POOLS,
-    AttemptOutcome,
-    ErrorKind,
-    JobPool,
-    JobStatus,
-    JobType,
-)
+from san_desktop.core.enums import ErrorKind, JobPool, JobStatus, JobType
+from san_desktop.core.jobs import AttemptRecord, Claim, JobRecord
 
-if TYPE_CHECKING:  # only for the types: these records cross threads without the ORM (or its import)
-    import sqlalchemy as sa
-
-    from san_desktop.db.models import AsyncJob, JobAttempt
+__all__ = [
+    "AttemptRecord",
+    "BulkResult",
+    "Claim",
+    "Classification",
+    "JobEvent",
+    "JobRecord",
+    "NextClaim",
+]
 
 
 @dataclass(frozen=True)
@@ -32,86 +30,6 @@ class Classification:
     @property
     def rate_limited(self) -> bool:
         return self.retry_after is not None
-
-
-@dataclass(frozen=True)
-class JobRecord:
-    id: str
-    job_type: JobType
-    target_id: str
-    status: JobStatus
-    attempts: int
-    max_attempts: int
-    error_message: str | None
-    error_kind: ErrorKind | None
-    payload: str | None
-    run_after: datetime | None
-    owner_session: str | None
-    lease_until: datetime | None
-    created_at: datetime
-    updated_at: datetime
-    started_at: datetime | None
-    finished_at: datetime | None
-    run_id: str | None = None  # the current (or last) attempt's
-
-    @property
-    def pool(self) -> JobPool:
-        return JOB_POOLS[self.job_type]
-
-    @classmethod
-    def from_row(cls, row: AsyncJob | sa.Row[Any]) -> JobRecord:
-        """Of a model or of a row of ``tables.async_jobs``."""
-        return cls(
-            id=row.id,
-            job_type=JobType(row.job_type),
-            target_id=row.target_id,
-            status=JobStatus(row.status),
-            attempts=row.attempts,
-            max_attempts=row.max_attempts,
-            error_message=row.error_message,
-            error_kind=ErrorKind(row.error_kind) if row.error_kind else None,
-            payload=row.payload,
-            run_after=row.run_after,
-            owner_session=row.owner_session,
-            lease_until=row.lease_until,
-            created_at=row.created_at,
-            updated_at=row.updated_at,
-            started_at=row.started_at,
-            finished_at=row.finished_at,
-            run_id=row.run_id,
-        )
-
-
-@dataclass(frozen=True)
-class AttemptRecord:
-    """One attempt of a job: a row of ``job_attempts`` for one that did not succeed, or the job row's own
-    current attempt (running, or the one that succeeded)."""
-
-    id: str
-    job_id: str
-    attempt: int
-    run_id: str
-    session_id: str
-    pool: JobPool
-    started_at: datetime
-    ended_at: datetime | None
-    outcome: AttemptOutcome | None
-    error_text: str | None
-
-    @classmethod
-    def from_row(cls, row: JobAttempt) -> AttemptRecord:
-        return cls(
-            id=row.id,
-            job_id=row.job_id,
-            attempt=row.attempt,
-            run_id=row.run_id,
-            session_id=row.session_id,
-            pool=JobPool(row.pool),
-            started_at=row.started_at,
-            ended_at=row.ended_at,
-            outcome=AttemptOutcome(row.outcome) if row.outcome else None,
-            error_text=row.error_text,
-        )
 
 
 @dataclass(frozen=True)
@@ -129,21 +47,6 @@ class JobEvent:
     @property
     def new_status(self) -> JobStatus:
         return self.job.status
-
-
-@dataclass(frozen=True)
-class Claim:
-    """A job claimed by one attempt of one session; only this claim may finish it."""
-
-    job: JobRecord
-    attempt_id: str
-    run_id: str
-    session_id: str
-    pool: JobPool
-
-    @property
-    def attempt(self) -> int:
-        return self.job.attempts
 
 
 @dataclass

@@ -1,33 +1,78 @@
-"""The job store: the one seam through which every job is enqueued, claimed, finished, moved between statuses,
-recovered after a crash, pruned and watched (issue 26).
+"""The job store: the one way every job is enqueued, claimed, finished, moved between statuses, recovered after a
+crash, pruned, deleted and watched (issue 26), whichever database the library is on (issue 39).
 
-Whoever changes a job (the runner's workers, the job monitor, the recovery sweep, the command line) does it
-through these methods, and each method checks its change against the status table (``queue.transitions``).
-A single retry or cancel is the bulk operation of one id. What a job's domain row must follow (a commit
-request, a TIL) it follows through the records these methods return, never by guessing.
+Whoever changes a job (the runner's workers, the job monitor, the recovery sweep, the command line, the Trash)
+does it through ``JobStore``, which checks each change against the status table (``queue.transitions``),
+decides what policy decides (backoff, outcomes, how often an interruption may recur, how long finished jobs
+are kept) and announces every change to its listeners once it committed (seed 001: dispatch after commit;
+listeners may be called on any thread). A single retry or cancel is the bulk operation of one id. What a job's
+domain row must follow (a commit request, a TIL) it follows through the records these methods return.
 
-``JobQueue`` (``queue.job_queue`` with the hot-path SQL in ``queue.claims``) is the SQLite implementation; the
-SQL that is particular to a database lives there and in ``db/`` only, so another database (PostgreSQL) comes
-in as another implementation of this protocol, not as branches through the callers.
+The SQL is the database's: ``db.backend.jobs``, a ``db.backends.base.JobsDriver`` written once for SQLite and
+once for PostgreSQL (River's ``riverdriver``). Nothing here asks which database it is on. The queue itself is
+the ``async_jobs`` table: nothing is ever held only in memory.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
+import logging
+import random
+import threading
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
-from san_desktop.core.enums import ACTIVE_JOB_STATUSES, AttemptOutcome, JobPool, JobStatus, JobType
+import sqlalchemy as sa
+from sqlalchemy import event
+
+from san_desktop.core.enums import (
+    ACTIVE_JOB_STATUSES,
+    JOB_POOLS,
+    AttemptOutcome,
+    ErrorKind,
+    JobPool,
+    JobStatus,
+    JobType,
+)
+from san_desktop.core.ids import new_id
+from san_desktop.core.redact import error_details, error_message
 from san_desktop.core.settings import JobSettings
-from san_desktop.db.database import Database, Notified, SessionOrConnection
+from san_desktop.db.database import JOBS_CHANNEL, Database, Notified, SessionOrConnection
+from san_desktop.queue.errors import (
+    DuplicateJobError,
+    JobCancelledError,
+    JobNotFoundError,
+    JobStateError,
+    JobSupersededError,
+)
 from san_desktop.queue.records import AttemptRecord, BulkResult, Claim, Classification, JobEvent, JobRecord, NextClaim
+from san_desktop.queue.transitions import RETRYABLE_STATUSES, check_job_transition, sources_of
 
-if TYPE_CHECKING:
-    import sqlalchemy as sa
-    from sqlalchemy.orm import Session
+if TYPE_CHECKING:  # the ORM loads when first used: a capture needs none
+    from sqlalchemy.orm import Session, SessionTransaction
+
+    from san_desktop.db.backends.base import JobsDriver
+
+log = logging.getLogger(__name__)
 
 Listener = Callable[[JobEvent], None]
+
+# jobs changed by one transaction of a bulk retry or cancel: the app's other writers (a capture, a worker
+# finishing a job) get their turn between the batches
+BULK_BATCH = 500
+# What a recovery sweep hook enqueues in one transaction at most: every other writer of the app (the
+# window's capture too) waits while one runs, so none may be long.
+SWEEP_HOOK_BATCH = 500
+
+INTERRUPTED = "The app stopped (crash, kill or power loss) while this attempt ran."
+INTERRUPTED_TOO_OFTEN = "Interrupted {count} times (the app stopped while running it); not retried again"
+
+# keys in Session.info for events waiting on the caller's commit
+_PENDING_EVENTS = "san_pending_job_events"
+_PENDING_CLAIMS = "san_pending_next_claims"
+_HOOKED = "san_job_events_hooked"
 
 
 @dataclass
@@ -40,30 +85,104 @@ class Recovered:
     owners: dict[str, str | None] = field(default_factory=dict)  # job id -> the session that held it
 
 
-class JobStore(Protocol):
-    """Every change of a job's state, in one place (see the module's docstring)."""
+class JobStore:
+    """Every change of a job's state, in one place, on whichever database ``db`` is (see the module's docstring)."""
 
-    db: Database
-    settings: JobSettings
-    clock: Callable[[], datetime]
+    def __init__(
+        self,
+        db: Database,
+        settings: JobSettings,
+        *,
+        clock: Callable[[], datetime] | None = None,
+        jitter: Callable[[], float] = random.random,
+    ) -> None:
+        """``clock``: the database's (``Database.clock``: a server's time on PostgreSQL) unless given."""
+        self.db = db
+        self.jobs: JobsDriver = db.backend.jobs
+        self.settings = settings
+        self.clock = clock or db.clock
+        self.jitter = jitter
+        self._listeners: list[Listener] = []
+        self._listeners_lock = threading.Lock()
+        self._failures_on_screen = False  # a person looks at the failure groups: failed jobs are not pruned
 
-    # --- who hears of changes (after they committed) --------------------------------------------
-    def add_listener(self, listener: Listener) -> None: ...
-    def remove_listener(self, listener: Listener) -> None: ...
-    def announce(self, events: Iterable[JobEvent]) -> None: ...
+    # --- who hears of changes (after they committed) ----------------------------------------------
+
+    def add_listener(self, listener: Listener) -> None:
+        with self._listeners_lock:
+            self._listeners.append(listener)
+
+    def remove_listener(self, listener: Listener) -> None:
+        with self._listeners_lock:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
     def watch_others(self, callback: Notified) -> bool:
         """Call ``callback`` (from another thread) with the ids of jobs another process or machine (or this
         one) wrote, as they committed; with None when which is unknown, and '' among them when a job's write
         named no job. False when nothing will call (the caller looks by itself)."""
-        ...
+        return self.db.listen(JOBS_CHANNEL, callback)
 
-    def unwatch_others(self, callback: Notified) -> None: ...
+    def unwatch_others(self, callback: Notified) -> None:
+        self.db.unlisten(JOBS_CHANNEL, callback)
+
     @property
     def others_notify(self) -> bool:
         """Whether other processes' changes are being told now (``watch_others``' calls come)."""
-        ...
+        return self.db.notified
 
-    # --- enqueue ----------------------------------------------------------------------------------
+    def announce(self, events: Iterable[JobEvent]) -> None:
+        with self._listeners_lock:
+            listeners = list(self._listeners)
+        for item in events:
+            for listener in listeners:
+                try:
+                    listener(item)
+                except Exception:
+                    log.exception("A job listener failed on %s", item)
+
+    def _announce_after_commit(
+        self, session: SessionOrConnection, item: JobEvent, *, claimed: tuple[NextClaim, Claim] | None = None
+    ) -> None:
+        """Announce ``item`` when the caller's outermost transaction commits (and hand a claim made in
+        it to whoever asked for it); forget both on rollback."""
+        if isinstance(session, sa.Connection):  # a Core transaction: ``write_connection`` keeps the callbacks
+            self.db.after_commit(session, lambda: self._on_connection_commit(item, claimed))
+            return
+        session.info.setdefault(_PENDING_EVENTS, []).append(item)
+        if claimed is not None:
+            session.info.setdefault(_PENDING_CLAIMS, []).append(claimed)
+        if not session.info.get(_HOOKED):
+            session.info[_HOOKED] = True
+            event.listen(session, "after_commit", self._on_session_commit)
+            event.listen(session, "after_soft_rollback", self._on_session_soft_rollback)
+
+    def _on_connection_commit(self, item: JobEvent, claimed: tuple[NextClaim, Claim] | None) -> None:
+        if claimed is not None:
+            then, claim = claimed
+            then.claim = claim
+        self.announce([item])
+
+    def _on_session_commit(self, session: Session) -> None:
+        for then, claim in session.info.pop(_PENDING_CLAIMS, []):
+            then.claim = claim
+        self.announce(session.info.pop(_PENDING_EVENTS, []))
+
+    @staticmethod
+    def _on_session_soft_rollback(session: Session, previous: SessionTransaction) -> None:
+        if previous.parent is None:  # the outermost transaction rolled back: nothing happened
+            session.info.pop(_PENDING_EVENTS, None)
+            session.info.pop(_PENDING_CLAIMS, None)
+
+    @contextmanager
+    def _cursor_in(self, session: SessionOrConnection) -> Iterator[Any]:
+        """A cursor in the caller's open transaction (an ORM session's or a Core connection's)."""
+        connection = session if isinstance(session, sa.Connection) else session.connection()
+        with self.jobs.cursor_in(connection) as cursor:
+            yield cursor
+
+    # --- enqueue ------------------------------------------------------------------------------
+
     def enqueue(
         self,
         job_type: JobType,
@@ -72,32 +191,326 @@ class JobStore(Protocol):
         session: SessionOrConnection | None = None,
         payload: str | None = None,
         max_attempts: int | None = None,
-    ) -> JobRecord: ...
-    def enqueue_new(self, session: sa.Connection, jobs: Sequence[tuple[JobType, str]]) -> list[JobRecord]: ...
+    ) -> JobRecord:
+        """Add a PENDING job. With ``session`` (an ORM session or a ``Database.write_connection``), inside the
+        caller's open transaction: the job is announced (and so can run) only if and when that transaction
+        commits.
+
+        Raises ``DuplicateJobError`` naming the active job when one of this type and target exists;
+        the database's partial unique index decides, so there is no check-then-insert race.
+        """
+        if session is None:
+            with self.db.write_cursor() as cursor:
+                record = self._insert(cursor, job_type, target_id, payload, max_attempts)
+            self.announce([JobEvent(record, None)])
+            return record
+        with self._cursor_in(session) as cursor:
+            record = self._insert(cursor, job_type, target_id, payload, max_attempts)
+        self._announce_after_commit(session, JobEvent(record, None))
+        return record
+
+    def _insert(
+        self, cursor: Any, job_type: JobType, target_id: str, payload: str | None, max_attempts: int | None
+    ) -> JobRecord:
+        record = self._new_record(job_type, target_id, payload, max_attempts, self.clock())
+        while not self.jobs.insert(cursor, record):
+            existing = self.jobs.active_job_id(cursor, job_type, target_id)
+            if existing is not None:
+                raise DuplicateJobError(job_type, target_id, existing)
+            # (the active job that refused it ended since, on another machine: it goes in now)
+        return record
+
+    def _new_record(
+        self, job_type: JobType, target_id: str, payload: str | None, max_attempts: int | None, now: datetime
+    ) -> JobRecord:
+        return JobRecord(
+            id=new_id(),
+            job_type=job_type,
+            target_id=target_id,
+            status=JobStatus.PENDING,
+            attempts=0,
+            max_attempts=max_attempts or self.settings.max_attempts,
+            error_message=None,
+            error_kind=None,
+            payload=payload,
+            run_after=None,
+            owner_session=None,
+            lease_until=None,
+            created_at=now,
+            updated_at=now,
+            started_at=None,
+            finished_at=None,
+        )
+
+    def enqueue_new(self, session: sa.Connection, jobs: Sequence[tuple[JobType, str]]) -> list[JobRecord]:
+        """PENDING jobs of targets made in ``session``'s open transaction (an import's new scraps), which have
+        none yet: one statement for all (a duplicate, impossible for a new target, would fail the transaction),
+        announced together when it commits. An import of 10,000 notes spent most of its time, holding the GIL
+        the window needs, enqueueing its jobs one by one."""
+        if not jobs:
+            return []
+        now = self.clock()
+        records = [self._new_record(job_type, target_id, None, None, now) for job_type, target_id in jobs]
+        with self.jobs.cursor_in(session) as cursor:
+            self.jobs.insert_many(cursor, records)
+        events = [JobEvent(record, None) for record in records]
+        self.db.after_commit(session, lambda: self.announce(events))
+        return records
+
     def active_or_enqueue(
         self, session: SessionOrConnection, job_type: JobType, target_id: str, *, payload: str | None = None
-    ) -> JobRecord: ...
-    def active_job_id(self, session: SessionOrConnection, job_type: JobType, target_id: str) -> str | None: ...
+    ) -> JobRecord:
+        """The job of ``job_type`` that will still run for ``target_id``, or a new one enqueued in the
+        caller's transaction (a second request while one waits or runs gets the first)."""
+        with self._cursor_in(session) as cursor:
+            active = self.jobs.active_job_id(cursor, job_type, target_id)
+            found = self.jobs.get(cursor, active) if active is not None else None
+        if found is not None:
+            return found
+        return self.enqueue(job_type, target_id, session=session, payload=payload)
 
-    # --- a worker's claim, lease and finish ---------------------------------------------------------
-    def has_runnable(self, job_types: Collection[JobType]) -> bool: ...
-    def waiting_summary(self, job_types: Collection[JobType]) -> tuple[int, datetime] | None: ...
-    def wake(self, job_types: Collection[JobType]) -> list[JobRecord]: ...
-    def claim_next(self, session_id: str, pool: JobPool, job_types: Collection[JobType]) -> Claim | None: ...
-    def claim_batch(
-        self, session_id: str, pool: JobPool, job_types: Collection[JobType], limit: int
-    ) -> list[Claim]: ...
-    def still_owned(self, session: Session, claim: Claim) -> bool: ...
-    def holds(self, claim: Claim) -> bool: ...
-    def renew_leases(self, claimed: Collection[Claim]) -> set[str]: ...
-    def extend_lease(self, claim: Claim) -> datetime | None: ...
-    def complete(self, claim: Claim, session: Session | None = None, *, then: NextClaim | None = None) -> JobRecord: ...
-    def outcome_of(self, claim: Claim, exc: BaseException, found: Classification) -> AttemptOutcome: ...
-    def fail(self, claim: Claim, exc: BaseException, found: Classification) -> JobRecord | None: ...
-    def release(self, claim: Claim, reason: str) -> JobRecord | None: ...
-    def discard(self, claim: Claim) -> None: ...
+    def active_job_id(self, session: SessionOrConnection, job_type: JobType, target_id: str) -> str | None:
+        with self._cursor_in(session) as cursor:
+            return self.jobs.active_job_id(cursor, job_type, target_id)
 
-    # --- a person's retry and cancel (one job is a bulk of one) ------------------------------------
+    # --- a worker's claim, lease and finish -----------------------------------------------------------
+
+    def has_runnable(self, job_types: Collection[JobType]) -> bool:
+        with self.jobs.reading() as cursor:
+            return self.jobs.has_runnable(cursor, job_types, self.clock())
+
+    def waiting_summary(self, job_types: Collection[JobType]) -> tuple[int, datetime] | None:
+        """How many jobs of ``job_types`` wait for a later time (a retry's backoff, a rate limit), and
+        when the first of them is due; None when none waits."""
+        with self.jobs.reading() as cursor:
+            return self.jobs.waiting_summary(cursor, job_types, self.clock())
+
+    def wake(self, job_types: Collection[JobType]) -> list[JobRecord]:
+        """Let waiting retries of ``job_types`` run now (what made them fail was fixed)."""
+        with self.db.write_cursor() as cursor:
+            records = self.jobs.wake(cursor, job_types, self.clock())
+        self.announce([JobEvent(record, JobStatus.PENDING) for record in records])
+        return records
+
+    def claim_next(self, session_id: str, pool: JobPool, job_types: Collection[JobType]) -> Claim | None:
+        """Claim the oldest runnable job of ``job_types`` (all of ``pool``) and start its attempt."""
+        claimed = self.claim_batch(session_id, pool, job_types, 1)
+        return claimed[0] if claimed else None
+
+    def claim_batch(self, session_id: str, pool: JobPool, job_types: Collection[JobType], limit: int) -> list[Claim]:
+        """Claim up to ``limit`` of the oldest runnable jobs of ``job_types`` (all of ``pool``) in one
+        transaction, each with its own lease and attempt, oldest first."""
+        with self.db.write_cursor() as cursor:
+            taken = self._claim(cursor, session_id, job_types, limit)
+        claimed = self._claims_of(taken, session_id, pool)
+        self.announce([JobEvent(claim.job, JobStatus.PENDING) for claim in claimed])
+        return claimed
+
+    def _claim(self, cursor: Any, session_id: str, job_types: Collection[JobType], limit: int) -> list[JobRecord]:
+        check_job_transition(JobStatus.PENDING, JobStatus.PROCESSING)
+        now = self.clock()
+        lease = now + timedelta(seconds=self.settings.lease_seconds)
+        return self.jobs.claim(cursor, session_id, job_types, now, lease, limit)
+
+    @staticmethod
+    def _claims_of(taken: list[JobRecord], session_id: str, pool: JobPool) -> list[Claim]:
+        """The claims of the jobs ``_claim`` took (oldest first), each attempt with an id of its own."""
+        return [Claim(record, new_id(), record.run_id or "", session_id, pool) for record in taken]
+
+    def _follow(self, cursor: Any, then: NextClaim | None) -> list[JobRecord]:
+        """In a completion's transaction: claim the worker's next jobs, unless it holds one."""
+        if then is None or then.held is not None:
+            return []
+        return self._claim(cursor, then.session_id, then.job_types, then.limit)
+
+    def still_owned(self, session: Session, claim: Claim) -> bool:
+        with self._cursor_in(session) as cursor:
+            return self.jobs.still_owned(cursor, claim)
+
+    def holds(self, claim: Claim) -> bool:
+        """Whether the claim's job is still its own (not cancelled or recovered), read outside any write."""
+        with self.jobs.reading() as cursor:
+            return self.jobs.still_owned(cursor, claim)
+
+    def renew_leases(self, claimed: Collection[Claim]) -> set[str]:
+        """Renew the claims' leases for another ``lease_seconds`` from now, in one transaction (the heartbeat of
+        running jobs: ``jobs.leases``); the ids of the jobs still their claims' (the others are left alone). Not
+        a change of the jobs: no one is told of it."""
+        if not claimed:
+            return set()
+        lease = self.clock() + timedelta(seconds=self.settings.lease_seconds)
+        with self.db.write_cursor() as cursor:
+            return self.jobs.renew_leases(cursor, claimed, lease)
+
+    def extend_lease(self, claim: Claim) -> datetime | None:
+        """``renew_leases`` of one claim: the lease's new end, or None when the job is no longer the claim's."""
+        lease = self.clock() + timedelta(seconds=self.settings.lease_seconds)
+        with self.db.write_cursor() as cursor:
+            return lease if self.jobs.renew_leases(cursor, [claim], lease) else None
+
+    def _finish(
+        self,
+        cursor: Any,
+        claim: Claim,
+        values: dict[str, object],
+        outcome: AttemptOutcome,
+        error_text: str | None,
+        now: datetime,
+        *,
+        spend_attempt: bool = True,
+        held: Claim | None = None,
+    ) -> tuple[bool, bool | None]:
+        """Write the attempt's result only if the job is still this claim's, and say whether it was written;
+        otherwise the attempt is recorded as DISCARDED (a late worker never overwrites a newer state). An
+        attempt that succeeded is the job row's own; any other is recorded in its history, in the same
+        transaction. With ``held``, the same statement looks whether that claim's job is still its own (the
+        second answer; None when nothing was written).
+
+        A success is one statement: it may run alone, as its own transaction (``Database.write_statement``);
+        so may a result that finds the job no longer this claim's, since its UPDATE then changes nothing."""
+        status = values.get("status")
+        if isinstance(status, JobStatus):
+            check_job_transition(JobStatus.PROCESSING, status)
+        written, owned = self.jobs.finish(cursor, claim, values, now, spend_attempt=spend_attempt, held=held)
+        if not written or outcome is not AttemptOutcome.SUCCEEDED:
+            self.jobs.record_attempt(cursor, claim, outcome if written else AttemptOutcome.DISCARDED, error_text, now)
+        return written, owned
+
+    @staticmethod
+    def _finished_record(
+        claim: Claim, values: dict[str, Any], now: datetime, *, spend_attempt: bool = True
+    ) -> JobRecord:
+        """The row ``_finish`` wrote, made from the claim rather than read back: while the job was the claim's
+        nothing else changed its row but its lease (every change of a job goes through this store, and each is
+        conditional on its status; ``extend_lease`` is the claim's own), and every finish sets the lease, so it
+        is the claimed row with what the finish set."""
+        attempts = claim.job.attempts if spend_attempt else claim.job.attempts - 1
+        return JobRecord(**{**vars(claim.job), **values, "updated_at": now, "attempts": attempts})
+
+    def _finish_in_own_transaction(
+        self,
+        claim: Claim,
+        values: dict[str, object],
+        outcome: AttemptOutcome,
+        error_text: str | None,
+        *,
+        spend_attempt: bool = True,
+        then: NextClaim | None = None,
+    ) -> JobRecord | None:
+        """Write the attempt's result; with ``then``, ready the next job in the same transaction. A success
+        that claims nothing is one statement, committed as it completes (the commonest write of a drain)."""
+        held = then.held if then is not None else None
+        alone = outcome is AttemptOutcome.SUCCEEDED and (then is None or held is not None)
+        with self.db.write_statement() if alone else self.db.write_cursor() as cursor:
+            now = self.clock()
+            written, owned = self._finish(
+                cursor, claim, values, outcome, error_text, now, spend_attempt=spend_attempt, held=held
+            )
+            taken = self._follow(cursor, then)
+        record = self._finished_record(claim, values, now, spend_attempt=spend_attempt) if written else None
+        events = [JobEvent(record, JobStatus.PROCESSING)] if record is not None else []
+        if then is not None:
+            then.held_owned = owned  # what the look saw stays true whatever became of the write
+            if taken:
+                following = self._claims_of(taken, then.session_id, then.pool)
+                then.claim, then.more = following[0], following[1:]
+                events.extend(JobEvent(next_claim.job, JobStatus.PENDING) for next_claim in following)
+        self.announce(events)
+        return record
+
+    def complete(self, claim: Claim, session: Session | None = None, *, then: NextClaim | None = None) -> JobRecord:
+        """Mark the claim's job COMPLETED; inside ``session`` when the processor publishes its result
+        in the same transaction. With ``then``, the worker's next job is readied in the same transaction
+        (``NextClaim``: claims are handed over once it committed). Raises ``JobSupersededError`` if the job is
+        no longer this claim's (what ``then`` asked for is done all the same)."""
+        values: dict[str, object] = {
+            "status": JobStatus.COMPLETED,
+            "finished_at": self.clock(),
+            "lease_until": None,
+            "error_message": None,
+            "error_kind": None,
+        }
+        if session is None:
+            record = self._finish_in_own_transaction(claim, values, AttemptOutcome.SUCCEEDED, None, then=then)
+        else:
+            with self._cursor_in(session) as cursor:
+                held = then.held if then is not None else None
+                now = self.clock()
+                written, owned = self._finish(cursor, claim, values, AttemptOutcome.SUCCEEDED, None, now, held=held)
+                taken = self._follow(cursor, then)
+            if then is not None:
+                then.held_owned = owned
+            record = self._finished_record(claim, values, now) if written else None
+            if record is not None:
+                self._announce_after_commit(session, JobEvent(record, JobStatus.PROCESSING))
+            if then is not None and taken:
+                following = self._claims_of(taken, then.session_id, then.pool)
+                then.more = following[1:]
+                for index, next_claim in enumerate(following):
+                    claimed = JobEvent(next_claim.job, JobStatus.PENDING)
+                    self._announce_after_commit(session, claimed, claimed=(then, next_claim) if index == 0 else None)
+        if record is None:
+            raise JobSupersededError(claim.job.id)
+        return record
+
+    def release(self, claim: Claim, reason: str) -> JobRecord | None:
+        """Give a claimed job back to the queue (the app is closing): INTERRUPTED, no attempt spent."""
+        values: dict[str, object] = {"status": JobStatus.PENDING, "owner_session": None, "lease_until": None}
+        return self._finish_in_own_transaction(claim, values, AttemptOutcome.INTERRUPTED, reason, spend_attempt=False)
+
+    def discard(self, claim: Claim) -> None:
+        """Record the attempt of a claim whose job was taken from it (cancelled, recovered) as dropped."""
+        with self.db.write_cursor() as cursor:
+            self.jobs.record_attempt(cursor, claim, AttemptOutcome.DISCARDED, None, self.clock())
+
+    def backoff_seconds(self, attempt: int) -> float:
+        """Exponential backoff with jitter: base * 2**(attempt-1), scaled by 0.5-1.5, capped."""
+        raw = self.settings.backoff_base_seconds * (2 ** max(0, attempt - 1))
+        return float(min(self.settings.backoff_max_seconds, raw * (0.5 + self.jitter())))
+
+    def outcome_of(self, claim: Claim, exc: BaseException, found: Classification) -> AttemptOutcome:
+        """How ``fail`` will end this attempt: cancelled, a rate limit waited out (no attempt spent), a retry
+        later (transient, attempts left), or failed for good. Processors whose domain row follows its job
+        (a commit request) ask this, so the two never disagree."""
+        if isinstance(exc, JobCancelledError):
+            return AttemptOutcome.CANCELLED
+        wait = found.retry_after
+        if wait is not None and wait <= self.settings.max_rate_limit_wait_seconds:
+            return AttemptOutcome.RATE_LIMITED
+        if found.kind == ErrorKind.TRANSIENT and claim.attempt < claim.job.max_attempts:
+            return AttemptOutcome.RETRY_SCHEDULED
+        return AttemptOutcome.FAILED
+
+    def fail(self, claim: Claim, exc: BaseException, found: Classification) -> JobRecord | None:
+        """Record a failed attempt as the job layer classified it (``found``), as ``outcome_of`` decides.
+        None if a newer state won (result dropped)."""
+        now = self.clock()
+        message = error_message(exc)
+        details = error_details(exc)
+        outcome = self.outcome_of(claim, exc, found)
+        common: dict[str, object] = {"lease_until": None, "error_message": message}
+        if outcome is AttemptOutcome.CANCELLED:
+            values = {**common, "status": JobStatus.CANCELLED, "finished_at": now, "error_message": None}
+        elif outcome is AttemptOutcome.RATE_LIMITED:
+            # waiting out a rate limit spends no attempt (see spend_attempt below)
+            wait = found.retry_after or 0.0
+            values = {**common, "error_kind": found.kind, "status": JobStatus.PENDING, "owner_session": None}
+            values["run_after"] = now + timedelta(seconds=wait)
+        elif outcome is AttemptOutcome.RETRY_SCHEDULED:
+            delay = max(found.retry_after or 0.0, self.backoff_seconds(claim.attempt))
+            values = {**common, "error_kind": found.kind, "status": JobStatus.PENDING, "owner_session": None}
+            values["run_after"] = now + timedelta(seconds=delay)
+        else:
+            values = {**common, "error_kind": found.kind, "status": JobStatus.FAILED, "finished_at": now}
+        record = self._finish_in_own_transaction(
+            claim, values, outcome, details, spend_attempt=outcome is not AttemptOutcome.RATE_LIMITED
+        )
+        if record is None:
+            log.info("Dropped the late result of job %s attempt %s", claim.job.id, claim.attempt)
+        return record
+
+    # --- a person's retry and cancel (one job is a bulk of one) ----------------------------------------
+
     def transition(
         self,
         job_ids: Iterable[str],
@@ -105,33 +518,212 @@ class JobStore(Protocol):
         *,
         from_statuses: Collection[JobStatus] | None = None,
         progress: Callable[[int], None] | None = None,
-    ) -> BulkResult: ...
-    def retry_jobs(self, job_ids: Iterable[str], progress: Callable[[int], None] | None = None) -> BulkResult: ...
+    ) -> BulkResult:
+        """Move the jobs that are in one of ``from_statuses`` (any the table allows when None) to ``new``, in
+        batches, each announced once it committed; the others are left as they were (counted as skipped).
+        Back to PENDING, only the newest job per (type, target) of a batch moves, and none whose work is
+        queued already (at most one job per work will still run). Every status change of a job outside a
+        claim goes through here; PROCESSING is a claim's."""
+        if new is JobStatus.PROCESSING:
+            raise ValueError("only a claim starts a job: it starts the attempt and takes the lease")
+        # a pair the table refuses is a bug: said before anything is written
+        sources = sources_of(new, frozenset(from_statuses) if from_statuses is not None else None)
+
+        def rows(cursor: Any, chunk: list[str], now: datetime) -> list[JobEvent]:
+            if not sources:
+                return []
+            return [JobEvent(record, old) for record, old in self.jobs.transition(cursor, chunk, new, sources, now)]
+
+        return self._in_batches(list(job_ids), rows, progress)
+
+    def retry_jobs(self, job_ids: Iterable[str], progress: Callable[[int], None] | None = None) -> BulkResult:
+        """Queue failed or cancelled jobs again, with one fresh attempt each. Of several jobs doing the same
+        work (same type and target) only the newest is queued, and none when that work is queued already."""
+        return self.transition(job_ids, JobStatus.PENDING, from_statuses=RETRYABLE_STATUSES, progress=progress)
+
     def cancel_jobs(
         self,
         job_ids: Iterable[str],
         progress: Callable[[int], None] | None = None,
         *,
         statuses: Collection[JobStatus] = ACTIVE_JOB_STATUSES,
-    ) -> BulkResult: ...
-    def retry(self, job_id: str) -> JobRecord: ...
-    def cancel(self, job_id: str) -> JobRecord: ...
+    ) -> BulkResult:
+        """Cancel the jobs still in one of ``statuses`` (waiting or running by default) when their batch is
+        written; running attempts are asked to stop by the runner (their result is dropped)."""
+        wanted = frozenset(statuses) & frozenset(ACTIVE_JOB_STATUSES)
+        return self.transition(job_ids, JobStatus.CANCELLED, from_statuses=wanted, progress=progress)
 
-    # --- the recovery sweep (in the caller's transaction) ----------------------------------------------
-    def recover_interrupted(self, session: Session, live_session: str, now: datetime) -> Recovered: ...
-    def take_back_expired(self, live_session: str) -> Recovered: ...
-    def retry_transient_failures(self, session: Session, now: datetime) -> list[JobEvent]: ...
-    def prune(self, session: Session, limit: int) -> int: ...
-    def failures_on_screen(self, shown: bool) -> None: ...
+    def retry(self, job_id: str) -> JobRecord:
+        """Run a FAILED or CANCELLED job again now, with one fresh attempt: ``retry_jobs`` of one job, and
+        why when it was left as it was."""
+        result = self.retry_jobs([job_id])
+        if result.changed:
+            return result.changed[0]
+        job = self.get(job_id)  # (JobNotFoundError)
+        if job.status not in RETRYABLE_STATUSES:
+            raise JobStateError(f"Job {job_id} is {job.status.value}; only failed or cancelled jobs can be retried.")
+        with self.jobs.reading() as cursor:
+            active = self.jobs.active_job_id(cursor, job.job_type, job.target_id)
+        if active is not None:
+            raise DuplicateJobError(job.job_type, job.target_id, active)
+        raise JobStateError(f"Job {job_id} changed state meanwhile; look again and retry.")
 
-    # --- reading ----------------------------------------------------------------------------------
-    def get(self, job_id: str) -> JobRecord: ...
-    def attempts(self, job_id: str) -> list[AttemptRecord]: ...
+    def cancel(self, job_id: str) -> JobRecord:
+        """Cancel a waiting or running job at once in the database: ``cancel_jobs`` of one job, and why
+        when it was left as it was."""
+        result = self.cancel_jobs([job_id])
+        if result.changed:
+            return result.changed[0]
+        job = self.get(job_id)  # (JobNotFoundError)
+        raise JobStateError(f"Job {job_id} is {job.status.value}; only waiting or running jobs can be cancelled.")
+
+    def _in_batches(
+        self,
+        ids: list[str],
+        batch: Callable[[Any, list[str], datetime], list[JobEvent]],
+        progress: Callable[[int], None] | None,
+    ) -> BulkResult:
+        unique = list(dict.fromkeys(ids))
+        result = BulkResult()
+        for start in range(0, len(unique), BULK_BATCH):
+            chunk = unique[start : start + BULK_BATCH]
+            with self.db.write_cursor() as cursor:
+                events = batch(cursor, chunk, self.clock())
+            self.announce(events)
+            result = result | BulkResult(tuple(event.job for event in events), len(chunk) - len(events))
+            if progress is not None:
+                progress(start + len(chunk))
+        return result
+
+    def delete_jobs_of(self, session: SessionOrConnection, target_ids: Iterable[str]) -> int:
+        """Delete the jobs of targets that go for good (scraps purged from the Trash), in the caller's
+        transaction; how many went. Those still waiting or running are cancelled first, as the status table
+        allows, and announced once the caller committed: a running attempt is asked to stop, and its row stays
+        for its worker to find (the sweep prunes it later); a waiting one is no longer shown as waiting."""
+        targets = list(dict.fromkeys(target_ids))
+        sources = sources_of(JobStatus.CANCELLED, frozenset(ACTIVE_JOB_STATUSES))
+        deleted = 0
+        with self._cursor_in(session) as cursor:
+            now = self.clock()
+            for start in range(0, len(targets), BULK_BATCH):
+                chunk = targets[start : start + BULK_BATCH]
+                active = self.jobs.ids_of_targets(cursor, chunk, ACTIVE_JOB_STATUSES)
+                moved = self.jobs.transition(cursor, active, JobStatus.CANCELLED, sources, now) if active else []
+                running = {record.id for record, old in moved if old is JobStatus.PROCESSING}
+                deleted += self.jobs.delete_of_targets(cursor, chunk, running)
+                for record, old in moved:
+                    self._announce_after_commit(session, JobEvent(record, old))
+        return deleted
+
+    # --- the recovery sweep's upkeep (in the caller's transaction) -------------------------------------
+
+    def recover_interrupted(self, session: Session, live_session: str, now: datetime) -> Recovered:
+        """Attempts a dead session left running: INTERRUPTED in their history, their jobs queued again (or
+        failed, once interrupted too often). The events are the caller's to announce once it committed."""
+        session.flush()  # (what the caller's session holds, written before these statements read)
+        with self._cursor_in(session) as cursor:
+            return self._recover(cursor, live_session, now)
+
+    def _recover(self, cursor: Any, live_session: str, now: datetime) -> Recovered:
+        """Every attempt running in a dead session joins its job's history as INTERRUPTED; the job goes back to
+        PENDING without spending an attempt, or to FAILED once it was interrupted ``max_interruptions`` times (a
+        job that kills the app every time). Dead: ended (the sweep ends this machine's sessions other than
+        ``live_session``, which its instance lock makes dead) or unknown; or, a session of another machine
+        sharing the library, its lease ran out (that machine stopped, or lost the server)."""
+        recovered = Recovered()
+        for job in self.jobs.orphans(cursor, live_session, now):
+            recovered.owners[job.id] = job.owner_session
+            count = self.jobs.interrupt(cursor, job, now, INTERRUPTED)
+            failed = INTERRUPTED_TOO_OFTEN.format(count=count) if count >= self.settings.max_interruptions else None
+            check_job_transition(JobStatus.PROCESSING, JobStatus.FAILED if failed else JobStatus.PENDING)
+            resumed = self.jobs.resume(cursor, job, now, failed)
+            if resumed is None:  # no longer that attempt: another machine's sweep took it
+                continue
+            (recovered.failed if failed else recovered.requeued).append(job.id)
+            recovered.events.append(JobEvent(resumed, JobStatus.PROCESSING))
+        return recovered
+
+    def take_back_expired(self, live_session: str) -> Recovered:
+        """Jobs whose lease ran out while another session held them (a machine that stopped renewing: killed,
+        or cut off from the server), and jobs of sessions that ended, back to the queue as interrupted, in one
+        transaction, announced once it committed: ``recover_interrupted`` without the rest of a sweep."""
+        with self.jobs.reading() as cursor:  # a look first: most of the time there is nothing, and nothing to write
+            if not self.jobs.orphans(cursor, live_session, self.clock(), limit=1):
+                return Recovered()
+        with self.db.write_cursor() as cursor:
+            recovered = self._recover(cursor, live_session, self.clock())
+        self.announce(recovered.events)
+        return recovered
+
+    def retry_transient_failures(self, session: Session, now: datetime) -> list[JobEvent]:
+        """FAILED jobs whose error was transient and that have attempts left go back to PENDING: only the
+        newest job of a work, and none while another job of that work is active."""
+        check_job_transition(JobStatus.FAILED, JobStatus.PENDING)
+        with self._cursor_in(session) as cursor:
+            retried = self.jobs.retry_transient_failures(cursor, now)
+        return [JobEvent(record, JobStatus.FAILED) for record in retried]
+
+    def prune(self, session: Session, limit: int) -> int:
+        """Delete up to ``limit`` finished jobs (their attempts go with them): completed ones finished more than
+        ``keep_completed_days`` ago, failed and cancelled ones more than ``keep_failed_days`` ago (only while no
+        failure group is on screen), except a failure the sweep will still retry (transient, attempts left);
+        how many. What a domain row must remember of its jobs it keeps itself (a scrap's stopped work), so
+        pruning changes no behaviour."""
+        now = self.clock()
+        completed_before = now - timedelta(days=self.settings.keep_completed_days)
+        failed_before = None if self._failures_on_screen else now - timedelta(days=self.settings.keep_failed_days)
+        with self._cursor_in(session) as cursor:
+            return self.jobs.prune(cursor, completed_before, failed_before, limit)
+
+    def failures_on_screen(self, shown: bool) -> None:
+        """Whether a person is looking at the failure groups: a group must not shrink under their eyes
+        (nor under their *Retry group*) because the sweep pruned what it held."""
+        self._failures_on_screen = shown
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def get(self, job_id: str) -> JobRecord:
+        with self.jobs.reading() as cursor:
+            job = self.jobs.get(cursor, job_id)
+        if job is None:
+            raise JobNotFoundError(job_id)
+        return job
+
+    def attempts(self, job_id: str) -> list[AttemptRecord]:
+        """Every attempt of the job, oldest first: those that did not succeed (their rows), then the job's
+        own current attempt when it runs or succeeded (as River keeps them: the row is its attempt)."""
+        with self.jobs.reading() as cursor:
+            job = self.jobs.get(cursor, job_id)
+            if job is None:
+                raise JobNotFoundError(job_id)
+            found = self.jobs.attempts(cursor, job_id)
+        if job.status in (JobStatus.PROCESSING, JobStatus.COMPLETED) and job.started_at is not None:
+            succeeded = job.status is JobStatus.COMPLETED
+            found.append(
+                AttemptRecord(
+                    id=job.id,
+                    job_id=job.id,
+                    attempt=job.attempts,
+                    run_id=job.run_id or "",
+                    session_id=job.owner_session or "",
+                    pool=JOB_POOLS[job.job_type],
+                    started_at=job.started_at,
+                    ended_at=job.finished_at if succeeded else None,
+                    outcome=AttemptOutcome.SUCCEEDED if succeeded else None,
+                    error_text=None,
+                )
+            )
+        return found
+
     def changed_since(self, since: datetime, limit: int = 500, after_id: str = "") -> list[JobRecord]:
         """Jobs changed after ``since``, oldest change first, a page of ``limit``; the next page: ``since`` and
         ``after_id`` of the last one read."""
-        ...
+        with self.jobs.reading() as cursor:
+            return self.jobs.changed_since(cursor, since, limit, after_id)
 
     def jobs_named(self, ids: Iterable[str], chunk: int = 500) -> list[JobRecord]:
         """The jobs of ``ids`` as they are now (those that still exist: pruned ones are not), in no order."""
-        ...
+        wanted = list(ids)
+        with self.jobs.reading() as cursor:
+            chunks = (wanted[start : start + chunk] for start in range(0, len(wanted), chunk))
+            return [job for part in chunks if part for job in self.jobs.jobs_named(cursor, part)]

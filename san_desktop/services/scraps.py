@@ -33,8 +33,7 @@ from san_desktop.db.changes import ChangeLog
 from san_desktop.db.database import Database, SessionOrConnection
 from san_desktop.db.tables import async_jobs, knowledge_cards, scraps
 from san_desktop.queue.errors import DuplicateJobError, JobCancelledError
-from san_desktop.queue.job_queue import SWEEP_HOOK_BATCH
-from san_desktop.queue.store import JobStore
+from san_desktop.queue.store import SWEEP_HOOK_BATCH, JobStore
 from san_desktop.services.changes import Changed, Changes
 
 if TYPE_CHECKING:  # capturing runs on SQLAlchemy Core; the rest loads the ORM when first used

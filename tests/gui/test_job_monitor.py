@@ -20,10 +20,10 @@ from san_desktop.core.settings import GitHubSettings, JobSettings
 from san_desktop.db.models import AsyncJob
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.jobs.runner import JobRunner, PoolState
-from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.monitor import JobFilter
 from san_desktop.queue.payloads import CardAnalysisPayload, dump_payload
 from san_desktop.queue.records import JobEvent
+from san_desktop.queue.store import JobStore
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.jobs.page import JobsPage
 from san_desktop.ui.main_window import MainWindow
@@ -59,11 +59,11 @@ def _rows(page: JobsPage) -> list[JobEvent | object]:
     return [page.model.job_at(row) for row in range(page.model.rowCount())]
 
 
-def _statuses(queue: JobQueue, ids: Iterable[str]) -> set[JobStatus]:
+def _statuses(queue: JobStore, ids: Iterable[str]) -> set[JobStatus]:
     return {queue.get(job_id).status for job_id in ids}
 
 
-def _count_announcements(queue: JobQueue, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+def _count_announcements(queue: JobStore, monkeypatch: pytest.MonkeyPatch) -> list[int]:
     batches: list[int] = []
     original = queue.announce
 
@@ -77,7 +77,7 @@ def _count_announcements(queue: JobQueue, monkeypatch: pytest.MonkeyPatch) -> li
 
 
 def test_filter_by_status_and_type_then_retry_everything_matching_in_one_batch(
-    qtbot: QtBot, page: JobsPage, queue: JobQueue, monkeypatch: pytest.MonkeyPatch, asked: list[str]
+    qtbot: QtBot, page: JobsPage, queue: JobStore, monkeypatch: pytest.MonkeyPatch, asked: list[str]
 ) -> None:
     cards = insert_jobs(queue, 30)
     tils = insert_jobs(queue, 5, job_type=JobType.TIL_GENERATION, target=lambda n: f"day-{n}")
@@ -107,7 +107,7 @@ def test_filter_by_status_and_type_then_retry_everything_matching_in_one_batch(
     qtbot.waitUntil(lambda: page.filters.status_buttons["Waiting"].text() == "Waiting (30)", timeout=5_000)
 
 
-def test_a_multi_selection_is_retried_and_cancelled_together(qtbot: QtBot, page: JobsPage, queue: JobQueue) -> None:
+def test_a_multi_selection_is_retried_and_cancelled_together(qtbot: QtBot, page: JobsPage, queue: JobStore) -> None:
     failed = insert_jobs(queue, 4)
     page.refresh_button.click()
     qtbot.waitUntil(lambda: page.model.rowCount() == 4, timeout=5_000)
@@ -122,7 +122,7 @@ def test_a_multi_selection_is_retried_and_cancelled_together(qtbot: QtBot, page:
     qtbot.waitUntil(lambda: _statuses(queue, failed) == {JobStatus.CANCELLED}, timeout=5_000)
 
 
-def test_a_group_of_failures_is_retried_from_its_group_row(qtbot: QtBot, page: JobsPage, queue: JobQueue) -> None:
+def test_a_group_of_failures_is_retried_from_its_group_row(qtbot: QtBot, page: JobsPage, queue: JobStore) -> None:
     timeouts = insert_jobs(
         queue, 12, error=lambda n: f"ReadTimeout: no answer from http://127.0.0.1:{8000 + n} in 30 s"
     )
@@ -140,7 +140,7 @@ def test_a_group_of_failures_is_retried_from_its_group_row(qtbot: QtBot, page: J
     qtbot.waitUntil(lambda: [g.count for g in page.failures.groups] == [3], timeout=5_000)
 
 
-def test_failure_groups_name_the_jobs_as_the_list_does(qtbot: QtBot, page: JobsPage, queue: JobQueue) -> None:
+def test_failure_groups_name_the_jobs_as_the_list_does(qtbot: QtBot, page: JobsPage, queue: JobStore) -> None:
     """Issue 24: re-embedding jobs (the embedding model changed) were "Card analysis" in Failures by error
     while the list called them "Card re-embedding"."""
     reembed = dump_payload(CardAnalysisPayload(embed_only=True))
@@ -162,7 +162,7 @@ def test_failure_groups_name_the_jobs_as_the_list_does(qtbot: QtBot, page: JobsP
     }
 
 
-def test_failure_groups_say_the_http_status(qtbot: QtBot, page: JobsPage, queue: JobQueue) -> None:
+def test_failure_groups_say_the_http_status(qtbot: QtBot, page: JobsPage, queue: JobStore) -> None:
     """Issue 38, item 15: the groups read "HTTP # Internal Server Error from <url>"."""
     server = "HTTP {code} {reason} from http://127.0.0.1:{port}/v1/chat/completions: The server had an error"
     insert_jobs(queue, 3, error=lambda n: server.format(code=500, reason="Internal Server Error", port=8000 + n))
@@ -196,7 +196,7 @@ def test_a_commit_to_a_local_repository_is_not_called_one_to_github(
 
 @pytest.mark.qt_log_ignore("propagateSizeHints")
 def test_a_pool_paused_by_failures_counts_down_and_try_now_lets_it_run(
-    qtbot: QtBot, page: JobsPage, runner: JobRunner, registry: ProcessorRegistry, queue: JobQueue
+    qtbot: QtBot, page: JobsPage, runner: JobRunner, registry: ProcessorRegistry, queue: JobStore
 ) -> None:
     healthy = threading.Event()
 
@@ -228,7 +228,7 @@ def test_a_pool_paused_by_failures_counts_down_and_try_now_lets_it_run(
 
 
 def test_pause_and_resume_change_what_runs_and_are_remembered(
-    qtbot: QtBot, page: JobsPage, runner: JobRunner, registry: ProcessorRegistry, queue: JobQueue, app: SanApp
+    qtbot: QtBot, page: JobsPage, runner: JobRunner, registry: ProcessorRegistry, queue: JobStore, app: SanApp
 ) -> None:
     processor = RecordingProcessor()
     registry.register(JobType.CARD_ANALYSIS, processor)
@@ -373,7 +373,7 @@ def test_after_a_crash_a_banner_links_to_the_resumed_jobs(qtbot: QtBot, live_con
 
 
 def test_copy_details_carries_every_attempt_without_secrets(
-    qtbot: QtBot, page: JobsPage, runner: JobRunner, registry: ProcessorRegistry, queue: JobQueue
+    qtbot: QtBot, page: JobsPage, runner: JobRunner, registry: ProcessorRegistry, queue: JobStore
 ) -> None:
     from PySide6.QtWidgets import QApplication
 
@@ -399,7 +399,7 @@ def test_copy_details_carries_every_attempt_without_secrets(
 
 
 @pytest.mark.qt_log_ignore("propagateSizeHints")
-def test_keyboard_delete_cancels_and_ctrl_f_finds(qtbot: QtBot, page: JobsPage, queue: JobQueue) -> None:
+def test_keyboard_delete_cancels_and_ctrl_f_finds(qtbot: QtBot, page: JobsPage, queue: JobStore) -> None:
     from PySide6.QtCore import Qt
 
     page.show()

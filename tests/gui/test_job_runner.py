@@ -20,7 +20,6 @@ from san_desktop.jobs.breaker import BreakerState
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.jobs.runner import BreakerChange, JobRunner
 from san_desktop.jobs.workers import PollResult
-from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobEvent, JobRecord
 from san_desktop.queue.store import JobStore
 from san_desktop.services.recovery.sweep import sweep
@@ -41,7 +40,7 @@ def _completed(job_id: str) -> Callable[[JobEvent], bool]:
 
 
 def test_job_runs_on_a_worker_and_reports_on_the_gui_thread(
-    qtbot: QtBot, runner: JobRunner, registry: ProcessorRegistry, queue: JobQueue, context: AppContext
+    qtbot: QtBot, runner: JobRunner, registry: ProcessorRegistry, queue: JobStore, context: AppContext
 ) -> None:
     processor = RecordingProcessor()
     registry.register(JobType.CARD_ANALYSIS, processor)
@@ -92,7 +91,7 @@ def _completed_for_any(event: JobEvent) -> bool:
 
 
 def test_retry_button_runs_a_failed_job_again(
-    qtbot: QtBot, runner: JobRunner, registry: ProcessorRegistry, queue: JobQueue, context: AppContext
+    qtbot: QtBot, runner: JobRunner, registry: ProcessorRegistry, queue: JobStore, context: AppContext
 ) -> None:
     fail = threading.Event()
     fail.set()
@@ -129,7 +128,7 @@ def test_retry_button_runs_a_failed_job_again(
 
 
 def test_cancel_button_removes_a_waiting_job(
-    qtbot: QtBot, runner: JobRunner, queue: JobQueue, context: AppContext
+    qtbot: QtBot, runner: JobRunner, queue: JobStore, context: AppContext
 ) -> None:
     # no processor is registered for the type: the job waits
     page = JobsPage(context)
@@ -147,7 +146,7 @@ def test_cancel_button_removes_a_waiting_job(
 
 
 def test_breaker_pauses_the_ai_pool_and_resumes_after_cooldown(
-    qtbot: QtBot, runner: JobRunner, registry: ProcessorRegistry, queue: JobQueue
+    qtbot: QtBot, runner: JobRunner, registry: ProcessorRegistry, queue: JobStore
 ) -> None:
     healthy = threading.Event()
 
@@ -190,13 +189,13 @@ def test_jobs_enqueued_by_another_process_are_picked_up_by_polling(
     """Another process (the command line) shares the database but not our listeners: the default
     2-second poll must find its job."""
     settings = JobSettings()  # the real poll interval
-    runner = JobRunner(JobQueue(backend.db, settings), registry, backend.require_session(), settings)
+    runner = JobRunner(JobStore(backend.db, settings), registry, backend.require_session(), settings)
     registry.register(JobType.CARD_ANALYSIS, RecordingProcessor())
     other_process = open_again(backend.db)  # its own engine, like `san` in another process
     try:
         _start(qtbot, runner)
         with qtbot.waitSignal(runner.job_changed, check_params_cb=_completed_for_any, timeout=2 * 2000 + 1000) as done:
-            job = JobQueue(other_process, settings).enqueue(JobType.CARD_ANALYSIS, "scrap-from-cli")
+            job = JobStore(other_process, settings).enqueue(JobType.CARD_ANALYSIS, "scrap-from-cli")
         assert done.args[0].job_id == job.id
     finally:
         runner.shutdown()
@@ -212,7 +211,7 @@ def test_changes_made_by_another_process_reach_the_views(
     _start(qtbot, runner)
     other_process = open_again(backend.db)
     try:
-        cli_queue = JobQueue(other_process, runner.settings)
+        cli_queue = JobStore(other_process, runner.settings)
         with qtbot.waitSignal(runner.job_changed, check_params_cb=lambda e: e.external, timeout=5_000) as seen:
             job = cli_queue.enqueue(JobType.GITHUB_STAR_RECOMMENDATION, "account-1")  # no processor: it waits
         assert seen.args[0].job_id == job.id
@@ -227,7 +226,7 @@ def test_changes_made_by_another_process_reach_the_views(
 
 
 def test_a_change_stamped_before_the_last_seen_one_is_still_announced(
-    qtbot: QtBot, runner: JobRunner, backend: Backend, queue: JobQueue
+    qtbot: QtBot, runner: JobRunner, backend: Backend, queue: JobStore
 ) -> None:
     """Another process stamps ``updated_at`` before it commits: its change may become visible after one
     of ours with a later stamp. The poll looks back far enough to announce it anyway (once)."""
@@ -237,7 +236,7 @@ def test_a_change_stamped_before_the_last_seen_one_is_still_announced(
     other_process = open_again(backend.db)
     try:
         earlier = ours.updated_at - timedelta(seconds=2)
-        late_commit = JobQueue(other_process, runner.settings, clock=lambda: earlier)
+        late_commit = JobStore(other_process, runner.settings, clock=lambda: earlier)
         announced: list[str] = []
         runner.job_changed.connect(lambda event: announced.append(event.job_id) if event.external else None)
         theirs = late_commit.enqueue(JobType.GITHUB_STAR_RECOMMENDATION, "account-theirs")
@@ -253,7 +252,7 @@ def test_a_change_stamped_before_the_last_seen_one_is_still_announced(
 
 
 def test_a_change_the_poll_read_before_its_own_event_arrived_is_announced_once(
-    qtbot: QtBot, runner: JobRunner, queue: JobQueue
+    qtbot: QtBot, runner: JobRunner, queue: JobStore
 ) -> None:
     """A bulk retry of this process on another thread: the poll (on the maintenance thread) may read its rows
     before their events reached the GUI thread; each is announced once, as this process's own."""
@@ -274,7 +273,7 @@ def test_a_change_the_poll_read_before_its_own_event_arrived_is_announced_once(
 
 
 def test_a_burst_of_events_from_workers_reaches_the_gui_thread_whole_and_in_order(
-    qtbot: QtBot, runner: JobRunner, queue: JobQueue
+    qtbot: QtBot, runner: JobRunner, queue: JobStore
 ) -> None:
     job = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
     seen: list[int] = []
@@ -294,7 +293,7 @@ def test_a_burst_of_events_from_workers_reaches_the_gui_thread_whole_and_in_orde
 
 
 def test_quitting_during_the_start_up_sweep_stops_it_between_rounds_and_loses_nothing(
-    qtbot: QtBot, runner: JobRunner, registry: ProcessorRegistry, queue: JobQueue
+    qtbot: QtBot, runner: JobRunner, registry: ProcessorRegistry, queue: JobStore
 ) -> None:
     """A library of 50,000 cards of another model gave the sweep's hooks over a minute of rounds, and
     closing the window waited 10 s for them. A shutdown now lets the round under way commit and starts
@@ -328,7 +327,7 @@ def test_quitting_during_the_start_up_sweep_stops_it_between_rounds_and_loses_no
 
 @linux_only
 def test_jobs_run_at_a_lower_cpu_priority_than_the_window(
-    qtbot: QtBot, runner: JobRunner, registry: ProcessorRegistry, queue: JobQueue
+    qtbot: QtBot, runner: JobRunner, registry: ProcessorRegistry, queue: JobStore
 ) -> None:
     niceness: list[int] = []
     registry.register(JobType.CARD_ANALYSIS, RecordingProcessor(lambda _context: niceness.append(thread_nice())))

@@ -6,16 +6,16 @@ from pytestqt.qtbot import QtBot
 from san_desktop.app import SanApp
 from san_desktop.bootstrap import Backend
 from san_desktop.core.enums import JobPool, JobStatus, JobType
-from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobEvent
+from san_desktop.queue.store import JobStore
 from san_desktop.ui.jobs.table_model import JobTableModel
 
 
-def _fill(queue: JobQueue, count: int) -> list[str]:
+def _fill(queue: JobStore, count: int) -> list[str]:
     return [queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}").id for n in range(count)]
 
 
-def test_jobs_are_fetched_lazily_newest_first(qtbot: QtBot, queue: JobQueue, app: SanApp) -> None:
+def test_jobs_are_fetched_lazily_newest_first(qtbot: QtBot, queue: JobStore, app: SanApp) -> None:
     ids = _fill(queue, 250)
     model = JobTableModel(app, page_size=100)
     model.reload()
@@ -30,7 +30,7 @@ def test_jobs_are_fetched_lazily_newest_first(qtbot: QtBot, queue: JobQueue, app
 
 
 def test_events_update_rows_in_place_and_add_new_jobs_on_top(
-    qtbot: QtBot, queue: JobQueue, backend: Backend, app: SanApp
+    qtbot: QtBot, queue: JobStore, backend: Backend, app: SanApp
 ) -> None:
     _fill(queue, 5)
     model = JobTableModel(app, page_size=100)
@@ -54,7 +54,7 @@ def test_events_update_rows_in_place_and_add_new_jobs_on_top(
     assert changed == [4]  # the claim changed row 4 before the new job pushed it to row 5
 
 
-def test_empty_model_takes_a_first_job(qtbot: QtBot, queue: JobQueue, app: SanApp) -> None:
+def test_empty_model_takes_a_first_job(qtbot: QtBot, queue: JobStore, app: SanApp) -> None:
     model = JobTableModel(app)
     model.reload()
     assert model.rowCount() == 0

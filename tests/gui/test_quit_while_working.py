@@ -15,12 +15,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from pytestqt.qtbot import QtBot
 
 from san_desktop.app import SanApp, open_app
 from san_desktop.core.enums import AttemptOutcome, JobStatus, JobType
 from san_desktop.core.failpoints import ENV_DIR, ENV_POINTS
 from san_desktop.core.settings import AISettings, Settings, save_settings
+from san_desktop.db.tables import async_jobs
 from san_desktop.jobs.executor import CLOSING
 from san_desktop.services.app_sessions import end_session, start_session
 from san_desktop.ui.common.context import AppContext, build_context
@@ -169,8 +171,8 @@ def test_jobs_a_quit_left_running_resume_without_a_crash_banner(
     crashed = insert_jobs(
         app.queue, 1, status=JobStatus.PROCESSING, error=None, job_type=JobType.TIL_GENERATION, target=lambda _n: "t"
     )
-    with app.db.write_cursor() as cursor:
-        cursor.executemany("UPDATE async_jobs SET owner_session = ? WHERE id = ?", [(quit_session, i) for i in left])
+    with app.db.write_connection() as conn:
+        conn.execute(sa.update(async_jobs).where(async_jobs.c.id.in_(left)).values(owner_session=quit_session))
     end_session(app.db, quit_session)
     window = MainWindow(live_context)
     qtbot.addWidget(window)

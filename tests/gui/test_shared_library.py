@@ -24,8 +24,8 @@ from san_desktop.db.database import Database, open_server_database
 from san_desktop.db.models import AppSession, AsyncJob, JobAttempt, KnowledgeCard
 from san_desktop.jobs.registry import ProcessorRegistry
 from san_desktop.jobs.runner import JobRunner
-from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobEvent, JobRecord
+from san_desktop.queue.store import JobStore
 from san_desktop.services.app_sessions import start_session
 from san_desktop.services.scraps import ScrapService
 from tests.support.postgres import notices_of
@@ -40,8 +40,8 @@ def test_another_machines_jobs_reach_the_runner_without_polling(
     qtbot: QtBot, machines: tuple[Database, Database]
 ) -> None:
     window, desktop = machines  # (the laptop's window)
-    runner = JobRunner(JobQueue(window, NEVER_POLLS), ProcessorRegistry(), start_session(window, "gui"), NEVER_POLLS)
-    other = JobQueue(desktop, NEVER_POLLS)
+    runner = JobRunner(JobStore(window, NEVER_POLLS), ProcessorRegistry(), start_session(window, "gui"), NEVER_POLLS)
+    other = JobStore(desktop, NEVER_POLLS)
     desktop_session = start_session(desktop, "headless")
     try:
         with qtbot.waitSignal(runner.sweep_finished, timeout=10_000):
@@ -72,9 +72,9 @@ def test_a_change_stamped_long_before_it_commits_is_told_all_the_same(
     after newer-stamped ones. A read of what changed since the newest change seen would pass over it; the
     notification names the job as it commits."""
     window, desktop = machines
-    runner = JobRunner(JobQueue(window, NEVER_POLLS), ProcessorRegistry(), start_session(window, "gui"), NEVER_POLLS)
-    on_time = JobQueue(desktop, NEVER_POLLS)
-    lagging = JobQueue(desktop, NEVER_POLLS, clock=lambda: desktop.clock() - timedelta(minutes=5))
+    runner = JobRunner(JobStore(window, NEVER_POLLS), ProcessorRegistry(), start_session(window, "gui"), NEVER_POLLS)
+    on_time = JobStore(desktop, NEVER_POLLS)
+    lagging = JobStore(desktop, NEVER_POLLS, clock=lambda: desktop.clock() - timedelta(minutes=5))
     heard: list[str] = []
     runner.job_changed.connect(lambda event: heard.append(event.job_id) if event.external else None)
     try:
@@ -98,7 +98,7 @@ def test_a_failed_read_of_the_jobs_named_is_made_again(
     """The first read that would find the job fails (a dropped connection of the pool): with no later
     notification and no polling, the window would never hear of it; it reads again in a while."""
     window, desktop = machines
-    queue = JobQueue(window, NEVER_POLLS)
+    queue = JobStore(window, NEVER_POLLS)
     runner = JobRunner(queue, ProcessorRegistry(), start_session(window, "gui"), NEVER_POLLS)
     heard: list[str] = []
     runner.job_changed.connect(lambda event: heard.append(event.job_id) if event.external else None)
@@ -125,7 +125,7 @@ def test_a_failed_read_of_the_jobs_named_is_made_again(
         qtbot.waitUntil(lambda: runner._poll_signals is None and not runner._told_unknown, timeout=10_000)
 
         # (the notification is answered on this thread's event loop: not before the next wait)
-        wanted.append(JobQueue(desktop, NEVER_POLLS).enqueue(WAITING_TYPE, "account-1").id)
+        wanted.append(JobStore(desktop, NEVER_POLLS).enqueue(WAITING_TYPE, "account-1").id)
 
         qtbot.waitUntil(lambda: wanted[0] in heard, timeout=10_000)
         assert failed
@@ -170,7 +170,7 @@ def test_two_machines_killed_again_and_again_drain_a_thousand_scraps_and_a_windo
         folder.mkdir()
     window = open_server_database(postgres_url, folders["window"])
     request.addfinalizer(window.dispose)  # (again below: disposing twice is harmless)
-    queue = JobQueue(window, NEVER_POLLS)
+    queue = JobStore(window, NEVER_POLLS)
     scraps = ScrapService(window, queue)
     scrap_ids = {scraps.capture(f"Note {n}: {text}").scrap_id for n, text in enumerate(_texts(SCRAPS))}
     runner = JobRunner(queue, ProcessorRegistry(), start_session(window, "gui"), NEVER_POLLS)

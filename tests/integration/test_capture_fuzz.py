@@ -23,7 +23,7 @@ from san_desktop.core.enums import JobType
 from san_desktop.core.text import RejectedContentError, decode_bytes
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, Scrap
-from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.store import JobStore
 from san_desktop.services.scraps import ScrapService
 from san_desktop.web.endpoint import BrowserCapture, CaptureEndpoint
 from tests.support.jobs import fast_settings
@@ -60,7 +60,7 @@ def _assert_whole(db: Database) -> None:
 @FUZZ
 @given(text=TEXTS)
 def test_random_text_is_stored_whole_or_refused(db: Database, text: str) -> None:
-    service = ScrapService(db, JobQueue(db, fast_settings()), max_bytes=2000)
+    service = ScrapService(db, JobStore(db, fast_settings()), max_bytes=2000)
     before = _counts(db)[0]
     try:
         result = service.capture(text)
@@ -78,7 +78,7 @@ def test_random_text_is_stored_whole_or_refused(db: Database, text: str) -> None
 @FUZZ
 @given(data=st.binary(max_size=300))
 def test_random_bytes_are_decoded_or_refused(db: Database, data: bytes) -> None:
-    service = ScrapService(db, JobQueue(db, fast_settings()), max_bytes=2000)
+    service = ScrapService(db, JobStore(db, fast_settings()), max_bytes=2000)
     try:
         service.capture(decode_bytes(data, "the file"))
     except RejectedContentError as exc:

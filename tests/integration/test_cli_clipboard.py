@@ -10,7 +10,7 @@ import sys
 
 from san_desktop.core.enums import JobType, SourceType
 from san_desktop.db.database import Database
-from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.store import JobStore
 from tests.support.jobs import fast_settings, jobs_of
 from tests.support.processes import child_env, run_san
 
@@ -56,7 +56,7 @@ def test_text_html_and_a_link_copied_by_another_program_are_scrapped(db: Databas
     link = _scrap_from_clipboard("https://example.com/post?utm_source=feed")
     assert link.returncode == 0, link.stderr
     scrap_id = json.loads(link.stdout)["scrap_id"]
-    assert {job.job_type for job in jobs_of(JobQueue(db, fast_settings())) if job.target_id == scrap_id} == {
+    assert {job.job_type for job in jobs_of(JobStore(db, fast_settings())) if job.target_id == scrap_id} == {
         JobType.PAGE_FETCH
     }
 

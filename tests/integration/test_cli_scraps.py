@@ -10,7 +10,7 @@ from pathlib import Path
 from san_desktop.app import SanApp
 from san_desktop.core.enums import JobType
 from san_desktop.db.database import Database
-from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.store import JobStore
 from tests.support.jobs import fast_settings, jobs_of
 from tests.support.pages import ARTICLE_TITLE, website
 from tests.support.processes import child_env, run_san
@@ -31,7 +31,7 @@ def test_eight_concurrent_adds_of_the_same_text_make_one_scrap_and_one_analysis(
         results.append(json.loads(out))
     assert len({r["scrap_id"] for r in results}) == 1
     assert sum(r["created"] for r in results) == 1
-    jobs = jobs_of(JobQueue(db, fast_settings()))
+    jobs = jobs_of(JobStore(db, fast_settings()))
     assert [j.job_type for j in jobs].count(JobType.CARD_ANALYSIS) == 1
     assert [j.job_type for j in jobs].count(JobType.SCRAP_REFINE) == 1
 

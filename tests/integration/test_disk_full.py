@@ -20,7 +20,7 @@ from san_desktop.core.enums import AttemptOutcome, JobPool, JobStatus, JobType
 from san_desktop.core.settings import AISettings
 from san_desktop.jobs.executor import JobExecutor
 from san_desktop.jobs.processors import build_registry
-from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.store import JobStore
 from san_desktop.services.root import Services
 from san_desktop.services.scraps import ScrapService
 from tests.support.cards import all_cards
@@ -109,7 +109,7 @@ def test_a_job_that_hits_a_full_disk_runs_again_once_space_is_back(disk: Path) -
     backend = start_backend(disk / "data", kind="gui", log_to_stderr=False)
     try:
         clock = FakeClock()
-        queue = JobQueue(backend.db, fast_settings(), clock=clock)
+        queue = JobStore(backend.db, fast_settings(), clock=clock)
         executor = JobExecutor(
             queue,
             build_registry(Services.of_store(queue), ProviderSource(AISettings())),
@@ -147,7 +147,7 @@ def test_a_runner_on_a_disk_that_fills_says_so_once_and_runs_again_once_there_is
     every poll (2 s) while the disk was full. Each drain here is one poll of the runner's workers."""
     backend = start_backend(disk / "data", kind="gui", log_to_stderr=False)
     try:
-        queue = JobQueue(backend.db, fast_settings())
+        queue = JobStore(backend.db, fast_settings())
         executor = JobExecutor(
             queue,
             build_registry(Services.of_store(queue), ProviderSource(AISettings())),

@@ -16,7 +16,7 @@ from san_desktop.core.logging_setup import setup_logging
 from san_desktop.core.settings import AISettings, Settings, save_settings
 from san_desktop.jobs.executor import JobExecutor
 from san_desktop.jobs.processors import build_registry
-from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.store import JobStore
 from san_desktop.services.root import Services
 from san_desktop.services.scraps import ScrapService
 from san_desktop.services.secrets import AI_API_KEY, ai_api_key, set_secret
@@ -26,7 +26,7 @@ PLANTED = "sk-planted-0123456789abcdefXYZ"
 
 
 def _run_one_analysis(backend: Backend, providers: ProviderSource, job_settings: object) -> JobStatus:
-    queue = JobQueue(backend.db, job_settings)  # type: ignore[arg-type]
+    queue = JobStore(backend.db, job_settings)  # type: ignore[arg-type]
     executor = JobExecutor(
         queue, build_registry(Services.of_store(queue), providers), backend.require_session(), breakers={}
     )

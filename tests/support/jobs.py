@@ -6,12 +6,13 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import sqlalchemy as sa
+
 from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.ids import new_id
 from san_desktop.core.settings import JobSettings
+from san_desktop.db.tables import async_jobs
 from san_desktop.jobs.registry import JobContext
-from san_desktop.queue.claims import db_time
-from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.monitor import JobFilter, JobMonitor
 from san_desktop.queue.records import JobRecord
 from san_desktop.queue.store import JobStore
@@ -33,7 +34,7 @@ def fast_settings(**changes: object) -> JobSettings:
 
 
 def insert_jobs(
-    queue: JobQueue,
+    queue: JobStore,
     count: int,
     *,
     status: JobStatus = JobStatus.FAILED,
@@ -45,22 +46,19 @@ def insert_jobs(
     """``count`` jobs written straight into the table (as a long-running app would have left them), in
     one transaction; their ids, oldest first."""
     ids = [new_id() for _ in range(count)]
-    now = db_time(queue.clock())
+    now = queue.clock()
     finished = now if status not in (JobStatus.PENDING, JobStatus.PROCESSING) else None
     attempts = 0 if status is JobStatus.PENDING else 3
     rows = [
-        (
-            job_id, job_type.value, target(n), status.value, attempts,
-            error(n) if callable(error) else error, now, now, finished, payload,
-        )
+        {
+            "id": job_id, "job_type": job_type, "target_id": target(n), "status": status, "attempts": attempts,
+            "max_attempts": 3, "error_message": error(n) if callable(error) else error, "created_at": now,
+            "updated_at": now, "finished_at": finished, "payload": payload,
+        }
         for n, job_id in enumerate(ids)
     ]  # fmt: skip
-    with queue.db.write_cursor() as cursor:
-        cursor.executemany(
-            "INSERT INTO async_jobs (id, job_type, target_id, status, attempts, max_attempts, error_message, "
-            "created_at, updated_at, finished_at, payload) VALUES (?, ?, ?, ?, ?, 3, ?, ?, ?, ?, ?)",
-            rows,
-        )
+    with queue.db.write_connection() as conn:
+        conn.execute(sa.insert(async_jobs), rows)
     return ids
 
 

@@ -26,9 +26,9 @@ from san_desktop.core.timeutil import utcnow
 from san_desktop.db.backends.postgres.server import make_server_engine
 from san_desktop.db.backends.sqlite.driver import choose_driver
 from san_desktop.db.backends.sqlite.engine import make_engine
+from san_desktop.db.backends.sqlite.jobs import db_time
 from san_desktop.db.database import Database
 from san_desktop.db.vectors import stored_rows
-from san_desktop.queue.claims import db_time
 from san_desktop.services.quizzes import new_schedule
 from tests.support.til import finished_til, quizzes_of_today
 

@@ -6,7 +6,7 @@ backend and hands every question that has a database's answer to it."""
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
@@ -19,7 +19,9 @@ if TYPE_CHECKING:
     import numpy.typing as npt
     from sqlalchemy.orm import Session
 
+    from san_desktop.core.enums import AttemptOutcome, JobStatus, JobType
     from san_desktop.core.errors import DatabaseUnreachableError
+    from san_desktop.core.jobs import AttemptRecord, Claim, JobRecord
 
 # a transaction to write in: an ORM session (``Database.write``) or a Core connection (``write_connection``)
 SessionOrConnection: TypeAlias = "Session | sa.Connection"
@@ -109,6 +111,143 @@ class LibraryVectors(Protocol):
         ...
 
 
+class JobsDriver(Protocol):
+    """The SQL of the job rows (``async_jobs``, ``job_attempts``), written once for each database in its own
+    dialect (River's ``riverdriver``): on raw DB-API cursors, since the queue runs these for every job and
+    SQLAlchemy's statement and result bookkeeping cost several times the SQL itself. Each method runs on the
+    cursor it is given, inside whatever transaction that cursor's connection has open (the caller commits). A
+    driver checks no transition and tells no one: the job store (``queue.store``) checks every change against
+    its status table and announces it once committed."""
+
+    # --- cursors ------------------------------------------------------------------------------
+    def cursor_in(self, conn: sa.Connection) -> AbstractContextManager[Any]:
+        """A cursor on ``conn``'s DB-API connection, inside whatever transaction ``conn`` has open."""
+        ...
+
+    def reading(self) -> AbstractContextManager[Any]:
+        """A cursor on a connection of its own, for reads outside any write."""
+        ...
+
+    # --- enqueue ------------------------------------------------------------------------------
+    def insert(self, cursor: Any, job: JobRecord) -> bool:
+        """Insert a new job; False, and nothing written, when its work (type and target) has an active job."""
+        ...
+
+    def insert_many(self, cursor: Any, jobs: Sequence[JobRecord]) -> None:
+        """Insert new jobs of targets that have none (a duplicate fails the transaction)."""
+        ...
+
+    def active_job_id(self, cursor: Any, job_type: JobType, target_id: str) -> str | None: ...
+
+    # --- claims, leases and finishes ----------------------------------------------------------------
+    def claim(
+        self,
+        cursor: Any,
+        session_id: str,
+        job_types: Collection[JobType],
+        now: datetime,
+        lease_until: datetime,
+        limit: int,
+    ) -> list[JobRecord]:
+        """Take up to ``limit`` of the oldest runnable jobs and start each one's attempt on its row (its number,
+        start, session, lease and a run id of its own); the jobs as taken, oldest first. Claims of several
+        processes or machines at once never take the same job, nor wait for each other's."""
+        ...
+
+    def still_owned(self, cursor: Any, claim: Claim) -> bool:
+        """Whether the claim's job is still the claim's (running, its session's, the same attempt)."""
+        ...
+
+    def renew_leases(self, cursor: Any, claims: Iterable[Claim], lease_until: datetime) -> set[str]:
+        """Leases run until ``lease_until`` for the jobs still their claims' (their ids); ``updated_at`` stays."""
+        ...
+
+    def finish(
+        self,
+        cursor: Any,
+        claim: Claim,
+        values: Mapping[str, object],
+        now: datetime,
+        *,
+        spend_attempt: bool = True,
+        held: Claim | None = None,
+    ) -> tuple[bool, bool | None]:
+        """Set ``values`` (columns of the job row) and ``updated_at`` on the claim's job if it is still the
+        claim's (one attempt fewer without ``spend_attempt``); whether it was written, and with ``held``,
+        whether that claim's job is still its own, looked at by the same statement (None when not written)."""
+        ...
+
+    def record_attempt(
+        self, cursor: Any, claim: Claim, outcome: AttemptOutcome, error_text: str | None, now: datetime
+    ) -> None:
+        """The claim's attempt, ended without success, in its job's history (once, whoever tries again)."""
+        ...
+
+    def wake(self, cursor: Any, job_types: Collection[JobType], now: datetime) -> list[JobRecord]:
+        """Jobs of ``job_types`` waiting for a later time run now; the jobs as woken."""
+        ...
+
+    # --- moving jobs between statuses --------------------------------------------------------------
+    def transition(
+        self, cursor: Any, job_ids: Sequence[str], new: JobStatus, sources: Sequence[JobStatus], now: datetime
+    ) -> list[tuple[JobRecord, JobStatus]]:
+        """The jobs of ``job_ids`` in one of ``sources`` go to ``new`` (not PROCESSING: a claim's), with what
+        ``new`` sets beside: back to PENDING one fresh attempt, only the newest job of each work (type and target)
+        among them and none whose work is active already; each job moved, with its status before."""
+        ...
+
+    def ids_of_targets(self, cursor: Any, target_ids: Sequence[str], statuses: Sequence[JobStatus]) -> list[str]:
+        """The jobs of ``target_ids`` in one of ``statuses``."""
+        ...
+
+    def delete_of_targets(self, cursor: Any, target_ids: Sequence[str], keep: Collection[str]) -> int:
+        """Delete the jobs of ``target_ids`` (their attempts go with them) but those of ``keep``; how many."""
+        ...
+
+    # --- upkeep (the recovery sweep's) ----------------------------------------------------------------
+    def orphans(self, cursor: Any, live_session: str, now: datetime, *, limit: int | None = None) -> list[JobRecord]:
+        """Running jobs no live session answers for: of a session that ended (or of none), or whose lease ran out
+        while a session other than ``live_session`` held them."""
+        ...
+
+    def interrupt(self, cursor: Any, job: JobRecord, now: datetime, text: str) -> int:
+        """The running attempt of ``job`` joins its history as INTERRUPTED; how many times it was interrupted."""
+        ...
+
+    def resume(self, cursor: Any, job: JobRecord, now: datetime, failed: str | None) -> JobRecord | None:
+        """The interrupted ``job`` back to PENDING without spending its attempt, or with ``failed`` (the error)
+        FAILED for good; None when it is no longer that attempt (another machine's sweep took it)."""
+        ...
+
+    def retry_transient_failures(self, cursor: Any, now: datetime) -> list[JobRecord]:
+        """FAILED jobs whose error was transient and that have attempts left back to PENDING: only the newest job
+        of a work, and none while another job of that work is active."""
+        ...
+
+    def prune(self, cursor: Any, completed_before: datetime, failed_before: datetime | None, limit: int) -> int:
+        """Delete up to ``limit`` completed jobs that ended before ``completed_before``, and failed or cancelled
+        ones before ``failed_before`` (none when None) but a failure the sweep will still retry; how many."""
+        ...
+
+    # --- reading ----------------------------------------------------------------------------------
+    def get(self, cursor: Any, job_id: str) -> JobRecord | None: ...
+    def attempts(self, cursor: Any, job_id: str) -> list[AttemptRecord]:
+        """The rows of the job's history (attempts that did not succeed), oldest first."""
+        ...
+
+    def changed_since(self, cursor: Any, since: datetime, limit: int, after_id: str) -> list[JobRecord]:
+        """Jobs whose row changed after ``since`` (or at it, with an id above ``after_id``), oldest change first."""
+        ...
+
+    def jobs_named(self, cursor: Any, ids: Sequence[str]) -> list[JobRecord]: ...
+    def has_runnable(self, cursor: Any, job_types: Collection[JobType], now: datetime) -> bool: ...
+    def waiting_summary(
+        self, cursor: Any, job_types: Collection[JobType], now: datetime
+    ) -> tuple[int, datetime] | None:
+        """How many jobs of ``job_types`` wait for a later time, and when the first is due; None when none."""
+        ...
+
+
 class LibraryBackend(Protocol):
     """One database's way of doing what the library needs of it."""
 
@@ -142,6 +281,11 @@ class LibraryBackend(Protocol):
     def shares_library(self) -> bool:
         """Whether other machines may use the library at once (a server's): settings they share live in the
         database, generated files too, and a change another machine made is announced, not looked for."""
+        ...
+
+    @property
+    def jobs(self) -> JobsDriver:
+        """The job rows' SQL (``JobsDriver``)."""
         ...
 
     # --- transactions ----------------------------------------------------------------------------

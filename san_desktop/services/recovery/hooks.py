@@ -15,9 +15,8 @@ from san_desktop.ai.factory import ProviderSource
 from san_desktop.core.enums import JobType
 from san_desktop.db.changes import prune_notices
 from san_desktop.queue.errors import DuplicateJobError
-from san_desktop.queue.job_queue import SWEEP_HOOK_BATCH
 from san_desktop.queue.payloads import CardAnalysisPayload, dump_payload
-from san_desktop.queue.store import JobStore
+from san_desktop.queue.store import SWEEP_HOOK_BATCH, JobStore
 from san_desktop.services.artifact_stores import artifact_store
 from san_desktop.services.card_analysis import stale_embeddings
 from san_desktop.services.recovery.sweep import SweepHook

@@ -17,8 +17,8 @@ from san_desktop.core.settings import AISettings, JobSettings
 from san_desktop.jobs.breaker import BreakerState, CircuitBreaker
 from san_desktop.jobs.executor import JobExecutor
 from san_desktop.jobs.processors import build_registry
-from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobRecord
+from san_desktop.queue.store import JobStore
 from san_desktop.services.root import Services
 from san_desktop.services.scraps import ScrapService
 from san_desktop.services.secrets import AI_API_KEY, ai_api_key, set_secret
@@ -54,7 +54,7 @@ def _analyse(backend: Backend, job_settings: object, server: FakeOpenAI, clock: 
         ),
         api_key=ai_api_key,
     )
-    queue = JobQueue(backend.db, job_settings, clock=clock)  # type: ignore[arg-type]
+    queue = JobStore(backend.db, job_settings, clock=clock)  # type: ignore[arg-type]
     executor = JobExecutor(
         queue, build_registry(Services.of_store(queue), providers), backend.require_session(), breakers={}
     )
@@ -104,7 +104,7 @@ def _providers(server: FakeOpenAI, *, key: str | None = API_KEY) -> ProviderSour
     )
 
 
-def _scraps(backend: Backend, queue: JobQueue, count: int) -> list[str]:
+def _scraps(backend: Backend, queue: JobStore, count: int) -> list[str]:
     scraps = ScrapService(backend.db, queue)
     return [analysis_job(scraps.capture(f"{SCRAP} Note {n}.")) for n in range(count)]
 
@@ -122,7 +122,7 @@ def test_a_rejected_key_pauses_the_ai_pool_at_once_and_every_job_waits(
 ) -> None:
     """Issue 23: a 401 failed every job one by one; the key is wrong for all of them alike."""
     server.behaviour = behaviour
-    queue = JobQueue(backend.db, job_settings, clock=clock)
+    queue = JobStore(backend.db, job_settings, clock=clock)
     breaker = CircuitBreaker(5, 60.0, 600.0)
     executor = JobExecutor(
         queue,
@@ -157,7 +157,7 @@ def test_without_a_key_the_pause_asks_for_one(
     backend: Backend, job_settings: JobSettings, server: FakeOpenAI, clock: FakeClock
 ) -> None:
     server.behaviour = "401"
-    queue = JobQueue(backend.db, job_settings, clock=clock)
+    queue = JobStore(backend.db, job_settings, clock=clock)
     breaker = CircuitBreaker(5, 60.0, 600.0)
     providers = _providers(server, key=None)
     executor = JobExecutor(
@@ -261,7 +261,7 @@ def test_a_server_that_answers_too_slowly_times_out_and_is_retried(
     assert job.error_kind is ErrorKind.TRANSIENT
     assert "ReadTimeout" in (job.error_message or "")
     assert f"No answer from {server.url}/chat/completions within 0.5 s" in (job.error_message or "")
-    queue = JobQueue(backend.db, job_settings)  # type: ignore[arg-type]
+    queue = JobStore(backend.db, job_settings)  # type: ignore[arg-type]
     assert [a.outcome for a in queue.attempts(job.id)] == [AttemptOutcome.RETRY_SCHEDULED]
 
 
@@ -296,7 +296,7 @@ def test_switching_settings_mid_job_never_fails_the_job_for_good(
         AISettings(provider="openai", base_url=server.url, chat_model="m", embedding_model="e", timeout_seconds=10),
         api_key=ai_api_key,
     )
-    queue = JobQueue(backend.db, job_settings, clock=clock)  # type: ignore[arg-type]
+    queue = JobStore(backend.db, job_settings, clock=clock)  # type: ignore[arg-type]
     executor = JobExecutor(
         queue, build_registry(Services.of_store(queue), providers), backend.require_session(), breakers={}
     )

@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from san_desktop.core.enums import JobPool, JobType
 from san_desktop.db.changes import ChangeLog
 from san_desktop.db.database import CHANGES_CHANNEL, JOBS_CHANNEL, Database
-from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.store import JobStore
 from san_desktop.services.app_sessions import start_session
 from tests.support.jobs import fast_settings
 from tests.support.postgres import notices_of
@@ -41,7 +41,7 @@ def test_a_job_written_on_one_machine_is_told_to_the_other_by_its_id(machines: t
     assert notices_of(laptop).listening.wait(WAIT_SECONDS)
     assert told.payloads == [None]  # listening from now: what was written before is unknown
     told.called.clear()
-    queue = JobQueue(desktop, fast_settings())
+    queue = JobStore(desktop, fast_settings())
 
     job = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
 
@@ -54,7 +54,7 @@ def test_a_lease_extended_is_not_news_and_a_rolled_back_write_is_never_told(
     machines: tuple[Database, Database],
 ) -> None:
     laptop, desktop = machines
-    queue = JobQueue(desktop, fast_settings())
+    queue = JobStore(desktop, fast_settings())
     queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
     claim = queue.claim_next(start_session(desktop, "headless"), JobPool.AI, frozenset({JobType.CARD_ANALYSIS}))
     assert claim is not None
@@ -84,7 +84,7 @@ def test_a_change_notice_is_told_and_a_removed_listener_is_not_called(machines: 
 
     with desktop.write() as session:
         ChangeLog("desktop").record(session, "scrap", ["s1"])
-        JobQueue(desktop, fast_settings()).enqueue(JobType.CARD_ANALYSIS, "s1", session=session)
+        JobStore(desktop, fast_settings()).enqueue(JobType.CARD_ANALYSIS, "s1", session=session)
 
     assert told.called.wait(WAIT_SECONDS)
     assert not other.called.is_set()

@@ -11,7 +11,7 @@ import pytest
 from san_desktop.core.enums import JobPool, JobType
 from san_desktop.core.errors import DatabaseServerError
 from san_desktop.db.database import open_server_database
-from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.store import JobStore
 from san_desktop.services.app_sessions import start_session
 from tests.support.jobs import fast_settings
 from tests.support.postgres import PostgresServer, start_temporary, stop_temporary
@@ -32,7 +32,7 @@ def test_the_write_after_a_restart_fails_in_words_and_the_next_one_connects_agai
 ) -> None:
     db = open_server_database(own_server.create_database(template=own_server.migrated_template()), tmp_path)
     try:
-        queue = JobQueue(db, fast_settings())
+        queue = JobStore(db, fast_settings())
         session_id = start_session(db, "headless")
         queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
         assert queue.claim_next(session_id, JobPool.AI, TYPES) is not None  # the queue's writer connection is up

@@ -194,7 +194,7 @@ def test_a_cancelled_commit_does_not_block_the_next_one(app: SanApp, github: Fak
 def test_a_rate_limit_too_long_to_wait_on_the_last_attempt_fails_the_request_with_its_job(
     app: SanApp, github: FakeGitHub, day: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The request follows what the queue decides (``JobQueue.outcome_of``): it was left PROCESSING beside a
+    """The request follows what the queue decides (``JobStore.outcome_of``): it was left PROCESSING beside a
     FAILED job when the commit guessed from the rate limit alone."""
     settings = replace(app.queue.settings, max_attempts=1, max_rate_limit_wait_seconds=1.0)
     monkeypatch.setattr(app.queue, "settings", settings)

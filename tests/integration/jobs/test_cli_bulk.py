@@ -15,7 +15,7 @@ import pytest
 
 from san_desktop.core.enums import JobPool, JobStatus, JobType
 from san_desktop.db.database import Database
-from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.store import JobStore
 from san_desktop.services.app_sessions import start_session
 from tests.support.jobs import fast_settings, insert_jobs
 from tests.support.local_http import serving
@@ -69,7 +69,7 @@ def _failure_groups(*filters: str) -> list[dict[str, Any]]:
     return groups
 
 
-def _statuses(queue: JobQueue, ids: list[str]) -> list[JobStatus]:
+def _statuses(queue: JobStore, ids: list[str]) -> list[JobStatus]:
     return [queue.get(job_id).status for job_id in ids]
 
 
@@ -122,7 +122,7 @@ def test_twenty_jobs_failed_by_a_server_answering_500_are_one_group_and_retried_
 
 
 def test_retry_and_cancel_by_ids_go_on_past_an_unknown_id(db: Database) -> None:
-    queue = JobQueue(db, fast_settings())
+    queue = JobStore(db, fast_settings())
     failed = insert_jobs(queue, 2)
     waiting = insert_jobs(queue, 2, status=JobStatus.PENDING, target=lambda n: f"waiting-{n}")
 
@@ -158,7 +158,7 @@ def test_retry_and_cancel_by_ids_go_on_past_an_unknown_id(db: Database) -> None:
 
 
 def test_cancel_waiting_takes_only_waiting_jobs_of_the_types_given(db: Database) -> None:
-    queue = JobQueue(db, fast_settings())
+    queue = JobStore(db, fast_settings())
     running = queue.enqueue(JobType.CARD_ANALYSIS, "running-scrap")
     assert queue.claim_next(start_session(db, "gui"), JobPool.AI, {JobType.CARD_ANALYSIS}) is not None
     cards = insert_jobs(queue, 3, status=JobStatus.PENDING)
@@ -184,7 +184,7 @@ def test_cancel_waiting_takes_only_waiting_jobs_of_the_types_given(db: Database)
 
 
 def test_retry_failed_is_narrowed_by_type_and_error_text(db: Database) -> None:
-    queue = JobQueue(db, fast_settings())
+    queue = JobStore(db, fast_settings())
     timeouts = insert_jobs(queue, 3, error="TransientError: read timed out after 120 s")
     server = insert_jobs(queue, 2, error="TransientError: AI server answered 500", target=lambda n: f"server-{n}")
     commits = insert_jobs(
@@ -240,7 +240,7 @@ def test_ids_and_bulk_options_are_exclusive_usage_errors(args: list[str], messag
 
 
 def test_failures_table_cuts_long_signatures_and_says_when_there_are_none(db: Database) -> None:
-    queue = JobQueue(db, fast_settings())
+    queue = JobStore(db, fast_settings())
     empty = run_san("jobs", "failures")
     assert empty.returncode == 0, empty.stderr
     assert empty.stdout == "No failed jobs.\n"
@@ -268,7 +268,7 @@ def test_failures_table_cuts_long_signatures_and_says_when_there_are_none(db: Da
 def test_pause_and_resume_are_remembered_and_a_paused_pool_does_not_keep_a_run_going(
     db: Database, data_dir: Path
 ) -> None:
-    queue = JobQueue(db, fast_settings())
+    queue = JobStore(db, fast_settings())
     job = queue.enqueue(JobType.CARD_ANALYSIS, "no-such-scrap")
 
     def jobs_settings() -> dict[str, Any]:

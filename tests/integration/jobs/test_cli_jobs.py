@@ -13,7 +13,7 @@ from san_desktop.core.enums import JobPool, JobStatus, JobType
 from san_desktop.core.instance_lock import InstanceLock
 from san_desktop.core.settings import AISettings, JobSettings, Settings, save_settings
 from san_desktop.db.database import Database
-from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.store import JobStore
 from san_desktop.services.app_sessions import start_session
 from san_desktop.services.scraps import ScrapService
 from tests.support.jobs import analysis_job, fast_settings, insert_jobs
@@ -22,7 +22,7 @@ from tests.support.processes import run_san
 
 
 def test_list_show_cancel_retry(db: Database) -> None:
-    queue = JobQueue(db, fast_settings())
+    queue = JobStore(db, fast_settings())
     waiting = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
     other = queue.enqueue(JobType.TIL_GITHUB_COMMIT, "commit-1")
 
@@ -55,7 +55,7 @@ def test_list_show_cancel_retry(db: Database) -> None:
 
 
 def test_unknown_ids_and_bad_actions_have_clear_exit_codes(db: Database) -> None:
-    queue = JobQueue(db, fast_settings())
+    queue = JobStore(db, fast_settings())
     job = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
 
     missing = run_san("jobs", "show", "01a00000-0000-7000-8000-000000000000")
@@ -72,7 +72,7 @@ def test_unknown_ids_and_bad_actions_have_clear_exit_codes(db: Database) -> None
 
 
 def test_sweep_recovers_and_refuses_while_an_app_runs(db: Database, data_dir: object) -> None:
-    queue = JobQueue(db, fast_settings())
+    queue = JobStore(db, fast_settings())
     dead = start_session(db, "gui")
     job = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
     assert queue.claim_next(dead, JobPool.AI, {JobType.CARD_ANALYSIS}) is not None
@@ -91,7 +91,7 @@ def test_sweep_recovers_and_refuses_while_an_app_runs(db: Database, data_dir: ob
 
 
 def test_headless_run_until_idle_and_timeout(db: Database) -> None:
-    queue = JobQueue(db, fast_settings())
+    queue = JobStore(db, fast_settings())
     job = queue.enqueue(JobType.CARD_ANALYSIS, "no-such-scrap")
     idle = run_san("jobs", "run", "--until-idle", "--timeout", "60")
     assert idle.returncode == 0, idle.stderr
@@ -108,7 +108,7 @@ def test_headless_run_until_idle_and_timeout(db: Database) -> None:
 
 def test_jobs_run_keeps_info_lines_in_the_log_file_not_on_the_terminal(db: Database, data_dir: Path) -> None:
     """Issue 24: `san jobs run` printed every INFO log line (start, each job's state, the sweep)."""
-    queue = JobQueue(db, fast_settings())
+    queue = JobStore(db, fast_settings())
     job = analysis_job(ScrapService(db, queue).capture("SQLite keeps a write-ahead log beside the database."))
     ran = run_san("jobs", "run", "--until-idle", "--timeout", "60")
     assert ran.returncode == 0, ran.stderr
@@ -161,7 +161,7 @@ def _run_until_idle(*options: str) -> subprocess.CompletedProcess[str]:
 
 def test_until_idle_stops_when_failures_pause_the_ai_pool_and_says_so(db: Database, data_dir: Path) -> None:
     """Issue 23: with the AI pool paused by failures, `--until-idle` ran until `--timeout` ended it."""
-    queue = JobQueue(db, fast_settings())
+    queue = JobStore(db, fast_settings())
     scraps = ScrapService(db, queue)
     jobs = [analysis_job(scraps.capture(f"Scrap number {n} about SQLite.")) for n in range(4)]
     with fake_openai_server() as server:
@@ -180,7 +180,7 @@ def test_until_idle_stops_when_failures_pause_the_ai_pool_and_says_so(db: Databa
 
 def test_until_idle_stops_when_the_ai_server_rejects_the_key(db: Database, data_dir: Path) -> None:
     """Waiting for retries cannot help a key the server rejects: even `--wait-retries` stops, and says why."""
-    queue = JobQueue(db, fast_settings())
+    queue = JobStore(db, fast_settings())
     scraps = ScrapService(db, queue)
     jobs = [analysis_job(scraps.capture(f"Scrap number {n} about SQLite.")) for n in range(3)]
     with fake_openai_server() as server:
@@ -199,7 +199,7 @@ def test_until_idle_stops_when_the_ai_server_rejects_the_key(db: Database, data_
 
 def test_jobs_list_says_how_many_more_match(db: Database) -> None:
     """As `san scrap list` and `san cards list` (issue 38, item 15): a list cut at its limit says so."""
-    queue = JobQueue(db, fast_settings())
+    queue = JobStore(db, fast_settings())
     insert_jobs(queue, 3)
     queue.enqueue(JobType.TIL_GITHUB_COMMIT, "commit-1")
     more = "not shown: add `--limit N` to see N, or `--all`.\n"
@@ -215,7 +215,7 @@ def test_jobs_list_says_how_many_more_match(db: Database) -> None:
 def test_a_jobs_status_is_said_in_the_windows_words(db: Database) -> None:
     """Issue 38, item 15: the command line said PENDING and PROCESSING where the window says Waiting and
     Running; --status takes either."""
-    queue = JobQueue(db, fast_settings())
+    queue = JobStore(db, fast_settings())
     waiting = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
     (failed,) = insert_jobs(queue, 1, target=lambda _n: "scrap-2")
     listed = run_san("jobs", "list")

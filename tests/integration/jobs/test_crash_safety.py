@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from san_desktop.core.enums import AttemptOutcome, JobStatus, JobType
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, JobAttempt
-from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.store import JobStore
 from tests.support.jobs import fast_settings
 from tests.support.processes import child_env
 
@@ -42,7 +42,7 @@ def _processing_attempts(db: Database) -> set[tuple[str, int]]:
 
 @pytest.mark.slow
 def test_sigkill_mid_drain_loses_and_repeats_nothing(db: Database, data_dir: Path, tmp_path: Path) -> None:
-    queue = JobQueue(db, fast_settings())
+    queue = JobStore(db, fast_settings())
     job_ids = {
         queue.enqueue(JobType.CARD_ANALYSIS if n % 3 else JobType.TIL_GITHUB_COMMIT, f"target-{n}").id
         for n in range(JOBS)

@@ -14,7 +14,7 @@ from san_desktop.core.enums import AttemptOutcome, JobStatus, JobType
 from san_desktop.db.database import Database
 from san_desktop.jobs.executor import CLOSING
 from san_desktop.jobs.headless import HARD_STOP_SECONDS, STOP_GRACE_SECONDS
-from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.store import JobStore
 from san_desktop.services.scraps import ScrapService
 from tests.support.jobs import analysis_job, fast_settings
 from tests.support.processes import child_env, run_python, run_san
@@ -32,7 +32,7 @@ def _ran(args: list[str], within: float = ENDS_WITHIN, **env: str) -> subprocess
         pytest.fail(f"{' '.join(args)} was still running {within:.0f} s after it started")
 
 
-def _given_back(queue: JobQueue, job_id: str) -> None:
+def _given_back(queue: JobStore, job_id: str) -> None:
     """Given back to the queue by the run that stopped: waiting, no attempt spent, the attempt interrupted."""
     job = queue.get(job_id)
     assert (job.status, job.attempts, job.owner_session) == (JobStatus.PENDING, 0, None)
@@ -48,7 +48,7 @@ def _requeued_by_the_next_start(job_id: str) -> None:
 
 
 def test_timeout_ends_the_run_though_the_embedded_provider_never_returns(db: Database, tmp_path: Path) -> None:
-    queue = JobQueue(db, fast_settings())
+    queue = JobStore(db, fast_settings())
     job_id = analysis_job(ScrapService(db, queue).capture("SQLite WAL lets readers go on while one writer commits."))
     ran = _ran(
         ["-m", "san_desktop.cli.main", "jobs", "run", "--timeout", str(TIMEOUT)],
@@ -65,7 +65,7 @@ def test_timeout_ends_the_run_though_the_embedded_provider_never_returns(db: Dat
 
 
 def test_timeout_ends_the_run_though_a_job_spins_in_python(db: Database, data_dir: Path) -> None:
-    queue = JobQueue(db, fast_settings())
+    queue = JobStore(db, fast_settings())
     job_id = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1").id
     ran = _ran(["-m", "tests.support.stuck_worker", str(data_dir), "python", str(TIMEOUT)])
     assert f"stuck {job_id}" in ran.stdout
@@ -76,7 +76,7 @@ def test_timeout_ends_the_run_though_a_job_spins_in_python(db: Database, data_di
 def test_a_job_that_holds_the_interpreter_cannot_keep_the_run_alive(db: Database, data_dir: Path) -> None:
     """Inside one regular expression Python runs no other thread, not even the one with the timer: a
     watchdog outside the interpreter ends the process, with every thread's stack for the bug report."""
-    job_id = JobQueue(db, fast_settings()).enqueue(JobType.CARD_ANALYSIS, "scrap-1").id
+    job_id = JobStore(db, fast_settings()).enqueue(JobType.CARD_ANALYSIS, "scrap-1").id
     ran = _ran(
         ["-m", "tests.support.stuck_worker", str(data_dir), "regex", str(TIMEOUT)],
         within=ENDS_WITHIN + HARD_STOP_SECONDS,

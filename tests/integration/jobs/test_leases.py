@@ -21,7 +21,7 @@ from san_desktop.db.database import Database, open_server_database
 from san_desktop.jobs.executor import JobExecutor
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.jobs.runner import JobRunner
-from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.store import JobStore
 from san_desktop.services.app_sessions import start_session
 from tests.support.jobs import fast_settings
 from tests.support.processes import child_env
@@ -29,14 +29,14 @@ from tests.support.processes import child_env
 LEASE = 2.0
 
 
-def _lease_of(queue: JobQueue, job_id: str) -> datetime:
+def _lease_of(queue: JobStore, job_id: str) -> datetime:
     lease = queue.get(job_id).lease_until
     assert lease is not None
     return lease
 
 
 def test_a_job_longer_than_its_lease_keeps_it_while_it_runs(qtbot: QtBot, backend: Backend) -> None:
-    queue = JobQueue(backend.db, fast_settings(lease_seconds=1.0))
+    queue = JobStore(backend.db, fast_settings(lease_seconds=1.0))
     job = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
     running, finish = threading.Event(), threading.Event()
 
@@ -79,7 +79,7 @@ def test_a_killed_machines_job_is_taken_over_within_its_lease(
     qtbot: QtBot, desktop: Database, postgres_library_url: str, tmp_path: Path
 ) -> None:
     settings = fast_settings(lease_seconds=LEASE)
-    queue = JobQueue(desktop, settings)
+    queue = JobStore(desktop, settings)
     job = queue.enqueue(JobType.CARD_ANALYSIS, "wait")
     laptop_folder = tmp_path / "laptop"
     laptop_folder.mkdir()

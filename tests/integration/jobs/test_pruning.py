@@ -12,7 +12,7 @@ from san_desktop.app import SanApp
 from san_desktop.core.enums import JobPool, JobStatus, JobType
 from san_desktop.core.settings import JobSettings
 from san_desktop.db.models import AsyncJob, JobAttempt
-from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.store import JobStore
 from san_desktop.services.recovery.hooks import prune_hook
 from san_desktop.services.recovery.sweep import SweepHook, sweep
 from san_desktop.services.scraps import orphan_hook
@@ -40,7 +40,7 @@ def test_the_sweep_prunes_exactly_the_old_finished_jobs_and_a_cancelled_scrap_st
             sa.update(AsyncJob).where(AsyncJob.target_id == recent).values(finished_at=start + timedelta(days=2))
         )
     clock = FakeClock(start + timedelta(days=8))  # past the 7 days of the completed first scrap's jobs
-    queue = JobQueue(app.db, JobSettings(keep_completed_days=7, keep_failed_days=30), clock=clock)
+    queue = JobStore(app.db, JobSettings(keep_completed_days=7, keep_failed_days=30), clock=clock)
     session_id = app.backend.require_session()
     hooks: list[SweepHook] = [orphan_hook, prune_hook]
 
@@ -68,7 +68,7 @@ def test_a_failure_the_sweep_will_still_retry_is_not_pruned(app: SanApp) -> None
             .values(status=JobStatus.FAILED, error_kind="TRANSIENT", attempts=1, finished_at=app.queue.clock())
         )
     clock = FakeClock(app.queue.clock() + timedelta(days=365))
-    queue = JobQueue(app.db, JobSettings(keep_failed_days=30), clock=clock)
+    queue = JobStore(app.db, JobSettings(keep_failed_days=30), clock=clock)
     with app.db.write() as session:
         assert queue.prune(session, 100) == 0
         session.execute(sa.update(AsyncJob).where(AsyncJob.id == job.id).values(attempts=3))  # none left
@@ -86,7 +86,7 @@ def test_no_failure_is_pruned_while_the_failure_groups_are_on_screen(app: SanApp
                 .where(AsyncJob.id == job_id)
                 .values(status=status, error_kind="PERMANENT", finished_at=app.queue.clock())
             )
-    queue = JobQueue(app.db, JobSettings(), clock=FakeClock(app.queue.clock() + timedelta(days=365)))
+    queue = JobStore(app.db, JobSettings(), clock=FakeClock(app.queue.clock() + timedelta(days=365)))
 
     queue.failures_on_screen(True)
     with app.db.write() as session:

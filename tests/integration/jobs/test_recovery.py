@@ -12,7 +12,6 @@ from san_desktop.core.enums import AttemptOutcome, ErrorKind, JobPool, JobStatus
 from san_desktop.core.settings import JobSettings
 from san_desktop.db.models import AppSession, AsyncJob
 from san_desktop.queue.errors import DuplicateJobError
-from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import Claim
 from san_desktop.queue.store import JobStore
 from san_desktop.services.app_sessions import start_session
@@ -22,7 +21,7 @@ from tests.support.jobs import jobs_of
 AI_TYPES = frozenset({JobType.CARD_ANALYSIS})
 
 
-def _claim_as(queue: JobQueue, session_id: str, target: str = "scrap-1") -> str:
+def _claim_as(queue: JobStore, session_id: str, target: str = "scrap-1") -> str:
     job = queue.enqueue(JobType.CARD_ANALYSIS, target)
     claim = queue.claim_next(session_id, JobPool.AI, AI_TYPES)
     assert claim is not None
@@ -31,7 +30,7 @@ def _claim_as(queue: JobQueue, session_id: str, target: str = "scrap-1") -> str:
 
 
 def test_work_of_a_dead_session_is_requeued_at_once(
-    queue: JobQueue, backend: Backend, job_settings: JobSettings
+    queue: JobStore, backend: Backend, job_settings: JobSettings
 ) -> None:
     dead = start_session(backend.db, "gui")  # a previous run that was killed
     job_id = _claim_as(queue, dead)
@@ -50,7 +49,7 @@ def test_work_of_a_dead_session_is_requeued_at_once(
 
 
 def test_a_job_that_keeps_killing_the_app_fails_after_max_interruptions(
-    queue: JobQueue, backend: Backend, job_settings: JobSettings
+    queue: JobStore, backend: Backend, job_settings: JobSettings
 ) -> None:
     job_id = _claim_as(queue, start_session(backend.db, "gui"))
     sweep(queue, backend.require_session(), job_settings)
@@ -66,7 +65,7 @@ def test_a_job_that_keeps_killing_the_app_fails_after_max_interruptions(
 
 
 def test_a_live_job_past_its_time_is_reported_not_run_twice(
-    queue: JobQueue, backend: Backend, job_settings: JobSettings
+    queue: JobStore, backend: Backend, job_settings: JobSettings
 ) -> None:
     job_id = _claim_as(queue, backend.require_session())
     later = queue.clock() + timedelta(seconds=job_settings.processing_stall_seconds + 60)
@@ -79,14 +78,14 @@ def test_a_live_job_past_its_time_is_reported_not_run_twice(
     assert not queue.has_runnable(AI_TYPES)
 
 
-def test_a_recent_live_job_is_left_alone(queue: JobQueue, backend: Backend, job_settings: JobSettings) -> None:
+def test_a_recent_live_job_is_left_alone(queue: JobStore, backend: Backend, job_settings: JobSettings) -> None:
     job_id = _claim_as(queue, backend.require_session())
     report = sweep(queue, backend.require_session(), job_settings)
     assert report.stalled == []
     assert queue.get(job_id).status is JobStatus.PROCESSING
 
 
-def _failed(queue: JobQueue, backend: Backend, target: str, kind: ErrorKind, attempts: int) -> str:
+def _failed(queue: JobStore, backend: Backend, target: str, kind: ErrorKind, attempts: int) -> str:
     job = queue.enqueue(JobType.CARD_ANALYSIS, target)
     with backend.db.write() as session:
         session.execute(
@@ -98,7 +97,7 @@ def _failed(queue: JobQueue, backend: Backend, target: str, kind: ErrorKind, att
 
 
 def test_failed_transient_jobs_with_attempts_left_are_retried(
-    queue: JobQueue, backend: Backend, job_settings: JobSettings
+    queue: JobStore, backend: Backend, job_settings: JobSettings
 ) -> None:
     retry_me = _failed(queue, backend, "a", ErrorKind.TRANSIENT, 1)
     permanent = _failed(queue, backend, "b", ErrorKind.PERMANENT, 1)
@@ -118,14 +117,14 @@ def test_failed_transient_jobs_with_attempts_left_are_retried(
         assert queue.get(job_id).status is JobStatus.FAILED
 
 
-def test_overdue_waiting_jobs_are_reported(queue: JobQueue, backend: Backend, job_settings: JobSettings) -> None:
+def test_overdue_waiting_jobs_are_reported(queue: JobStore, backend: Backend, job_settings: JobSettings) -> None:
     job = queue.enqueue(JobType.GITHUB_STAR_RECOMMENDATION, "account-1")
     later = queue.clock() + timedelta(seconds=job_settings.pending_overdue_seconds + 1)
     assert sweep(queue, backend.require_session(), job_settings, now=later).overdue_pending == [job.id]
     assert sweep(queue, backend.require_session(), job_settings).overdue_pending == []
 
 
-def test_hooks_run_in_the_sweep(queue: JobQueue, backend: Backend, job_settings: JobSettings) -> None:
+def test_hooks_run_in_the_sweep(queue: JobStore, backend: Backend, job_settings: JobSettings) -> None:
     def orphan_rule(session: Session, hook_queue: JobStore) -> int:
         try:
             hook_queue.enqueue(JobType.SCRAP_REFINE, "orphan-scrap", session=session)
@@ -139,7 +138,7 @@ def test_hooks_run_in_the_sweep(queue: JobQueue, backend: Backend, job_settings:
 
 
 def test_of_two_transient_failures_of_one_work_only_the_newest_is_retried(
-    queue: JobQueue, backend: Backend, job_settings: JobSettings
+    queue: JobStore, backend: Backend, job_settings: JobSettings
 ) -> None:
     """Both going back to the queue would be two active jobs of one work (the index refuses the second)."""
     older = _failed(queue, backend, "same", ErrorKind.TRANSIENT, 1)
@@ -152,7 +151,7 @@ def test_of_two_transient_failures_of_one_work_only_the_newest_is_retried(
     assert queue.get(older).status is JobStatus.FAILED
 
 
-def _claimed_long_job(queue: JobQueue, backend: Backend) -> tuple[Claim, datetime]:
+def _claimed_long_job(queue: JobStore, backend: Backend) -> tuple[Claim, datetime]:
     """A claimed job and the end of its first lease."""
     queue.enqueue(JobType.CARD_ANALYSIS, "long")
     claim = queue.claim_next(backend.require_session(), JobPool.AI, AI_TYPES)
@@ -162,7 +161,7 @@ def _claimed_long_job(queue: JobQueue, backend: Backend) -> tuple[Claim, datetim
     return claim, first
 
 
-def test_a_long_job_extends_its_lease_while_it_is_the_claims(queue: JobQueue, backend: Backend) -> None:
+def test_a_long_job_extends_its_lease_while_it_is_the_claims(queue: JobStore, backend: Backend) -> None:
     claim, first = _claimed_long_job(queue, backend)
     queue.clock = lambda: first + timedelta(hours=1)
 

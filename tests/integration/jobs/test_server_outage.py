@@ -18,7 +18,7 @@ from san_desktop.core.settings import DATABASE_URL_ENV
 from san_desktop.db.database import Database, open_server_database
 from san_desktop.db.models import AsyncJob
 from san_desktop.jobs.headless import DATABASE_AWAY
-from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.store import JobStore
 from tests.support.jobs import fast_settings
 from tests.support.postgres import PostgresServer, start_temporary, stop_temporary
 from tests.support.processes import child_env
@@ -79,7 +79,7 @@ def test_a_runner_goes_on_after_its_server_restarts_mid_drain(
     own_server: PostgresServer, library: tuple[str, Database], tmp_path: Path
 ) -> None:
     url, db = library
-    queue = JobQueue(db, fast_settings())
+    queue = JobStore(db, fast_settings())
     job_ids = {queue.enqueue(JobType.CARD_ANALYSIS, f"slow-{n}").id for n in range(JOBS)}
     stderr = tmp_path / "runner.err"
     runner = _runner(tmp_path / "machine", url, stderr)
@@ -110,7 +110,7 @@ def test_a_runner_that_gives_up_says_so_in_a_sentence_and_its_jobs_are_taken_bac
     own_server: PostgresServer, library: tuple[str, Database], tmp_path: Path
 ) -> None:
     url, db = library
-    queue = JobQueue(db, fast_settings())
+    queue = JobStore(db, fast_settings())
     held = queue.enqueue(JobType.CARD_ANALYSIS, "gate-held")
     machine = tmp_path / "machine"
     stderr = tmp_path / "runner.err"

@@ -15,7 +15,7 @@ from san_desktop.core.settings import JobSettings
 from san_desktop.db.database import Database
 from san_desktop.db.models import AppSession
 from san_desktop.queue.errors import JobSupersededError
-from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.store import JobStore
 from san_desktop.services.app_sessions import start_session
 from san_desktop.services.recovery.sweep import sweep
 from tests.support.jobs import fast_settings
@@ -43,7 +43,7 @@ def test_a_sweep_leaves_another_machines_running_job_until_its_lease_runs_out(
 ) -> None:
     laptop, desktop = machines
     settings: JobSettings = fast_settings()
-    laptop_queue, desktop_queue = JobQueue(laptop, settings), JobQueue(desktop, settings)
+    laptop_queue, desktop_queue = JobStore(laptop, settings), JobStore(desktop, settings)
     laptop_session, desktop_session = start_session(laptop, "headless"), start_session(desktop, "headless")
     job = desktop_queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
     claim = desktop_queue.claim_next(desktop_session, JobPool.AI, AI_TYPES)
@@ -80,7 +80,7 @@ def test_a_restarted_machine_takes_back_its_own_killed_sessions_work_at_once(
 ) -> None:
     laptop, desktop = machines
     settings = fast_settings()
-    desktop_queue = JobQueue(desktop, settings)
+    desktop_queue = JobStore(desktop, settings)
     laptop_session = start_session(laptop, "headless")
     killed = start_session(desktop, "headless")
     job = desktop_queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")

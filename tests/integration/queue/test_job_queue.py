@@ -20,8 +20,8 @@ from san_desktop.jobs.classify import TRANSIENT
 from san_desktop.jobs.executor import MAX_BATCH, JobExecutor
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.queue.errors import DuplicateJobError, JobNotFoundError, JobStateError
-from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import Claim, JobEvent, NextClaim
+from san_desktop.queue.store import JobStore
 from tests.support.clock import FakeClock
 from tests.support.jobs import RecordingProcessor, jobs_of
 
@@ -34,17 +34,17 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def clocked_queue(backend: Backend, job_settings: JobSettings, clock: FakeClock) -> JobQueue:
-    return JobQueue(backend.db, job_settings, clock=clock, jitter=lambda: 0.5)
+def clocked_queue(backend: Backend, job_settings: JobSettings, clock: FakeClock) -> JobStore:
+    return JobStore(backend.db, job_settings, clock=clock, jitter=lambda: 0.5)
 
 
-def _executor(queue: JobQueue, backend: Backend, processor: Callable[[JobContext], None]) -> JobExecutor:
+def _executor(queue: JobStore, backend: Backend, processor: Callable[[JobContext], None]) -> JobExecutor:
     registry = ProcessorRegistry()
     registry.register(JobType.CARD_ANALYSIS, processor)
     return JobExecutor(queue, registry, backend.require_session(), breakers={})
 
 
-def _run_one(queue: JobQueue, executor: JobExecutor, session_id: str) -> None:
+def _run_one(queue: JobStore, executor: JobExecutor, session_id: str) -> None:
     claim = queue.claim_next(session_id, JobPool.AI, AI_TYPES)
     assert claim is not None
     executor.run(claim)
@@ -53,7 +53,7 @@ def _run_one(queue: JobQueue, executor: JobExecutor, session_id: str) -> None:
 # --- enqueue ----------------------------------------------------------------------------------
 
 
-def test_enqueue_announces_the_new_job_after_commit(queue: JobQueue) -> None:
+def test_enqueue_announces_the_new_job_after_commit(queue: JobStore) -> None:
     events: list[JobEvent] = []
     queue.add_listener(events.append)
     job = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
@@ -63,7 +63,7 @@ def test_enqueue_announces_the_new_job_after_commit(queue: JobQueue) -> None:
 
 
 def test_enqueue_in_the_callers_transaction_is_announced_only_when_it_commits(
-    queue: JobQueue, backend: Backend
+    queue: JobStore, backend: Backend
 ) -> None:
     events: list[JobEvent] = []
     queue.add_listener(events.append)
@@ -75,7 +75,7 @@ def test_enqueue_in_the_callers_transaction_is_announced_only_when_it_commits(
     assert [e.job_id for e in events] == [job.id]
 
 
-def test_enqueue_in_a_rolled_back_transaction_leaves_nothing(queue: JobQueue, backend: Backend) -> None:
+def test_enqueue_in_a_rolled_back_transaction_leaves_nothing(queue: JobStore, backend: Backend) -> None:
     events: list[JobEvent] = []
     queue.add_listener(events.append)
     with pytest.raises(RuntimeError), backend.db.write() as session:
@@ -85,7 +85,7 @@ def test_enqueue_in_a_rolled_back_transaction_leaves_nothing(queue: JobQueue, ba
     assert len(jobs_of(queue)) == 0
 
 
-def test_new_targets_jobs_are_enqueued_together_and_announced_once_committed(queue: JobQueue, backend: Backend) -> None:
+def test_new_targets_jobs_are_enqueued_together_and_announced_once_committed(queue: JobStore, backend: Backend) -> None:
     """An import's chunk: its scraps' jobs in one statement, announced together after its commit."""
     batches: list[list[str]] = []
     queue.add_listener(lambda event: batches.append([event.job_id]))
@@ -106,7 +106,7 @@ def test_new_targets_jobs_are_enqueued_together_and_announced_once_committed(que
     assert queue.enqueue_new(connection, []) == []
 
 
-def test_duplicate_names_the_active_job_and_keeps_the_callers_transaction(queue: JobQueue, backend: Backend) -> None:
+def test_duplicate_names_the_active_job_and_keeps_the_callers_transaction(queue: JobStore, backend: Backend) -> None:
     first = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
     with backend.db.write() as session:
         with pytest.raises(DuplicateJobError) as duplicate:
@@ -117,7 +117,7 @@ def test_duplicate_names_the_active_job_and_keeps_the_callers_transaction(queue:
     assert queue.get(other.id).status is JobStatus.PENDING
 
 
-def test_duplicate_race_between_threads_leaves_one_active_job(queue: JobQueue) -> None:
+def test_duplicate_race_between_threads_leaves_one_active_job(queue: JobStore) -> None:
     barrier = threading.Barrier(8)
     created: list[str] = []
     duplicates: list[str] = []
@@ -148,7 +148,7 @@ def test_duplicate_race_between_threads_leaves_one_active_job(queue: JobQueue) -
     assert len(jobs_of(queue, statuses=(JobStatus.PENDING,))) == 1
 
 
-def test_finished_jobs_never_block_a_new_enqueue(queue: JobQueue, backend: Backend) -> None:
+def test_finished_jobs_never_block_a_new_enqueue(queue: JobStore, backend: Backend) -> None:
     job = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
     claim = queue.claim_next(backend.require_session(), JobPool.AI, AI_TYPES)
     assert claim is not None
@@ -160,7 +160,7 @@ def test_finished_jobs_never_block_a_new_enqueue(queue: JobQueue, backend: Backe
 # --- claim and finish -------------------------------------------------------------------------
 
 
-def test_claim_takes_the_oldest_runnable_job_of_the_pool(queue: JobQueue, backend: Backend) -> None:
+def test_claim_takes_the_oldest_runnable_job_of_the_pool(queue: JobStore, backend: Backend) -> None:
     commit = queue.enqueue(JobType.TIL_GITHUB_COMMIT, "commit-1")
     first = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
     queue.enqueue(JobType.CARD_ANALYSIS, "scrap-2")
@@ -177,7 +177,7 @@ def test_claim_takes_the_oldest_runnable_job_of_the_pool(queue: JobQueue, backen
     assert [(a.attempt, a.outcome, a.pool) for a in attempts] == [(1, None, JobPool.AI)]
 
 
-def test_a_late_worker_cannot_overwrite_a_newer_state(queue: JobQueue, backend: Backend) -> None:
+def test_a_late_worker_cannot_overwrite_a_newer_state(queue: JobStore, backend: Backend) -> None:
     job = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
     claim = queue.claim_next(backend.require_session(), JobPool.AI, AI_TYPES)
     assert claim is not None
@@ -189,7 +189,7 @@ def test_a_late_worker_cannot_overwrite_a_newer_state(queue: JobQueue, backend: 
     assert [a.outcome for a in queue.attempts(job.id)] == [AttemptOutcome.DISCARDED]
 
 
-def test_a_completion_claims_the_next_job_in_its_own_transaction(queue: JobQueue, backend: Backend) -> None:
+def test_a_completion_claims_the_next_job_in_its_own_transaction(queue: JobStore, backend: Backend) -> None:
     session_id = backend.require_session()
     first = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
     second = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-2")
@@ -219,7 +219,7 @@ def _claimed(then: NextClaim) -> Claim | None:
 
 
 def test_a_published_completion_hands_over_its_next_claim_only_when_it_commits(
-    queue: JobQueue, backend: Backend
+    queue: JobStore, backend: Backend
 ) -> None:
     session_id = backend.require_session()
     queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
@@ -242,7 +242,7 @@ def test_a_published_completion_hands_over_its_next_claim_only_when_it_commits(
     assert queue.get(second.id).status is JobStatus.PROCESSING
 
 
-def test_a_drain_claims_each_next_job_with_the_previous_completion(queue: JobQueue, backend: Backend) -> None:
+def test_a_drain_claims_each_next_job_with_the_previous_completion(queue: JobStore, backend: Backend) -> None:
     jobs = [queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}") for n in range(5)]
     claims_made = 0
     real_claim_batch = queue.claim_batch
@@ -259,7 +259,7 @@ def test_a_drain_claims_each_next_job_with_the_previous_completion(queue: JobQue
     assert {queue.get(job.id).status for job in jobs} == {JobStatus.COMPLETED}
 
 
-def test_a_drain_stopped_between_jobs_gives_the_next_claim_back(queue: JobQueue, backend: Backend) -> None:
+def test_a_drain_stopped_between_jobs_gives_the_next_claim_back(queue: JobStore, backend: Backend) -> None:
     jobs = [queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}") for n in range(3)]
     asked = 0
 
@@ -294,14 +294,14 @@ def _counting(backend: Backend, monkeypatch: pytest.MonkeyPatch, name: str) -> l
     return opened
 
 
-def _quick_executor(queue: JobQueue, backend: Backend, processor: Callable[[JobContext], None]) -> JobExecutor:
+def _quick_executor(queue: JobStore, backend: Backend, processor: Callable[[JobContext], None]) -> JobExecutor:
     """An executor whose jobs take no time by its timer: after a pool's first job it claims full batches."""
     registry = ProcessorRegistry()
     registry.register(JobType.CARD_ANALYSIS, processor)
     return JobExecutor(queue, registry, backend.require_session(), breakers={}, timer=lambda: 0.0)
 
 
-def _most_processing_at_once(queue: JobQueue) -> Callable[[], int]:
+def _most_processing_at_once(queue: JobStore) -> Callable[[], int]:
     """Follows the queue's events: the most jobs that were PROCESSING at the same time."""
     processing: set[str] = set()
     most = 0
@@ -319,7 +319,7 @@ def _most_processing_at_once(queue: JobQueue) -> Callable[[], int]:
 
 
 def test_a_batch_claim_takes_the_oldest_jobs_in_one_transaction_each_with_its_own_attempt(
-    queue: JobQueue, backend: Backend, monkeypatch: pytest.MonkeyPatch
+    queue: JobStore, backend: Backend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     jobs = [queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}") for n in range(5)]
     events: list[JobEvent] = []
@@ -353,7 +353,7 @@ def test_a_batch_claim_takes_the_oldest_jobs_in_one_transaction_each_with_its_ow
 
 
 def test_a_drain_of_quick_jobs_claims_them_in_batches(
-    queue: JobQueue, backend: Backend, monkeypatch: pytest.MonkeyPatch
+    queue: JobStore, backend: Backend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     jobs = [queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}") for n in range(40)]
     most_processing = _most_processing_at_once(queue)
@@ -372,7 +372,7 @@ def test_a_drain_of_quick_jobs_claims_them_in_batches(
         assert [(a.attempt, a.outcome) for a in queue.attempts(job.id)] == [(1, AttemptOutcome.SUCCEEDED)]
 
 
-def test_jobs_that_take_long_are_claimed_one_at_a_time(queue: JobQueue, backend: Backend) -> None:
+def test_jobs_that_take_long_are_claimed_one_at_a_time(queue: JobStore, backend: Backend) -> None:
     jobs = [queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}") for n in range(6)]
     most_processing = _most_processing_at_once(queue)
     seconds = iter(range(1_000_000))  # by the executor's timer every job takes a second
@@ -385,7 +385,7 @@ def test_jobs_that_take_long_are_claimed_one_at_a_time(queue: JobQueue, backend:
     assert {queue.get(job.id).status for job in jobs} == {JobStatus.COMPLETED}
 
 
-def test_jobs_held_when_the_app_closes_go_back_without_spending_an_attempt(queue: JobQueue, backend: Backend) -> None:
+def test_jobs_held_when_the_app_closes_go_back_without_spending_an_attempt(queue: JobStore, backend: Backend) -> None:
     jobs = [queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}") for n in range(5)]
     executor: JobExecutor
 
@@ -409,7 +409,7 @@ def test_jobs_held_when_the_app_closes_go_back_without_spending_an_attempt(queue
         ]
 
 
-def test_a_held_job_cancelled_meanwhile_does_not_run(queue: JobQueue, backend: Backend) -> None:
+def test_a_held_job_cancelled_meanwhile_does_not_run(queue: JobStore, backend: Backend) -> None:
     jobs = [queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}") for n in range(4)]
 
     def cancel_the_third_during_the_second(context: JobContext) -> None:
@@ -427,7 +427,7 @@ def test_a_held_job_cancelled_meanwhile_does_not_run(queue: JobQueue, backend: B
     assert queue.get(jobs[3].id).status is JobStatus.COMPLETED
 
 
-def test_a_held_job_cancelled_after_a_failure_does_not_run(clocked_queue: JobQueue, backend: Backend) -> None:
+def test_a_held_job_cancelled_after_a_failure_does_not_run(clocked_queue: JobStore, backend: Backend) -> None:
     queue = clocked_queue
     jobs = [queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}") for n in range(4)]
 
@@ -444,7 +444,7 @@ def test_a_held_job_cancelled_after_a_failure_does_not_run(clocked_queue: JobQue
     assert [a.outcome for a in queue.attempts(jobs[2].id)] == [AttemptOutcome.DISCARDED]
 
 
-def test_held_jobs_go_back_when_the_breaker_opens(clocked_queue: JobQueue, backend: Backend) -> None:
+def test_held_jobs_go_back_when_the_breaker_opens(clocked_queue: JobStore, backend: Backend) -> None:
     queue = clocked_queue
     jobs = [queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}") for n in range(5)]
 
@@ -474,7 +474,7 @@ def test_held_jobs_go_back_when_the_breaker_opens(clocked_queue: JobQueue, backe
 # --- retry policy -----------------------------------------------------------------------------
 
 
-def test_transient_failures_back_off_then_succeed(clocked_queue: JobQueue, backend: Backend, clock: FakeClock) -> None:
+def test_transient_failures_back_off_then_succeed(clocked_queue: JobStore, backend: Backend, clock: FakeClock) -> None:
     def flaky(context: JobContext) -> None:
         if context.claim.attempt < 3:
             raise TransientError(f"server busy on attempt {context.claim.attempt}")
@@ -501,7 +501,7 @@ def test_transient_failures_back_off_then_succeed(clocked_queue: JobQueue, backe
 
 
 def test_transient_failures_stop_after_max_attempts(
-    clocked_queue: JobQueue, backend: Backend, clock: FakeClock
+    clocked_queue: JobStore, backend: Backend, clock: FakeClock
 ) -> None:
     processor = RecordingProcessor(behaviour=lambda _ctx: (_ for _ in ()).throw(TimeoutError("too slow")))
     executor = _executor(clocked_queue, backend, processor)
@@ -517,7 +517,7 @@ def test_transient_failures_stop_after_max_attempts(
     assert not clocked_queue.has_runnable(AI_TYPES)
 
 
-def test_permanent_failure_fails_at_once(clocked_queue: JobQueue, backend: Backend) -> None:
+def test_permanent_failure_fails_at_once(clocked_queue: JobStore, backend: Backend) -> None:
     request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
 
     def unauthorized(_context: JobContext) -> None:
@@ -534,7 +534,7 @@ def test_permanent_failure_fails_at_once(clocked_queue: JobQueue, backend: Backe
     assert failed.error_message == "HTTPStatusError: 401 Unauthorized"
 
 
-def test_missing_target_fails_without_retry(clocked_queue: JobQueue, backend: Backend) -> None:
+def test_missing_target_fails_without_retry(clocked_queue: JobStore, backend: Backend) -> None:
     def load_target(_context: JobContext) -> None:
         raise TargetNotFoundError()
 
@@ -548,7 +548,7 @@ def test_missing_target_fails_without_retry(clocked_queue: JobQueue, backend: Ba
 
 
 def test_retry_after_is_honoured_without_spending_attempts(
-    clocked_queue: JobQueue, backend: Backend, clock: FakeClock
+    clocked_queue: JobStore, backend: Backend, clock: FakeClock
 ) -> None:
     request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
     limited = {"times": 0}
@@ -577,7 +577,7 @@ def test_retry_after_is_honoured_without_spending_attempts(
     assert [a.outcome for a in clocked_queue.attempts(job.id)].count(AttemptOutcome.RATE_LIMITED) == 5
 
 
-def test_stored_error_chain_is_short_named_and_secret_free(clocked_queue: JobQueue, backend: Backend) -> None:
+def test_stored_error_chain_is_short_named_and_secret_free(clocked_queue: JobStore, backend: Backend) -> None:
     secret = "sk-live-0123456789abcdefSECRET"
 
     def leaky(_context: JobContext) -> None:
@@ -603,7 +603,7 @@ def test_stored_error_chain_is_short_named_and_secret_free(clocked_queue: JobQue
     assert secret not in stored
 
 
-def test_chain_names_each_cause_when_short(clocked_queue: JobQueue, backend: Backend) -> None:
+def test_chain_names_each_cause_when_short(clocked_queue: JobStore, backend: Backend) -> None:
     def nested(_context: JobContext) -> None:
         try:
             raise ConnectionRefusedError("refused")
@@ -621,7 +621,7 @@ def test_chain_names_each_cause_when_short(clocked_queue: JobQueue, backend: Bac
 # --- user actions -----------------------------------------------------------------------------
 
 
-def test_manual_retry_grants_a_fresh_attempt(clocked_queue: JobQueue, backend: Backend, clock: FakeClock) -> None:
+def test_manual_retry_grants_a_fresh_attempt(clocked_queue: JobStore, backend: Backend, clock: FakeClock) -> None:
     outcome = {"fail": True}
 
     def sometimes(_context: JobContext) -> None:
@@ -642,7 +642,7 @@ def test_manual_retry_grants_a_fresh_attempt(clocked_queue: JobQueue, backend: B
     assert clocked_queue.get(job.id).status is JobStatus.COMPLETED
 
 
-def test_retry_and_cancel_explain_what_is_not_possible(queue: JobQueue) -> None:
+def test_retry_and_cancel_explain_what_is_not_possible(queue: JobStore) -> None:
     job = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
     with pytest.raises(JobStateError, match="only failed or cancelled"):
         queue.retry(job.id)
@@ -655,7 +655,7 @@ def test_retry_and_cancel_explain_what_is_not_possible(queue: JobQueue) -> None:
     assert duplicate.value.existing_job_id == newer.id
 
 
-def test_running_job_cancelled_cooperatively(queue: JobQueue, backend: Backend) -> None:
+def test_running_job_cancelled_cooperatively(queue: JobStore, backend: Backend) -> None:
     started = threading.Event()
     release = threading.Event()
 

@@ -10,21 +10,21 @@ import pytest
 from san_desktop.bootstrap import Backend
 from san_desktop.core.enums import JOB_POOLS, ErrorKind, JobPool, JobStatus, JobType
 from san_desktop.core.errors import TransientError
-from san_desktop.queue import job_queue as job_queue_module
-from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue import store as store_module
 from san_desktop.queue.monitor import JobFilter, JobMonitor, error_signature
 from san_desktop.queue.records import Classification, JobEvent
+from san_desktop.queue.store import JobStore
 from tests.support.jobs import insert_jobs
 
 FAILED = frozenset({JobStatus.FAILED})
 
 
 @pytest.fixture
-def monitor(queue: JobQueue) -> JobMonitor:
+def monitor(queue: JobStore) -> JobMonitor:
     return JobMonitor(queue)
 
 
-def test_filters_combine_and_counts_ignore_the_status_part(queue: JobQueue, monitor: JobMonitor) -> None:
+def test_filters_combine_and_counts_ignore_the_status_part(queue: JobStore, monitor: JobMonitor) -> None:
     failed_cards = insert_jobs(queue, 3, error="TransientError: AI server answered 500")
     insert_jobs(queue, 2, job_type=JobType.TIL_GENERATION, error="PermanentError: no cards that day")
     insert_jobs(queue, 4, status=JobStatus.COMPLETED, error=None, target=lambda n: f"done-{n}")
@@ -45,7 +45,7 @@ def test_filters_combine_and_counts_ignore_the_status_part(queue: JobQueue, moni
     assert len(monitor.list_jobs(JobFilter(text="100%"))) == 0  # LIKE wildcards are literal
 
 
-def test_the_text_filter_finds_a_job_by_its_cards_title(queue: JobQueue, monitor: JobMonitor) -> None:
+def test_the_text_filter_finds_a_job_by_its_cards_title(queue: JobStore, monitor: JobMonitor) -> None:
     insert_jobs(queue, 1, target=lambda _n: "scrap-x")
     with queue.db.write_cursor() as cursor:
         cursor.execute(
@@ -61,9 +61,9 @@ def test_the_text_filter_finds_a_job_by_its_cards_title(queue: JobQueue, monitor
 
 
 def test_bulk_retry_queues_every_match_in_batches_announcing_each(
-    queue: JobQueue, monitor: JobMonitor, monkeypatch: pytest.MonkeyPatch
+    queue: JobStore, monitor: JobMonitor, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(job_queue_module, "BULK_BATCH", 100)
+    monkeypatch.setattr(store_module, "BULK_BATCH", 100)
     failed = insert_jobs(queue, 250)
     insert_jobs(queue, 5, status=JobStatus.COMPLETED, target=lambda n: f"done-{n}")
     announced: list[int] = []
@@ -85,7 +85,7 @@ def test_bulk_retry_queues_every_match_in_batches_announcing_each(
     assert (retried.status, retried.max_attempts, retried.finished_at) == (JobStatus.PENDING, 4, None)
 
 
-def test_bulk_retry_queues_one_job_per_piece_of_work(queue: JobQueue, monitor: JobMonitor) -> None:
+def test_bulk_retry_queues_one_job_per_piece_of_work(queue: JobStore, monitor: JobMonitor) -> None:
     older, newer = insert_jobs(queue, 2, target=lambda _n: "same-scrap")
     (busy,) = insert_jobs(queue, 1, target=lambda _n: "busy-scrap")
     queue.enqueue(JobType.CARD_ANALYSIS, "busy-scrap")  # that work is queued already
@@ -98,7 +98,7 @@ def test_bulk_retry_queues_one_job_per_piece_of_work(queue: JobQueue, monitor: J
     assert queue.get(busy).status is JobStatus.FAILED
 
 
-def test_bulk_cancel_cancels_waiting_jobs_and_announces_them(queue: JobQueue, monitor: JobMonitor) -> None:
+def test_bulk_cancel_cancels_waiting_jobs_and_announces_them(queue: JobStore, monitor: JobMonitor) -> None:
     events: list[JobEvent] = []
     queue.add_listener(events.append)
     waiting = [queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}").id for n in range(3)]
@@ -113,7 +113,7 @@ def test_bulk_cancel_cancels_waiting_jobs_and_announces_them(queue: JobQueue, mo
     assert queue.get(done).status is JobStatus.COMPLETED
 
 
-def test_failures_group_by_signature_and_a_group_is_retried_alone(queue: JobQueue, monitor: JobMonitor) -> None:
+def test_failures_group_by_signature_and_a_group_is_retried_alone(queue: JobStore, monitor: JobMonitor) -> None:
     server = insert_jobs(
         queue,
         20,
@@ -163,7 +163,7 @@ def test_signatures_keep_what_makes_failures_different() -> None:
 
 
 def test_cancelling_waiting_jobs_leaves_one_that_started_meanwhile(
-    queue: JobQueue, monitor: JobMonitor, backend: Backend
+    queue: JobStore, monitor: JobMonitor, backend: Backend
 ) -> None:
     waiting = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
     claim = queue.claim_next(
@@ -193,7 +193,7 @@ def test_a_signature_keeps_the_http_status() -> None:
     assert error_signature("timed out after 30 s") == error_signature("timed out after 120 s")
 
 
-def _failed_for_good(queue: JobQueue, backend: Backend, job_type: JobType, target: str, kind: ErrorKind) -> str:
+def _failed_for_good(queue: JobStore, backend: Backend, job_type: JobType, target: str, kind: ErrorKind) -> str:
     job = queue.enqueue(job_type, target, max_attempts=1)
     claim = queue.claim_next(backend.require_session(), JOB_POOLS[job_type], {job_type})
     assert claim is not None
@@ -205,7 +205,7 @@ def _failed_for_good(queue: JobQueue, backend: Backend, job_type: JobType, targe
 
 
 def test_failed_by_the_server_is_each_works_newest_transient_failure(
-    queue: JobQueue, monitor: JobMonitor, backend: Backend
+    queue: JobStore, monitor: JobMonitor, backend: Backend
 ) -> None:
     """What a change of AI settings runs again (issue 38, item 15): not a failure the settings cannot mend, not
     another pool's, not one a later job of its work took over from."""

@@ -12,12 +12,12 @@ from san_desktop.bootstrap import Backend
 from san_desktop.core.enums import JobPool, JobStatus, JobType
 from san_desktop.db.models import AsyncJob
 from san_desktop.queue.errors import DuplicateJobError, JobStateError
-from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobRecord
+from san_desktop.queue.store import JobStore
 from san_desktop.queue.transitions import JOB_TRANSITIONS, IllegalJobTransitionError, check_job_transition
 
 
-def _job_in(queue: JobQueue, status: JobStatus, target: str = "t") -> JobRecord:
+def _job_in(queue: JobStore, status: JobStatus, target: str = "t") -> JobRecord:
     job = queue.enqueue(JobType.CARD_ANALYSIS, target)
     with queue.db.write() as session:
         session.execute(sa.update(AsyncJob).where(AsyncJob.id == job.id).values(status=status))
@@ -26,7 +26,7 @@ def _job_in(queue: JobQueue, status: JobStatus, target: str = "t") -> JobRecord:
 
 @pytest.mark.parametrize(("old", "new"), list(itertools.product(JobStatus, JobStatus)))
 def test_every_pair_is_allowed_or_refused_through_the_store_as_the_table_says(
-    queue: JobQueue, backend: Backend, old: JobStatus, new: JobStatus
+    queue: JobStore, backend: Backend, old: JobStatus, new: JobStatus
 ) -> None:
     job = _job_in(queue, old, target=f"{old}-{new}")
     allowed = new in JOB_TRANSITIONS[old]
@@ -46,7 +46,7 @@ def test_every_pair_is_allowed_or_refused_through_the_store_as_the_table_says(
     assert queue.get(job.id).status is new
 
 
-def test_the_store_moves_only_jobs_still_in_a_source_status(queue: JobQueue) -> None:
+def test_the_store_moves_only_jobs_still_in_a_source_status(queue: JobStore) -> None:
     waiting = _job_in(queue, JobStatus.PENDING, "a")
     done = _job_in(queue, JobStatus.COMPLETED, "b")
     result = queue.transition([waiting.id, done.id], JobStatus.CANCELLED)
@@ -55,7 +55,7 @@ def test_the_store_moves_only_jobs_still_in_a_source_status(queue: JobQueue) -> 
     assert queue.get(done.id).status is JobStatus.COMPLETED
 
 
-def test_retry_and_cancel_of_one_job_are_the_bulk_actions_of_one_id(queue: JobQueue) -> None:
+def test_retry_and_cancel_of_one_job_are_the_bulk_actions_of_one_id(queue: JobStore) -> None:
     """The same rows come out of both (only a single one says why it did nothing)."""
     one, many = _job_in(queue, JobStatus.FAILED, "one"), _job_in(queue, JobStatus.FAILED, "many")
     single = queue.retry(one.id)

@@ -16,7 +16,7 @@ from san_desktop.bootstrap import Backend
 from san_desktop.core.settings import AISettings
 from san_desktop.db.models import AsyncJob, Category, KnowledgeCard, Tag
 from san_desktop.db.vectors import warm_up
-from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.store import JobStore
 from san_desktop.services.cards import (
     FALLBACK_NEAREST,
     CardNotFoundError,
@@ -46,7 +46,7 @@ TEXTS = {
 
 
 @pytest.fixture
-def cards_by_key(backend: Backend, queue: JobQueue) -> dict[str, str]:
+def cards_by_key(backend: Backend, queue: JobStore) -> dict[str, str]:
     scraps = ScrapService(backend.db, queue)
     scrap_ids = {key: scraps.capture(text).scrap_id for key, text in TEXTS.items()}
     run_all_jobs(queue, backend.require_session())
@@ -86,7 +86,7 @@ def test_vectors_of_another_model_are_never_compared(backend: Backend, cards_by_
     assert similar_cards(backend.db, cards_by_key["wal2"], 2.0) == []  # alone in its space
 
 
-def test_deleted_scraps_cards_disappear(backend: Backend, queue: JobQueue, cards_by_key: dict[str, str]) -> None:
+def test_deleted_scraps_cards_disappear(backend: Backend, queue: JobStore, cards_by_key: dict[str, str]) -> None:
     detail = _cards(backend).get(cards_by_key["wal2"])
     ScrapService(backend.db, queue).delete(detail.card.scrap_id)
     assert cards_by_key["wal2"] not in {c.id for c in _cards(backend).list_cards()}
@@ -104,7 +104,7 @@ def test_search(backend: Backend, cards_by_key: dict[str, str]) -> None:
     assert _cards(backend).list_cards("zzz-nothing") == []
 
 
-def test_categories_and_tags_are_shared_case_insensitively(backend: Backend, queue: JobQueue) -> None:
+def test_categories_and_tags_are_shared_case_insensitively(backend: Backend, queue: JobStore) -> None:
     scraps = ScrapService(backend.db, queue)
     one = scraps.capture("first").scrap_id
     two = scraps.capture("second").scrap_id
@@ -120,7 +120,7 @@ def test_categories_and_tags_are_shared_case_insensitively(backend: Backend, que
 
 
 def test_changing_the_embedding_model_re_embeds_cards_through_jobs(
-    backend: Backend, queue: JobQueue, cards_by_key: dict[str, str], job_settings: object
+    backend: Backend, queue: JobStore, cards_by_key: dict[str, str], job_settings: object
 ) -> None:
     with backend.db.write() as session:
         session.execute(sa.update(KnowledgeCard).values(embedding_model="old-model"))
@@ -136,7 +136,7 @@ def test_changing_the_embedding_model_re_embeds_cards_through_jobs(
 
 
 def test_a_failed_re_embedding_is_not_retried_by_every_sweep(
-    backend: Backend, queue: JobQueue, cards_by_key: dict[str, str], job_settings: object
+    backend: Backend, queue: JobStore, cards_by_key: dict[str, str], job_settings: object
 ) -> None:
     with backend.db.write() as session:
         session.execute(sa.update(KnowledgeCard).values(embedding_model="old-model"))
@@ -208,7 +208,7 @@ def _reference(search: str) -> set[int]:
     return found
 
 
-def test_full_text_search_agrees_with_plain_substring_matching(backend: Backend, queue: JobQueue) -> None:
+def test_full_text_search_agrees_with_plain_substring_matching(backend: Backend, queue: JobStore) -> None:
     scraps = ScrapService(backend.db, queue)
     # texts with no word of any search: what is found is found in the card's fields (test_search.py
     # covers the scrap's text)
@@ -226,7 +226,7 @@ def test_full_text_search_agrees_with_plain_substring_matching(backend: Backend,
     assert _cards(backend).cards_of_scraps([], "sqlite") == {}
 
 
-def test_full_text_search_follows_edits_tags_and_deletions(backend: Backend, queue: JobQueue) -> None:
+def test_full_text_search_follows_edits_tags_and_deletions(backend: Backend, queue: JobStore) -> None:
     scraps = ScrapService(backend.db, queue)
     scrap_id = scraps.capture("a scrap").scrap_id
     vector = np.ones(8, dtype=np.float32) / np.sqrt(8)
@@ -243,7 +243,7 @@ def test_full_text_search_follows_edits_tags_and_deletions(backend: Backend, que
     assert _cards(backend).list_cards("beta") == []
 
 
-def test_the_best_title_match_comes_first(backend: Backend, queue: JobQueue) -> None:
+def test_the_best_title_match_comes_first(backend: Backend, queue: JobStore) -> None:
     scraps = ScrapService(backend.db, queue)
     first, second = scraps.capture("one").scrap_id, scraps.capture("two").scrap_id
     vector = np.ones(8, dtype=np.float32) / np.sqrt(8)

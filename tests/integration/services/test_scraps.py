@@ -16,8 +16,8 @@ from san_desktop.core.enums import JobStatus, JobType, SourceType
 from san_desktop.core.settings import JobSettings
 from san_desktop.core.text import RejectedContentError
 from san_desktop.db.models import AsyncJob, Scrap
-from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import JobEvent
+from san_desktop.queue.store import JobStore
 from san_desktop.services import scraps as services_scraps
 from san_desktop.services.recovery.sweep import sweep
 from san_desktop.services.scraps import ScrapService, orphan_hook
@@ -29,15 +29,15 @@ TEXT = "SQLite WAL mode lets readers continue while a writer commits."
 
 
 @pytest.fixture
-def scraps(backend: Backend, queue: JobQueue) -> ScrapService:
+def scraps(backend: Backend, queue: JobStore) -> ScrapService:
     return ScrapService(backend.db, queue, max_bytes=10_000)
 
 
-def _jobs(queue: JobQueue) -> list[tuple[JobType, str, JobStatus]]:
+def _jobs(queue: JobStore) -> list[tuple[JobType, str, JobStatus]]:
     return sorted((j.job_type, j.target_id, j.status) for j in jobs_of(queue))
 
 
-def test_a_new_scrap_comes_with_its_two_jobs(scraps: ScrapService, queue: JobQueue) -> None:
+def test_a_new_scrap_comes_with_its_two_jobs(scraps: ScrapService, queue: JobStore) -> None:
     events: list[JobEvent] = []
     queue.add_listener(events.append)
     result = scraps.capture("  " + TEXT + "\r\n")
@@ -51,7 +51,7 @@ def test_a_new_scrap_comes_with_its_two_jobs(scraps: ScrapService, queue: JobQue
     assert {e.job_id for e in events} == {result.analysis_job_id, result.refine_job_id}
 
 
-def test_the_same_text_twice_is_one_scrap(scraps: ScrapService, queue: JobQueue) -> None:
+def test_the_same_text_twice_is_one_scrap(scraps: ScrapService, queue: JobStore) -> None:
     first = scraps.capture(TEXT)
     again = scraps.capture(TEXT.replace("\n", "\r\n") + "\n\n")
     assert again.duplicate
@@ -64,7 +64,7 @@ def test_the_same_text_twice_is_one_scrap(scraps: ScrapService, queue: JobQueue)
 
 
 def test_a_duplicate_without_card_and_without_analysis_gets_analysed_again(
-    scraps: ScrapService, queue: JobQueue, backend: Backend
+    scraps: ScrapService, queue: JobStore, backend: Backend
 ) -> None:
     first = scraps.capture(TEXT)
     assert first.analysis_job_id is not None
@@ -76,7 +76,7 @@ def test_a_duplicate_without_card_and_without_analysis_gets_analysed_again(
     assert scraps.capture(TEXT).analysis_job_id is None  # it has a card now
 
 
-def test_concurrent_captures_of_the_same_text_leave_one_scrap(scraps: ScrapService, queue: JobQueue) -> None:
+def test_concurrent_captures_of_the_same_text_leave_one_scrap(scraps: ScrapService, queue: JobStore) -> None:
     barrier = threading.Barrier(6)
     results: list[str] = []
     errors: list[BaseException] = []
@@ -102,7 +102,7 @@ def test_concurrent_captures_of_the_same_text_leave_one_scrap(scraps: ScrapServi
     ("content", "reason"),
     [("", "empty"), ("   \n\t", "empty"), ("x" * 20_000, "Too large"), ("a\x00b", "binary")],
 )
-def test_rejected_content_stores_nothing(scraps: ScrapService, queue: JobQueue, content: str, reason: str) -> None:
+def test_rejected_content_stores_nothing(scraps: ScrapService, queue: JobStore, content: str, reason: str) -> None:
     with pytest.raises(RejectedContentError, match=reason):
         scraps.capture(content)
     assert scraps.list_scraps() == []
@@ -156,7 +156,7 @@ def test_an_html_source_over_the_limit_is_not_kept_but_its_text_is(scraps: Scrap
 
 
 def test_deleting_a_scrap_cancels_its_waiting_jobs_and_restoring_it_asks_for_its_work_again(
-    scraps: ScrapService, queue: JobQueue, backend: Backend
+    scraps: ScrapService, queue: JobStore, backend: Backend
 ) -> None:
     result = scraps.capture(TEXT)
     scraps.delete(result.scrap_id)
@@ -172,7 +172,7 @@ def test_deleting_a_scrap_cancels_its_waiting_jobs_and_restoring_it_asks_for_its
 
 
 def test_processing_makes_one_card_and_a_refined_text_however_often_it_runs(
-    scraps: ScrapService, queue: JobQueue, backend: Backend
+    scraps: ScrapService, queue: JobStore, backend: Backend
 ) -> None:
     result = scraps.capture(TEXT + "\n\n\n\nReaders   keep reading.")
     assert run_all_jobs(queue, backend.require_session()) == 2
@@ -188,7 +188,7 @@ def test_processing_makes_one_card_and_a_refined_text_however_often_it_runs(
 
 
 def test_a_refinement_that_changes_nothing_keeps_no_second_copy(
-    scraps: ScrapService, queue: JobQueue, backend: Backend
+    scraps: ScrapService, queue: JobStore, backend: Backend
 ) -> None:
     result = scraps.capture(TEXT)  # already tidy
     assert run_all_jobs(queue, backend.require_session()) == 2
@@ -199,7 +199,7 @@ def test_a_refinement_that_changes_nothing_keeps_no_second_copy(
 
 
 def test_the_sweep_enqueues_many_orphans_in_short_transactions(
-    scraps: ScrapService, queue: JobQueue, backend: Backend, job_settings: JobSettings, monkeypatch: pytest.MonkeyPatch
+    scraps: ScrapService, queue: JobStore, backend: Backend, job_settings: JobSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(services_scraps, "SWEEP_HOOK_BATCH", 3)
     ids = [scraps.capture(f"{TEXT} number {n}").scrap_id for n in range(5)]
@@ -223,7 +223,7 @@ def test_the_sweep_enqueues_many_orphans_in_short_transactions(
 
 
 def test_orphan_hook_finds_scraps_without_card_or_refined_text(
-    scraps: ScrapService, queue: JobQueue, backend: Backend, job_settings: object
+    scraps: ScrapService, queue: JobStore, backend: Backend, job_settings: object
 ) -> None:
     result = scraps.capture(TEXT)
     with backend.db.write() as session:  # as if the jobs had been lost
@@ -238,7 +238,7 @@ def test_orphan_hook_finds_scraps_without_card_or_refined_text(
 
 
 def test_orphan_hook_leaves_a_scrap_whose_job_the_user_cancelled(
-    scraps: ScrapService, queue: JobQueue, backend: Backend, job_settings: object
+    scraps: ScrapService, queue: JobStore, backend: Backend, job_settings: object
 ) -> None:
     result = scraps.capture(TEXT)
     for job in jobs_of(queue):

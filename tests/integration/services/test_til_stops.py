@@ -16,8 +16,8 @@ from san_desktop.core.settings import JobSettings
 from san_desktop.core.workflow import TilStatus
 from san_desktop.db.models import DailySummary
 from san_desktop.jobs.processors import registry_for
-from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.monitor import JobFilter
+from san_desktop.queue.store import JobStore
 from san_desktop.services.app_sessions import start_session
 from san_desktop.services.recovery.sweep import sweep
 from tests.support.jobs import fast_settings
@@ -96,7 +96,7 @@ def test_a_til_interrupted_too_often_is_failed_at_its_step_by_the_sweep(
         assert summary is not None
         summary.status = TilStatus.LINKING  # as the dead process left it
 
-    headless = JobQueue(app.db, app.settings.jobs)  # as `san jobs run` has it: a queue of its own
+    headless = JobStore(app.db, app.settings.jobs)  # as `san jobs run` has it: a queue of its own
     report = sweep(headless, app.backend.require_session(), app.settings.jobs, hooks=registry_for(app).sweep_hooks)
 
     assert report.failed_interrupted == [claim.job.id]

@@ -20,8 +20,8 @@ from san_desktop.core.paths import database_path
 from san_desktop.core.text import content_hash
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db.backends.sqlite.driver import choose_driver
+from san_desktop.db.backends.sqlite.jobs import db_time
 from san_desktop.db.migrate import _revision_chain, head_revision
-from san_desktop.queue.claims import db_time
 from san_desktop.transfer.backup import BackupCancelledError, export_all
 from san_desktop.transfer.restore import restore_backup
 from tests.support.db import migrate_to

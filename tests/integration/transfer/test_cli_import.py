@@ -8,7 +8,7 @@ from pathlib import Path
 
 from san_desktop.core.enums import JobType
 from san_desktop.db.database import Database
-from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.store import JobStore
 from tests.support.jobs import fast_settings, jobs_of
 from tests.support.processes import run_san
 
@@ -34,7 +34,7 @@ def test_a_dry_run_then_an_import_then_its_undo(db: Database, tmp_path: Path) ->
     assert "Importing 2/2" in done.stderr  # the progress line
     summary = json.loads(done.stdout)
     assert (summary["imported"], summary["duplicates"], summary["kind"]) == (2, 0, "markdown")
-    jobs = jobs_of(JobQueue(db, fast_settings()))
+    jobs = jobs_of(JobStore(db, fast_settings()))
     assert sorted(job.target_id for job in jobs if job.job_type is JobType.CARD_ANALYSIS) == sorted(
         summary["scrap_ids"]
     )
@@ -60,7 +60,7 @@ def test_bookmarks_come_in_as_links_whose_pages_are_fetched(db: Database) -> Non
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("Imported ")
     assert "left out javascript:" in done.stdout  # the bookmarklet, with why
-    jobs = jobs_of(JobQueue(db, fast_settings()))
+    jobs = jobs_of(JobStore(db, fast_settings()))
     assert jobs
     assert {job.job_type for job in jobs} == {JobType.PAGE_FETCH}  # cards follow their pages
 

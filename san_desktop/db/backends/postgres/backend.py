@@ -14,10 +14,10 @@ import sqlalchemy as sa
 
 from san_desktop.core.errors import DatabaseLockedError, DatabaseUnreachableError
 from san_desktop.db.backends.base import Notified, SessionOrConnection, close_quietly, owns
+from san_desktop.db.backends.postgres.jobs import PostgresJobs
 from san_desktop.db.backends.postgres.search import PostgresSearch
 from san_desktop.db.backends.postgres.server import (
     CONNECT_TIMEOUT_SECONDS,
-    PortableCursor,
     ServerClock,
     ServerNotices,
     describe,
@@ -46,6 +46,7 @@ class PostgresBackend:
 
     def __init__(self, engine: sa.Engine, where: str, clock: ServerClock) -> None:
         self.engine = engine
+        self.jobs = PostgresJobs(engine)
         self.server = where
         self.clock = clock
         self.notices = ServerNotices(engine)
@@ -108,7 +109,7 @@ class PostgresBackend:
         """A cursor in a transaction of its own (psycopg begins one by itself), committed when the block ends."""
         with self.write_turn(), self.explaining():
             connection = self._writer_connection()
-            cursor = PortableCursor(connection.cursor())
+            cursor = connection.cursor()
             try:
                 yield cursor
                 connection.commit()

@@ -14,7 +14,6 @@ import functools
 import logging
 import re
 import threading
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -265,40 +264,6 @@ def _pyformat(sql: str) -> str:
     (the app's SQL quotes no text holding ``?`` or ``:word``)."""
     escaped = sql.replace("%", "%%")
     return _QMARK.sub(lambda match: f"%({match.group(1)})s" if match.group(1) else "%s", escaped)
-
-
-class PortableCursor:
-    """A psycopg cursor that takes the SQL of the job queue's hot path as written for SQLite's DB-API
-    (``queue.claims``): the statements are the same on both, their placeholders are not."""
-
-    __slots__ = ("_cursor",)
-
-    def __init__(self, cursor: Any) -> None:
-        self._cursor = cursor
-
-    def execute(self, sql: str, params: Any = ()) -> PortableCursor:
-        self._cursor.execute(_pyformat(sql), params)
-        return self
-
-    def fetchall(self) -> list[Any]:
-        return list(self._cursor.fetchall())
-
-    def fetchone(self) -> Any:
-        return self._cursor.fetchone()
-
-    def executemany(self, sql: str, params: Any) -> PortableCursor:
-        self._cursor.executemany(_pyformat(sql), params)
-        return self
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self._cursor)
-
-    @property
-    def rowcount(self) -> int:
-        return int(self._cursor.rowcount)
-
-    def close(self) -> None:
-        self._cursor.close()
 
 
 # round trips a measure of the server's clock takes; the quickest one counts

@@ -27,6 +27,7 @@ from san_desktop.core.timeutil import utcnow
 from san_desktop.db.backends.base import Notified, SessionOrConnection, close_quietly, owns
 from san_desktop.db.backends.sqlite.engine import BUSY_TIMEOUT_MS, SqliteDriver, choose_driver, make_engine
 from san_desktop.db.backends.sqlite.integrity import IntegrityCheck
+from san_desktop.db.backends.sqlite.jobs import SqliteJobs
 from san_desktop.db.backends.sqlite.migrate import inspect_database, latest_backup, migrate
 from san_desktop.db.backends.sqlite.search import SqliteSearch
 from san_desktop.db.backends.sqlite.vectors import SqliteVectors
@@ -48,6 +49,7 @@ class SqliteBackend:
         self.file = path
         self.driver = driver
         self.engine = engine
+        self.jobs = SqliteJobs(engine)
         self.clock: Callable[[], datetime] = utcnow
         # Writers of this process take turns here rather than in SQLite's busy handler, which sleeps longer and
         # longer between tries (up to a tenth of a second): two card workers slept past each other's commits that
