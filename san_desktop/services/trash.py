@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus, JobTarget, TrashKind, job_types_on
+from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobTarget, TrashKind, job_types_on
 from san_desktop.core.errors import SanError
 from san_desktop.core.ids import new_id
 from san_desktop.core.text import preview
@@ -395,9 +395,12 @@ class TrashService:
             log.info("Deleted %d scrap(s) of %d Trash entries for good", gone, entries)
         return Emptied(entries, gone, tuple(ids))
 
-    def purge_batch(self, conn: sa.Connection, which: sa.ColumnElement[bool], batch: int) -> Emptied:
-        """In the caller's transaction: delete for good up to ``batch`` scraps of the entries ``which`` chooses,
-        and those entries once none of their scraps is left. ``entries``: the entries that went."""
+    def purge_batch(self, session: SessionOrConnection, which: sa.ColumnElement[bool], batch: int) -> Emptied:
+        """In the caller's transaction (a ``Database.write_connection`` or an ORM session): delete for good up to
+        ``batch`` scraps of the entries ``which`` chooses, and those entries once none of their scraps is left.
+        ``entries``: the entries that went. Their jobs go through the job store, which cancels (and, once the
+        caller committed, announces) those still waiting or running."""
+        conn = session if isinstance(session, sa.Connection) else session.connection()
         rows = conn.execute(
             sa.select(scraps.c.id)
             .where(scraps.c.deleted_at.is_not(None), scraps.c.trash_id.in_(sa.select(trash_entries.c.id).where(which)))
@@ -405,6 +408,7 @@ class TrashService:
         ).all()
         ids = [row.id for row in rows]
         if ids:
+            self.queue.delete_jobs_of(session, ids)
             delete_for_good(conn, ids)
             self._notice(conn, ids)
         held = sa.select(scraps.c.trash_id).where(scraps.c.trash_id.is_not(None))
@@ -417,7 +421,8 @@ class TrashService:
 
 def delete_for_good(conn: sa.Connection, scrap_ids: Sequence[str]) -> None:
     """Delete scraps with everything made from them: cards (their vectors, tags links, quizzes and reviews
-    cascade), their jobs' rows, and the tags and categories their cards brought that nothing uses now."""
+    cascade), and the tags and categories their cards brought that nothing uses now. Their jobs are the job
+    store's to delete first (``JobStore.delete_jobs_of``)."""
     from san_desktop.db.models import CardEmbedding, Category, KnowledgeCard, Tag, card_tags
     from san_desktop.db.vectors import unindex_card
 
@@ -429,10 +434,6 @@ def delete_for_good(conn: sa.Connection, scrap_ids: Sequence[str]) -> None:
     for card in cards:
         if card.model_id is not None:
             unindex_card(conn, card.id, card.model_id, card.dim)
-    # a running attempt's row stays (its worker drops the result; the sweep prunes it): not pulled from under it
-    conn.execute(
-        sa.delete(async_jobs).where(async_jobs.c.target_id.in_(scrap_ids), async_jobs.c.status != JobStatus.PROCESSING)
-    )
     conn.execute(sa.delete(scraps).where(scraps.c.id.in_(scrap_ids)))  # cards, tags links, quizzes cascade
     if cards:
         # names the cards brought (made with them or after) that no card has now
@@ -450,7 +451,7 @@ def purge_hook(keep_days: Callable[[], float], changelog: ChangeLog | None = Non
     def hook(session: Session, queue: JobStore) -> int:
         trash = TrashService(queue.db, queue, keep_days, changelog)
         cutoff = queue.clock() - timedelta(days=keep_days())
-        done = trash.purge_batch(session.connection(), trash_entries.c.deleted_at < cutoff, PURGE_BATCH)
+        done = trash.purge_batch(session, trash_entries.c.deleted_at < cutoff, PURGE_BATCH)
         if done.scraps or done.entries:
             log.info("Purged %d scrap(s) kept in the Trash past %g days", done.scraps, keep_days())
         return 0  # (nothing enqueued: what is left, the next sweep takes)

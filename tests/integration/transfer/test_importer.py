@@ -16,6 +16,8 @@ from san_desktop.app import Changes, SanApp, open_app
 from san_desktop.core.enums import JobPool, JobStatus, JobType, SourceType
 from san_desktop.core.errors import SanError
 from san_desktop.db.tables import import_batches, knowledge_cards, scraps
+from san_desktop.queue.errors import JobSupersededError
+from san_desktop.queue.records import JobEvent
 from san_desktop.transfer import importer as importer_module
 from san_desktop.transfer.items import ImportItem, ImportKind, ImportPlan, Refusal
 from tests.support.cards import all_cards
@@ -135,6 +137,45 @@ def test_undo_import_moves_it_to_the_trash_whole_and_emptying_leaves_the_library
     emptied = app.empty_trash().value
     assert (emptied.entries, emptied.scraps) == (1, 3)
     assert snapshot(app.db, leave_out=frozenset({"import_batches"})) == before  # its tag and vectors too
+
+
+def _undone_with_its_analysis_asked_again(app: SanApp) -> tuple[str, list[JobEvent]]:
+    """An import undone (its jobs cancelled), then its analysis retried from the Jobs page meanwhile; the job,
+    and what the queue's listeners hear from then on."""
+    summary = app.store_import(_plan(_note("raft.md", RAFT))).value
+    assert summary.batch_id is not None
+    app.undo_import(summary.batch_id)
+    [analysis] = jobs_of(app.queue, JobType.CARD_ANALYSIS)
+    app.queue.retry(analysis.id)
+    heard: list[JobEvent] = []
+    app.queue.add_listener(heard.append)
+    return analysis.id, heard
+
+
+def test_emptying_the_trash_of_an_undone_import_cancels_its_waiting_job_and_says_so(app: SanApp) -> None:
+    job_id, heard = _undone_with_its_analysis_asked_again(app)
+    assert app.empty_trash().value.scraps == 1
+    assert [(event.job_id, event.old_status, event.new_status) for event in heard] == [
+        (job_id, JobStatus.PENDING, JobStatus.CANCELLED)
+    ]
+    assert jobs_of(app.queue) == []  # the scrap's jobs went with it
+
+
+def test_emptying_the_trash_of_an_undone_import_stops_its_running_job_and_keeps_its_row_for_the_worker(
+    app: SanApp,
+) -> None:
+    job_id, heard = _undone_with_its_analysis_asked_again(app)
+    claim = app.queue.claim_next(app.backend.require_session(), JobPool.AI, {JobType.CARD_ANALYSIS})
+    assert claim is not None
+    assert claim.job.id == job_id
+    heard.clear()
+    app.empty_trash()
+    assert [(event.job_id, event.old_status, event.new_status) for event in heard] == [
+        (job_id, JobStatus.PROCESSING, JobStatus.CANCELLED)  # (the runner asks the attempt to stop)
+    ]
+    with pytest.raises(JobSupersededError):  # its worker's result is dropped
+        app.queue.complete(claim)
+    assert [(job.id, job.status) for job in jobs_of(app.queue)] == [(job_id, JobStatus.CANCELLED)]
 
 
 def test_a_cancelled_import_keeps_what_it_stored_as_a_batch_to_undo(

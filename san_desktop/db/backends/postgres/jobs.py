@@ -270,10 +270,12 @@ class PostgresJobs:
     # --- upkeep -------------------------------------------------------------------------------------
 
     def orphans(self, cursor: Any, live_session: str, now: datetime, *, limit: int | None = None) -> list[JobRecord]:
+        """Locked as they are read, passing over those another machine's sweep is taking back: two sweeps never
+        record one interruption twice."""
         rows = cursor.execute(
             f"SELECT {SELECTED} FROM async_jobs WHERE status = 'PROCESSING' AND (owner_session IS NULL "
             "OR owner_session NOT IN (SELECT id FROM app_sessions WHERE ended_at IS NULL) "
-            "OR (owner_session <> %s AND lease_until < %s)) ORDER BY id LIMIT %s",
+            "OR (owner_session <> %s AND lease_until < %s)) ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED",
             (live_session, now, limit),
         ).fetchall()
         return [_record(row) for row in rows]
