@@ -175,6 +175,14 @@ class JobStore:
             session.info.pop(_PENDING_CLAIMS, None)
 
     @contextmanager
+    def _pooled(self) -> Iterator[Any]:
+        """A cursor in a write transaction of its own on a connection of the pool, which is looked at before use:
+        for the writes that are not a worker's (an enqueue from the command line, a wake, a take-back), so that
+        the first after a server restarted goes through rather than failing on the workers' kept connection."""
+        with self.db.write_connection() as connection, self.jobs.cursor_in(connection) as cursor:
+            yield cursor
+
+    @contextmanager
     def _cursor_in(self, session: SessionOrConnection) -> Iterator[Any]:
         """A cursor in the caller's open transaction (an ORM session's or a Core connection's)."""
         connection = session if isinstance(session, sa.Connection) else session.connection()
@@ -200,7 +208,7 @@ class JobStore:
         the database's partial unique index decides, so there is no check-then-insert race.
         """
         if session is None:
-            with self.db.write_cursor() as cursor:
+            with self._pooled() as cursor:
                 record = self._insert(cursor, job_type, target_id, payload, max_attempts)
             self.announce([JobEvent(record, None)])
             return record
@@ -287,7 +295,7 @@ class JobStore:
 
     def wake(self, job_types: Collection[JobType]) -> list[JobRecord]:
         """Let waiting retries of ``job_types`` run now (what made them fail was fixed)."""
-        with self.db.write_cursor() as cursor:
+        with self._pooled() as cursor:
             records = self.jobs.wake(cursor, job_types, self.clock())
         self.announce([JobEvent(record, JobStatus.PENDING) for record in records])
         return records
@@ -650,7 +658,7 @@ class JobStore:
         with self.jobs.reading() as cursor:  # a look first: most of the time there is nothing, and nothing to write
             if not self.jobs.orphans(cursor, live_session, self.clock(), limit=1):
                 return Recovered()
-        with self.db.write_cursor() as cursor:
+        with self._pooled() as cursor:
             recovered = self._recover(cursor, live_session, self.clock())
         self.announce(recovered.events)
         return recovered
