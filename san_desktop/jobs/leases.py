@@ -4,7 +4,7 @@ A claimed job's lease says until when its machine answers for it (``jobs.lease_s
 this renews the leases of every job its executor runs, a third of a lease at a time, in one short transaction
 on a thread of its own; so a job longer than its lease stays its machine's, and a machine that stops (killed,
 powered off, cut off from the server) stops renewing: another machine takes its work over once the leases ran
-out (``queue.upkeep.recover_interrupted``). The thread runs only while jobs run.
+out (``JobStore.recover_interrupted``). The thread runs only while jobs run.
 """
 
 from __future__ import annotations

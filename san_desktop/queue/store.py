@@ -17,15 +17,12 @@ from __future__ import annotations
 
 import logging
 import random
-import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
-from sqlalchemy import event
 
 from san_desktop.core.enums import (
     ACTIVE_JOB_STATUSES,
@@ -40,6 +37,8 @@ from san_desktop.core.ids import new_id
 from san_desktop.core.redact import error_details, error_message
 from san_desktop.core.settings import JobSettings
 from san_desktop.db.database import JOBS_CHANNEL, Database, Notified, SessionOrConnection
+from san_desktop.queue import upkeep
+from san_desktop.queue.announcer import Announcer
 from san_desktop.queue.errors import (
     DuplicateJobError,
     JobCancelledError,
@@ -49,15 +48,14 @@ from san_desktop.queue.errors import (
 )
 from san_desktop.queue.records import AttemptRecord, BulkResult, Claim, Classification, JobEvent, JobRecord, NextClaim
 from san_desktop.queue.transitions import RETRYABLE_STATUSES, check_job_transition, sources_of
+from san_desktop.queue.upkeep import Recovered
 
 if TYPE_CHECKING:  # the ORM loads when first used: a capture needs none
-    from sqlalchemy.orm import Session, SessionTransaction
+    from sqlalchemy.orm import Session
 
     from san_desktop.db.backends.base import JobsDriver
 
 log = logging.getLogger(__name__)
-
-Listener = Callable[[JobEvent], None]
 
 # jobs changed by one transaction of a bulk retry or cancel: the app's other writers (a capture, a worker
 # finishing a job) get their turn between the batches
@@ -66,26 +64,8 @@ BULK_BATCH = 500
 # window's capture too) waits while one runs, so none may be long.
 SWEEP_HOOK_BATCH = 500
 
-INTERRUPTED = "The app stopped (crash, kill or power loss) while this attempt ran."
-INTERRUPTED_TOO_OFTEN = "Interrupted {count} times (the app stopped while running it); not retried again"
 
-# keys in Session.info for events waiting on the caller's commit
-_PENDING_EVENTS = "san_pending_job_events"
-_PENDING_CLAIMS = "san_pending_next_claims"
-_HOOKED = "san_job_events_hooked"
-
-
-@dataclass
-class Recovered:
-    """What ``JobStore.recover_interrupted`` did with the attempts a dead session left running."""
-
-    requeued: list[str] = field(default_factory=list)  # back to PENDING, no attempt spent
-    failed: list[str] = field(default_factory=list)  # interrupted too often: FAILED for good
-    events: list[JobEvent] = field(default_factory=list)  # to announce once the caller committed
-    owners: dict[str, str | None] = field(default_factory=dict)  # job id -> the session that held it
-
-
-class JobStore:
+class JobStore(Announcer):
     """Every change of a job's state, in one place, on whichever database ``db`` is (see the module's docstring)."""
 
     def __init__(
@@ -97,25 +77,15 @@ class JobStore:
         jitter: Callable[[], float] = random.random,
     ) -> None:
         """``clock``: the database's (``Database.clock``: a server's time on PostgreSQL) unless given."""
+        super().__init__()
         self.db = db
         self.jobs: JobsDriver = db.backend.jobs
         self.settings = settings
         self.clock = clock or db.clock
         self.jitter = jitter
-        self._listeners: list[Listener] = []
-        self._listeners_lock = threading.Lock()
         self._failures_on_screen = False  # a person looks at the failure groups: failed jobs are not pruned
 
-    # --- who hears of changes (after they committed) ----------------------------------------------
-
-    def add_listener(self, listener: Listener) -> None:
-        with self._listeners_lock:
-            self._listeners.append(listener)
-
-    def remove_listener(self, listener: Listener) -> None:
-        with self._listeners_lock:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
+    # --- what other processes and machines wrote -------------------------------------------------
 
     def watch_others(self, callback: Notified) -> bool:
         """Call ``callback`` (from another thread) with the ids of jobs another process or machine (or this
@@ -130,49 +100,6 @@ class JobStore:
     def others_notify(self) -> bool:
         """Whether other processes' changes are being told now (``watch_others``' calls come)."""
         return self.db.notified
-
-    def announce(self, events: Iterable[JobEvent]) -> None:
-        with self._listeners_lock:
-            listeners = list(self._listeners)
-        for item in events:
-            for listener in listeners:
-                try:
-                    listener(item)
-                except Exception:
-                    log.exception("A job listener failed on %s", item)
-
-    def _announce_after_commit(
-        self, session: SessionOrConnection, item: JobEvent, *, claimed: tuple[NextClaim, Claim] | None = None
-    ) -> None:
-        """Announce ``item`` when the caller's outermost transaction commits (and hand a claim made in
-        it to whoever asked for it); forget both on rollback."""
-        if isinstance(session, sa.Connection):  # a Core transaction: ``write_connection`` keeps the callbacks
-            self.db.after_commit(session, lambda: self._on_connection_commit(item, claimed))
-            return
-        session.info.setdefault(_PENDING_EVENTS, []).append(item)
-        if claimed is not None:
-            session.info.setdefault(_PENDING_CLAIMS, []).append(claimed)
-        if not session.info.get(_HOOKED):
-            session.info[_HOOKED] = True
-            event.listen(session, "after_commit", self._on_session_commit)
-            event.listen(session, "after_soft_rollback", self._on_session_soft_rollback)
-
-    def _on_connection_commit(self, item: JobEvent, claimed: tuple[NextClaim, Claim] | None) -> None:
-        if claimed is not None:
-            then, claim = claimed
-            then.claim = claim
-        self.announce([item])
-
-    def _on_session_commit(self, session: Session) -> None:
-        for then, claim in session.info.pop(_PENDING_CLAIMS, []):
-            then.claim = claim
-        self.announce(session.info.pop(_PENDING_EVENTS, []))
-
-    @staticmethod
-    def _on_session_soft_rollback(session: Session, previous: SessionTransaction) -> None:
-        if previous.parent is None:  # the outermost transaction rolled back: nothing happened
-            session.info.pop(_PENDING_EVENTS, None)
-            session.info.pop(_PENDING_CLAIMS, None)
 
     @contextmanager
     def _pooled(self) -> Iterator[Any]:
@@ -214,7 +141,7 @@ class JobStore:
             return record
         with self._cursor_in(session) as cursor:
             record = self._insert(cursor, job_type, target_id, payload, max_attempts)
-        self._announce_after_commit(session, JobEvent(record, None))
+        self.announce_after_commit(session, JobEvent(record, None))
         return record
 
     def _insert(
@@ -450,13 +377,13 @@ class JobStore:
                 then.held_owned = owned
             record = self._finished_record(claim, values, now) if written else None
             if record is not None:
-                self._announce_after_commit(session, JobEvent(record, JobStatus.PROCESSING))
+                self.announce_after_commit(session, JobEvent(record, JobStatus.PROCESSING))
             if then is not None and taken:
                 following = self._claims_of(taken, then.session_id, then.pool)
                 then.more = following[1:]
                 for index, next_claim in enumerate(following):
                     claimed = JobEvent(next_claim.job, JobStatus.PENDING)
-                    self._announce_after_commit(session, claimed, claimed=(then, next_claim) if index == 0 else None)
+                    self.announce_after_commit(session, claimed, claimed=(then, next_claim) if index == 0 else None)
         if record is None:
             raise JobSupersededError(claim.job.id)
         return record
@@ -620,7 +547,7 @@ class JobStore:
                 running = {record.id for record, old in moved if old is JobStatus.PROCESSING}
                 deleted += self.jobs.delete_of_targets(cursor, chunk, running)
                 for record, old in moved:
-                    self._announce_after_commit(session, JobEvent(record, old))
+                    self.announce_after_commit(session, JobEvent(record, old))
         return deleted
 
     # --- the recovery sweep's upkeep (in the caller's transaction) -------------------------------------
@@ -630,26 +557,7 @@ class JobStore:
         failed, once interrupted too often). The events are the caller's to announce once it committed."""
         session.flush()  # (what the caller's session holds, written before these statements read)
         with self._cursor_in(session) as cursor:
-            return self._recover(cursor, live_session, now)
-
-    def _recover(self, cursor: Any, live_session: str, now: datetime) -> Recovered:
-        """Every attempt running in a dead session joins its job's history as INTERRUPTED; the job goes back to
-        PENDING without spending an attempt, or to FAILED once it was interrupted ``max_interruptions`` times (a
-        job that kills the app every time). Dead: ended (the sweep ends this machine's sessions other than
-        ``live_session``, which its instance lock makes dead) or unknown; or, a session of another machine
-        sharing the library, its lease ran out (that machine stopped, or lost the server)."""
-        recovered = Recovered()
-        for job in self.jobs.orphans(cursor, live_session, now):
-            recovered.owners[job.id] = job.owner_session
-            count = self.jobs.interrupt(cursor, job, now, INTERRUPTED)
-            failed = INTERRUPTED_TOO_OFTEN.format(count=count) if count >= self.settings.max_interruptions else None
-            check_job_transition(JobStatus.PROCESSING, JobStatus.FAILED if failed else JobStatus.PENDING)
-            resumed = self.jobs.resume(cursor, job, now, failed)
-            if resumed is None:  # no longer that attempt: another machine's sweep took it
-                continue
-            (recovered.failed if failed else recovered.requeued).append(job.id)
-            recovered.events.append(JobEvent(resumed, JobStatus.PROCESSING))
-        return recovered
+            return upkeep.recover(self.jobs, cursor, live_session, now, self.settings)
 
     def take_back_expired(self, live_session: str) -> Recovered:
         """Jobs whose lease ran out while another session held them (a machine that stopped renewing: killed,
@@ -659,7 +567,7 @@ class JobStore:
             if not self.jobs.orphans(cursor, live_session, self.clock(), limit=1):
                 return Recovered()
         with self._pooled() as cursor:
-            recovered = self._recover(cursor, live_session, self.clock())
+            recovered = upkeep.recover(self.jobs, cursor, live_session, self.clock(), self.settings)
         self.announce(recovered.events)
         return recovered
 
@@ -671,15 +579,26 @@ class JobStore:
             retried = self.jobs.retry_transient_failures(cursor, now)
         return [JobEvent(record, JobStatus.FAILED) for record in retried]
 
+    def stalled(self, session: Session, live_session: str, started_before: datetime, now: datetime) -> list[str]:
+        """Jobs this session runs that started before ``started_before`` or whose lease ran out (the sweep warns
+        of them, and leaves them alone: never run twice)."""
+        with self._cursor_in(session) as cursor:
+            return self.jobs.stalled(cursor, live_session, started_before, now)
+
+    def overdue(self, session: Session, before: datetime, limit: int) -> list[str]:
+        """Up to ``limit`` waiting jobs that were due before ``before`` (the sweep reports them)."""
+        with self._cursor_in(session) as cursor:
+            return self.jobs.overdue(cursor, before, limit)
+
     def prune(self, session: Session, limit: int) -> int:
         """Delete up to ``limit`` finished jobs (their attempts go with them): completed ones finished more than
         ``keep_completed_days`` ago, failed and cancelled ones more than ``keep_failed_days`` ago (only while no
         failure group is on screen), except a failure the sweep will still retry (transient, attempts left);
         how many. What a domain row must remember of its jobs it keeps itself (a scrap's stopped work), so
         pruning changes no behaviour."""
-        now = self.clock()
-        completed_before = now - timedelta(days=self.settings.keep_completed_days)
-        failed_before = None if self._failures_on_screen else now - timedelta(days=self.settings.keep_failed_days)
+        completed_before, failed_before = upkeep.prune_before(
+            self.settings, self.clock(), completed_only=self._failures_on_screen
+        )
         with self._cursor_in(session) as cursor:
             return self.jobs.prune(cursor, completed_before, failed_before, limit)
 

@@ -219,6 +219,14 @@ class JobsDriver(Protocol):
         FAILED for good; None when it is no longer that attempt (another machine's sweep took it)."""
         ...
 
+    def stalled(self, cursor: Any, live_session: str, started_before: datetime, now: datetime) -> list[str]:
+        """Jobs ``live_session`` runs that started before ``started_before`` or whose lease ran out."""
+        ...
+
+    def overdue(self, cursor: Any, before: datetime, limit: int) -> list[str]:
+        """Up to ``limit`` waiting jobs that were due before ``before``."""
+        ...
+
     def retry_transient_failures(self, cursor: Any, now: datetime) -> list[JobRecord]:
         """FAILED jobs whose error was transient and that have attempts left back to PENDING: only the newest job
         of a work, and none while another job of that work is active."""

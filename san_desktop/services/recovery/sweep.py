@@ -22,11 +22,11 @@ from datetime import datetime, timedelta
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from san_desktop.core.enums import JobStatus
 from san_desktop.core.settings import JobSettings
-from san_desktop.db.models import AppSession, AsyncJob
+from san_desktop.db.models import AppSession
 from san_desktop.queue.records import JobEvent
-from san_desktop.queue.store import JobStore, Recovered
+from san_desktop.queue.store import JobStore
+from san_desktop.queue.upkeep import Recovered
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 # finds what is still missing.
 SweepHook = Callable[[Session, JobStore], int]
 HOOK_ROUNDS = 200
+# overdue waiting jobs a sweep reports at most
+OVERDUE_SHOWN = 1000
 
 
 @dataclass
@@ -86,11 +88,11 @@ def sweep(
         report.requeued_interrupted, report.failed_interrupted = recovered.requeued, recovered.failed
         report.requeued_after_quit = _of_sessions_that_ended_themselves(session, recovered, ended_now)
         events.extend(recovered.events)
-        _find_stalled(session, session_id, settings, now, report)
+        _find_stalled(queue, session, session_id, settings, now, report)
         retried = queue.retry_transient_failures(session, now)
         report.retried_failed = [item.job.id for item in retried]
         events.extend(retried)
-        _find_overdue(session, settings, now, report)
+        _find_overdue(queue, session, settings, now, report)
     queue.announce(events)
     for hook in hooks:
         for _round in range(HOOK_ROUNDS):
@@ -137,29 +139,15 @@ def _of_sessions_that_ended_themselves(session: Session, recovered: Recovered, e
 
 
 def _find_stalled(
-    session: Session, live_session: str, settings: JobSettings, now: datetime, report: SweepReport
+    queue: JobStore, session: Session, live_session: str, settings: JobSettings, now: datetime, report: SweepReport
 ) -> None:
-    limit = now - timedelta(seconds=settings.processing_stall_seconds)
-    stalled = session.scalars(
-        sa.select(AsyncJob.id).where(
-            AsyncJob.status == JobStatus.PROCESSING,
-            AsyncJob.owner_session == live_session,
-            sa.or_(AsyncJob.started_at < limit, AsyncJob.lease_until < now),
-        )
-    ).all()
+    started_before = now - timedelta(seconds=settings.processing_stall_seconds)
+    stalled = queue.stalled(session, live_session, started_before, now)
     for job_id in stalled:
         log.warning("Job %s has been running for too long; it is left alone (not run twice)", job_id)
     report.stalled.extend(stalled)
 
 
-def _find_overdue(session: Session, settings: JobSettings, now: datetime, report: SweepReport) -> None:
-    limit = now - timedelta(seconds=settings.pending_overdue_seconds)
-    overdue = session.scalars(
-        sa.select(AsyncJob.id)
-        .where(
-            AsyncJob.status == JobStatus.PENDING,
-            sa.func.coalesce(AsyncJob.run_after, AsyncJob.created_at) < limit,
-        )
-        .limit(1000)
-    ).all()
-    report.overdue_pending.extend(overdue)
+def _find_overdue(queue: JobStore, session: Session, settings: JobSettings, now: datetime, report: SweepReport) -> None:
+    before = now - timedelta(seconds=settings.pending_overdue_seconds)
+    report.overdue_pending.extend(queue.overdue(session, before, OVERDUE_SHOWN))

@@ -4,6 +4,7 @@ that job's lease ran out."""
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from san_desktop.db.database import Database
 from san_desktop.db.models import AppSession
 from san_desktop.queue.errors import JobSupersededError
 from san_desktop.queue.store import JobStore
+from san_desktop.queue.upkeep import Recovered
 from san_desktop.services.app_sessions import start_session
 from san_desktop.services.recovery.sweep import sweep
 from tests.support.jobs import fast_settings
@@ -93,3 +95,32 @@ def test_a_restarted_machine_takes_back_its_own_killed_sessions_work_at_once(
     assert report.dead_sessions == 1
     assert _ended(desktop, killed)
     assert not _ended(desktop, laptop_session)  # the laptop's session is the laptop's to end
+
+
+def test_two_machines_taking_back_the_same_job_at_once_record_its_interruption_once(
+    machines: tuple[Database, Database],
+) -> None:
+    laptop, desktop = machines
+    settings = fast_settings()
+    laptop_queue, desktop_queue = JobStore(laptop, settings), JobStore(desktop, settings)
+    gone = start_session(desktop, "headless")  # a third machine, as far as the other two can tell
+    job = desktop_queue.enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    claim = desktop_queue.claim_next(gone, JobPool.AI, AI_TYPES)
+    assert claim is not None
+    assert claim.job.lease_until is not None
+    later = claim.job.lease_until + timedelta(seconds=1)
+    laptop_session, desktop_session = start_session(laptop, "headless"), start_session(desktop, "headless")
+    found: list[Recovered] = []
+
+    def desktop_sweep() -> None:
+        with desktop.write() as session:
+            found.append(desktop_queue.recover_interrupted(session, desktop_session, later))
+
+    with laptop.write() as session:
+        assert laptop_queue.recover_interrupted(session, laptop_session, later).requeued == [job.id]
+        desktop_sweeping = threading.Thread(target=desktop_sweep)
+        desktop_sweeping.start()  # while the laptop's sweep has not committed yet
+        desktop_sweeping.join(timeout=30)
+        assert not desktop_sweeping.is_alive()  # it passed over the job the laptop is taking back, without waiting
+    assert [item.requeued for item in found] == [[]]
+    assert [attempt.outcome for attempt in laptop_queue.attempts(job.id)] == [AttemptOutcome.INTERRUPTED]

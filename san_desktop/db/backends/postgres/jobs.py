@@ -314,6 +314,21 @@ class PostgresJobs:
         ).fetchone()
         return _record(row) if row is not None else None
 
+    def stalled(self, cursor: Any, live_session: str, started_before: datetime, now: datetime) -> list[str]:
+        rows = cursor.execute(
+            "SELECT id FROM async_jobs WHERE status = 'PROCESSING' AND owner_session = %s "
+            "AND (started_at < %s OR lease_until < %s)",
+            (live_session, started_before, now),
+        ).fetchall()
+        return [row[0] for row in rows]
+
+    def overdue(self, cursor: Any, before: datetime, limit: int) -> list[str]:
+        rows = cursor.execute(
+            "SELECT id FROM async_jobs WHERE status = 'PENDING' AND coalesce(run_after, created_at) < %s LIMIT %s",
+            (before, limit),
+        ).fetchall()
+        return [row[0] for row in rows]
+
     def retry_transient_failures(self, cursor: Any, now: datetime) -> list[JobRecord]:
         rows = cursor.execute(
             "UPDATE async_jobs SET status = 'PENDING', finished_at = NULL, run_after = NULL, updated_at = %s "

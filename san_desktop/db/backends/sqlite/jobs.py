@@ -327,6 +327,21 @@ class SqliteJobs:
         ).fetchone()
         return _record(row) if row is not None else None
 
+    def stalled(self, cursor: Any, live_session: str, started_before: datetime, now: datetime) -> list[str]:
+        rows = cursor.execute(
+            "SELECT id FROM async_jobs WHERE status = 'PROCESSING' AND owner_session = ? "
+            "AND (started_at < ? OR lease_until < ?)",
+            (live_session, db_time(started_before), db_time(now)),
+        )
+        return [row[0] for row in rows]
+
+    def overdue(self, cursor: Any, before: datetime, limit: int) -> list[str]:
+        rows = cursor.execute(
+            "SELECT id FROM async_jobs WHERE status = 'PENDING' AND coalesce(run_after, created_at) < ? LIMIT ?",
+            (db_time(before), limit),
+        )
+        return [row[0] for row in rows]
+
     def retry_transient_failures(self, cursor: Any, now: datetime) -> list[JobRecord]:
         rows = cursor.execute(
             "UPDATE async_jobs SET status = 'PENDING', finished_at = NULL, run_after = NULL, updated_at = ? "
