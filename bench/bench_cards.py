@@ -19,8 +19,8 @@ from san_desktop.core.settings import JobSettings
 from san_desktop.core.text import content_hash
 from san_desktop.core.timeutil import utcnow
 from san_desktop.db import vectors as vectors_module
+from san_desktop.db.backends.sqlite.jobs import db_time
 from san_desktop.db.vectors import stored_rows
-from san_desktop.queue.claims import db_time
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.services.cards import CardService, similar_cards
 from san_desktop.services.scraps import ScrapService

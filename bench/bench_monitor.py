@@ -13,7 +13,7 @@ from san_desktop.app import SanApp, open_app
 from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.ids import new_id
 from san_desktop.core.settings import JobSettings, Settings, save_settings
-from san_desktop.queue.claims import db_time
+from san_desktop.db.backends.sqlite.jobs import db_time
 from san_desktop.queue.monitor import JobFilter
 
 TOTAL = 100_000

@@ -21,10 +21,10 @@ from san_desktop.core.enums import JobPool, JobStatus, QuizState, QuizType
 from san_desktop.core.ids import new_id
 from san_desktop.core.text import content_hash
 from san_desktop.core.timeutil import utcnow
+from san_desktop.db.backends.sqlite.jobs import db_time
 from san_desktop.db.models import KnowledgeCard, RecallQuiz, Scrap
 from san_desktop.jobs.executor import JobExecutor
 from san_desktop.jobs.processors import registry_for
-from san_desktop.queue.claims import db_time
 from san_desktop.services.quizzes import ALL_QUIZ_TYPES, new_schedule
 
 QUIZZES = 50_000

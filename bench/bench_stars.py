@@ -21,9 +21,9 @@ from san_desktop.core.ids import new_id
 from san_desktop.core.settings import JobSettings, StarSettings
 from san_desktop.core.text import content_hash
 from san_desktop.core.timeutil import utcnow
+from san_desktop.db.backends.sqlite.jobs import db_time
 from san_desktop.db.models import StarredRepository
 from san_desktop.db.vectors import to_stored
-from san_desktop.queue.claims import db_time
 from san_desktop.queue.job_queue import JobQueue
 from san_desktop.services.stars import KEPT_PER_RUN, StarService, repository_text
 
