@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
+import psycopg
 import sqlalchemy as sa
 
 from san_desktop.core.enums import AttemptOutcome, ErrorKind, JobStatus, JobType
@@ -111,8 +112,16 @@ class PostgresJobs:
 
     @contextmanager
     def reading(self) -> Iterator[Any]:
-        with self.engine.connect() as conn, self.cursor_in(conn) as cursor:
-            yield cursor
+        with self.engine.connect() as conn:
+            with self.cursor_in(conn) as cursor:
+                yield cursor
+            # The read's transaction ends here rather than in the pool's reset: a connection the server ended
+            # since it answered (it stopped) then leaves the pool quietly, where the reset's failure was logged as
+            # an error with its traceback. The read has its rows; the next one meets the server's absence.
+            try:
+                conn.connection.dbapi_connection.rollback()  # type: ignore[union-attr]
+            except psycopg.Error:
+                conn.invalidate()
 
     # --- enqueue ------------------------------------------------------------------------------
 
