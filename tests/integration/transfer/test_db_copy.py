@@ -21,6 +21,15 @@ pytestmark = [pytest.mark.sqlite, pytest.mark.slow]
 SCRAPS = 5_000
 
 
+def _similar(app: SanApp, card_id: str) -> tuple[list[float], list[str]]:
+    """The scores of a card's similar cards, and which cards scored above the last one: the bulk library repeats
+    its sentences, so many cards score the same, and which of equals come first, or make the cut, is each index's
+    choice (SQLite's in-memory scan, pgvector's HNSW)."""
+    found = [(near.card.id, round(near.score, 4)) for near in app.cards.similar(card_id)]
+    cut = found[-1][1] if found else None
+    return [score for _, score in found], sorted(card for card, score in found if score != cut)
+
+
 def _shown(app: SanApp, day: str) -> dict[str, object]:
     """What the library shows: scraps, cards, similar cards, the day's TIL, the quizzes due and the stars."""
     now = app.clock()
@@ -28,9 +37,7 @@ def _shown(app: SanApp, day: str) -> dict[str, object]:
     return {
         "scraps": [(item.id, item.content) for item in app.scraps.list_scraps(limit=10_000)],
         "cards": [(card.id, card.title) for card in cards],
-        "similar": [
-            [(near.card.id, round(near.score, 4)) for near in app.cards.similar(card.id)] for card in cards[:5]
-        ],
+        "similar": [_similar(app, card.id) for card in cards[:5]],
         "til": app.til.get(day).markdown,
         "due": app.quizzes.due_counts(now),
         "first_due": [quiz.id for quiz in app.quizzes.due(limit=100, now=now)],
