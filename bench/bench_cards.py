@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import sqlalchemy as sa
 
 from bench.common import Row, at_most, median, percentile, ratio_at_most, temporary_data_dir
 from san_desktop.ai.calibration import GENERIC_THRESHOLD
@@ -36,10 +37,16 @@ def _bulk_scraps(conn: object, count: int, tag: str) -> list[str]:
     now = db_time(utcnow())
     ids = [new_id() for _ in range(count)]
     rows = [
-        (i, "TEXT", f"{tag} scrap {n} {SAMPLE[: n % 200]}", content_hash(f"{tag}-{n}"), now) for n, i in enumerate(ids)
-    ]
-    conn.exec_driver_sql(  # type: ignore[attr-defined]
-        "INSERT INTO scraps (id, source_type, content, content_hash, created_at) VALUES (?, ?, ?, ?, ?)", rows
+        {"id": i, "kind": "TEXT", "content": f"{tag} scrap {n} {SAMPLE[: n % 200]}",
+         "hash": content_hash(f"{tag}-{n}"), "now": now}
+        for n, i in enumerate(ids)
+    ]  # fmt: skip
+    conn.execute(  # type: ignore[attr-defined]
+        sa.text(
+            "INSERT INTO scraps (id, source_type, content, content_hash, created_at) "
+            "VALUES (:id, :kind, :content, :hash, :now)"
+        ),
+        rows,
     )
     return ids
 
@@ -58,15 +65,26 @@ def _bulk_cards(
     titles = (
         [(text[:60], text) for text in texts] if texts else [(f"card {n}", "summary.") for n in range(len(scrap_ids))]
     )
-    conn.exec_driver_sql(
-        "INSERT INTO knowledge_cards (id, scrap_id, title, summary, embedding_model, created_at, updated_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [(c, s, t, summary, model, now, now) for c, s, (t, summary) in zip(card_ids, scrap_ids, titles, strict=True)],
+    conn.execute(
+        sa.text(
+            "INSERT INTO knowledge_cards (id, scrap_id, title, summary, embedding_model, created_at, updated_at) "
+            "VALUES (:id, :scrap, :title, :summary, :model, :now, :now)"
+        ),
+        [
+            {"id": c, "scrap": s, "title": t, "summary": summary, "model": model, "now": now}
+            for c, s, (t, summary) in zip(card_ids, scrap_ids, titles, strict=True)
+        ],
     )
     if vectors is not None:
-        conn.exec_driver_sql(
-            "INSERT INTO card_embeddings (card_id, model_id, dim, vector, created_at) VALUES (?, ?, ?, ?, ?)",
-            [(c, model, vectors.shape[1], blob, now) for c, blob in stored_rows(card_ids, vectors)],
+        conn.execute(
+            sa.text(
+                "INSERT INTO card_embeddings (card_id, model_id, dim, vector, created_at) "
+                "VALUES (:card, :model, :dim, :vector, :now)"
+            ),
+            [
+                {"card": c, "model": model, "dim": vectors.shape[1], "vector": blob, "now": now}
+                for c, blob in stored_rows(card_ids, vectors)
+            ],
         )
     return card_ids
 
@@ -287,10 +305,12 @@ def bench_search(count: int = 100_000, rounds: int = 5, *, on: str = "SQLite") -
                 pattern = f"%{search.split()[0]}%"
                 began = time.perf_counter()
                 with backend.db.engine.connect() as conn:
-                    conn.exec_driver_sql(
-                        "SELECT id FROM knowledge_cards WHERE title LIKE ? OR summary LIKE ? ORDER BY id DESC "
-                        "LIMIT 200",
-                        (pattern, pattern),
+                    conn.execute(
+                        sa.text(
+                            "SELECT id FROM knowledge_cards WHERE title LIKE :pattern OR summary LIKE :pattern "
+                            "ORDER BY id DESC LIMIT 200"
+                        ),
+                        {"pattern": pattern},
                     ).fetchall()
                 scan.append((time.perf_counter() - began) * 1000)
         backend.close()

@@ -130,9 +130,11 @@ def named_ids(conn: sa.Connection, model: type[NamedT], names: Sequence[str], no
     if missing:
         try:
             with conn.begin_nested():
+                # in one order whoever adds them: two machines adding the same new names in other orders would
+                # each wait for the other's (a deadlock on a server)
                 rows_to_add = [
                     {"id": ident, "name": first[key], "name_key": key, "created_at": now}
-                    for key, ident in missing.items()
+                    for key, ident in sorted(missing.items())
                 ]
                 conn.execute(_ADD_NAMED[model], rows_to_add)
         except sa.exc.IntegrityError:  # created meanwhile by another writer: read theirs

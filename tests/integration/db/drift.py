@@ -48,9 +48,11 @@ _PG_ANY = r"\(\(?{column}\)?::text\s*=\s*ANY\s*\(\(?ARRAY\[([^\]]*)\]"
 def check_constraint_values(conn: sa.Connection, table: str, column: str) -> set[str] | None:
     """The values the CHECK constraint of ``table.column`` allows, read from the database's own DDL."""
     if conn.dialect.name == "postgresql":
-        definitions = conn.exec_driver_sql(
-            "SELECT pg_get_constraintdef(c.oid) FROM pg_constraint AS c JOIN pg_class AS t ON t.oid = c.conrelid "
-            "WHERE c.contype = 'c' AND t.relname = :table",
+        definitions = conn.execute(
+            sa.text(
+                "SELECT pg_get_constraintdef(c.oid) FROM pg_constraint AS c JOIN pg_class AS t ON t.oid = c.conrelid "
+                "WHERE c.contype = 'c' AND t.relname = :table"
+            ),
             {"table": table},
         ).scalars()
         pattern = _PG_ANY.format(column=re.escape(column))

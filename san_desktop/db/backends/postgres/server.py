@@ -10,7 +10,6 @@ administrator's to back up (``pg_dump``).
 
 from __future__ import annotations
 
-import functools
 import logging
 import re
 import threading
@@ -21,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 import sqlalchemy as sa
 from psycopg import sql
-from sqlalchemy import event
 
 from san_desktop.core.errors import (
     DatabaseLockedError,
@@ -68,16 +66,6 @@ def make_server_engine(url: sa.URL | str, *, password: str | None = None, echo: 
     if password:
         connect_args["password"] = password
     engine = sa.create_engine(parsed, connect_args=connect_args, pool_pre_ping=True, echo=echo)
-
-    @event.listens_for(engine, "before_cursor_execute", retval=True)
-    def _portable(
-        _conn: Any, _cursor: Any, statement: str, parameters: Any, context: Any, _executemany: bool
-    ) -> tuple[str, Any]:
-        # SQL the app hands the driver itself (``exec_driver_sql``) is written once, with SQLite's
-        # placeholders; what SQLAlchemy compiles has psycopg's already
-        if parameters and context is not None and context.compiled is None:
-            return _pyformat(statement), parameters
-        return statement, parameters
 
     return engine
 
@@ -242,8 +230,8 @@ class ServerFacts:
 def server_facts(engine: sa.Engine) -> ServerFacts:
     with engine.connect() as conn:
         version = str(conn.exec_driver_sql("SHOW server_version").scalar_one())
-        rows = conn.exec_driver_sql(
-            "SELECT name, installed_version FROM pg_available_extensions WHERE name = ANY(:names)",
+        rows = conn.execute(
+            sa.text("SELECT name, installed_version FROM pg_available_extensions WHERE name = ANY(:names)"),
             {"names": list(EXTENSIONS)},
         ).all()
     available = {str(name): (str(installed) if installed else None) for name, installed in rows}
@@ -253,17 +241,6 @@ def server_facts(engine: sa.Engine) -> ServerFacts:
         extensions=available,
         missing=tuple(name for name in EXTENSIONS if name not in available),
     )
-
-
-_QMARK = re.compile(r"\?|(?<![:\w]):(\w+)")
-
-
-@functools.lru_cache(maxsize=1024)
-def _pyformat(sql: str) -> str:
-    """SQLite's ``?`` and ``:name`` placeholders as psycopg's ``%s`` and ``%(name)s``, a literal ``%`` doubled
-    (the app's SQL quotes no text holding ``?`` or ``:word``)."""
-    escaped = sql.replace("%", "%%")
-    return _QMARK.sub(lambda match: f"%({match.group(1)})s" if match.group(1) else "%s", escaped)
 
 
 # round trips a measure of the server's clock takes; the quickest one counts
