@@ -5,7 +5,6 @@ measures of a server's."""
 
 from __future__ import annotations
 
-import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -13,6 +12,7 @@ import pytest
 from san_desktop.db.backends.base import CHANGES_CHANNEL
 from san_desktop.db.changes import ChangeLog
 from san_desktop.db.database import Database
+from tests.support.told import Told
 
 WAIT_SECONDS = 10  # a bound, not a pace
 
@@ -32,18 +32,8 @@ def test_notices_of_other_processes_are_read_in_order_and_ones_own_never(library
         assert mine.since(session, newest)[1] == []
 
 
-class _Told:
-    def __init__(self) -> None:
-        self.payloads: list[frozenset[str] | None] = []
-        self.called = threading.Event()
-
-    def __call__(self, payloads: frozenset[str] | None) -> None:
-        self.payloads.append(payloads)
-        self.called.set()
-
-
 def test_a_backend_notifies_of_a_commit_and_never_of_a_rollback_or_says_it_does_not(library: Database) -> None:
-    told = _Told()
+    told = Told()
     listening = library.backend.listen(CHANGES_CHANNEL, told)
     try:
         assert listening == library.shares_library  # a server tells its machines; a file's readers look

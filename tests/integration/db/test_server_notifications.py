@@ -4,8 +4,6 @@ out of id order."""
 
 from __future__ import annotations
 
-import threading
-
 import sqlalchemy as sa
 
 from san_desktop.core.enums import JobPool, JobType
@@ -15,23 +13,9 @@ from san_desktop.queue.store import JobStore
 from san_desktop.services.app_sessions import start_session
 from tests.support.jobs import fast_settings
 from tests.support.postgres import notices_of
+from tests.support.told import Told
 
 WAIT_SECONDS = 10  # a bound, not a pace: the notification comes within a fifth of a second
-
-
-class Told:
-    """What a listener was called with, and an event set at each call."""
-
-    def __init__(self) -> None:
-        self.payloads: list[frozenset[str] | None] = []
-        self.called = threading.Event()
-
-    def __call__(self, payloads: frozenset[str] | None) -> None:
-        self.payloads.append(payloads)
-        self.called.set()
-
-    def named(self) -> set[str]:
-        return {name for payloads in self.payloads for name in payloads or ()}
 
 
 def test_a_job_written_on_one_machine_is_told_to_the_other_by_its_id(machines: tuple[Database, Database]) -> None:
