@@ -70,10 +70,16 @@ def ensure(conn: sa.Connection, model_id: str, dim: int) -> str:
         if key in _ready:
             return table
     with conn.engine.begin() as own:
-        exists = sa.text("SELECT to_regclass(:table)")
-        if own.execute(exists, {"table": table}).scalar_one() is None:
+        # (pg_class read by a query, in this statement's snapshot: ``to_regclass`` answers from the backend's
+        # catalog cache, which an advisory lock does not refresh, so a table another machine made while this one
+        # waited for the lock was not seen, and making it again failed the card's job)
+        exists = sa.text(
+            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class WHERE relname = :table "
+            "AND relnamespace = current_schema()::regnamespace)"
+        )
+        if not own.execute(exists, {"table": table}).scalar_one():
             own.execute(sa.text("SELECT pg_advisory_xact_lock(hashtextextended(:table, 0))"), {"table": table})
-        if own.execute(exists, {"table": table}).scalar_one() is None:
+        if not own.execute(exists, {"table": table}).scalar_one():
             own.execute(
                 sa.text(
                     f"CREATE TABLE {table} (card_id varchar(36) PRIMARY KEY, embedding vector({int(dim)}) NOT NULL)"
