@@ -23,6 +23,9 @@ class Changes:
     """What a write (or another process) changed; pages refresh exactly that."""
 
     scraps: frozenset[str] = frozenset()  # scraps added, changed or deleted (their Inbox rows)
+    # those of ``scraps`` told only because a job of theirs moved (a page that shows no job need not read them);
+    # one also told for itself (deleted, edited, captured) is not among them
+    job_scraps: frozenset[str] = frozenset()
     cards_of_scraps: frozenset[str] = frozenset()  # scraps whose card was made or re-made
     jobs: tuple[JobRecord, ...] = ()  # newest state of each changed job
     # the jobs that came to an end (completed or failed, and were not so before), once each time: the news that
@@ -60,8 +63,10 @@ class Changes:
         """All of ``items`` in one (each job in its newest state), in one pass: merging them two by two
         copied every job gathered so far again: quadratic in the events, and a bulk retry sends thousands."""
         listed = list(items)
+        told_for_themselves = frozenset().union(*(item.scraps - item.job_scraps for item in listed))
         return Changes(
             scraps=frozenset().union(*(item.scraps for item in listed)),
+            job_scraps=frozenset().union(*(item.job_scraps for item in listed)) - told_for_themselves,
             cards_of_scraps=frozenset().union(*(item.cards_of_scraps for item in listed)),
             jobs=tuple({job.id: job for item in listed for job in item.jobs}.values()),
             finished=tuple(job for item in listed for job in item.finished),
@@ -92,7 +97,13 @@ class Changes:
         """A job written: its scrap's row too when it works on one, and the scrap's card once an analysis is done."""
         scraps = frozenset({job.target_id}) if job.job_type in SCRAP_JOB_TYPES else frozenset()
         made = job.job_type is JobType.CARD_ANALYSIS and job.status is JobStatus.COMPLETED
-        return Changes(scraps=scraps, cards_of_scraps=scraps if made else frozenset(), jobs=(job,), external=external)
+        return Changes(
+            scraps=scraps,
+            job_scraps=scraps,
+            cards_of_scraps=scraps if made else frozenset(),
+            jobs=(job,),
+            external=external,
+        )
 
     @staticmethod
     def of_event(event: JobEvent) -> Changes:

@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
 
 from san_desktop.app import Changes
 from san_desktop.core.errors import SanError
-from san_desktop.services.changes import SCRAP_JOB_TYPES
 from san_desktop.ui.cards.card_list import CardListModel, card_html, similar_label
 from san_desktop.ui.cards.editing import UNDO_LINK, CardEditor
 from san_desktop.ui.common.context import AppContext
@@ -381,8 +380,7 @@ class CardsPage(QWidget):
             self.refresh_page()
             return
         # a scrap's job that did not make its card (queued, a refinement, a fetch) changes no card here
-        scrap_jobs = {job.target_id for job in changes.jobs if job.job_type in SCRAP_JOB_TYPES}
-        affected = sorted((changes.scraps - scrap_jobs) | changes.cards_of_scraps)
+        affected = sorted((changes.scraps - changes.job_scraps) | changes.cards_of_scraps)
         if not affected:
             return
         search = self.model.search

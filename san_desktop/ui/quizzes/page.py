@@ -17,7 +17,6 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QMessageBox, QStackedWidget, 
 from san_desktop.app import Changed, Changes
 from san_desktop.core.enums import JobStatus, JobType
 from san_desktop.core.errors import SanError
-from san_desktop.services.changes import SCRAP_JOB_TYPES
 from san_desktop.services.quizzes import QuizView
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.quizzes.card import QuizCard, text_label
@@ -242,8 +241,7 @@ class QuizzesPage(QWidget):
             job.job_type is JobType.RECALL_QUIZ_GENERATION and job.status is JobStatus.COMPLETED for job in changes.jobs
         )
         # a scrap deleted or restored (not one whose job moved on) takes its card's quizzes out or back
-        scrap_jobs = {job.target_id for job in changes.jobs if job.job_type in SCRAP_JOB_TYPES}
-        if changes.quizzes or made or changes.scraps - scrap_jobs or changes.library:
+        if changes.quizzes or made or changes.scraps - changes.job_scraps or changes.library:
             self.refresh()
 
     def _on_come_back_timeout(self) -> None:
