@@ -5,9 +5,11 @@ why; without a token the page points to Settings."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt, QUrl
@@ -100,9 +102,19 @@ def _completed_rankings(app: SanApp) -> list[str]:
 
 
 def test_refresh_shows_progress_then_the_ranked_list_and_a_row_marked_not_interested_stays_gone(
-    qtbot: QtBot, live_context: AppContext, app: SanApp, github: FakeGitHub
+    qtbot: QtBot, live_context: AppContext, app: SanApp, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The acceptance test of the Stars page."""
+    # the ranking waits until the page said so: the hub tells a tick's job events as one change, each job in its
+    # newest state, so a ranking quicker than a tick would never be seen running
+    ranking_said = threading.Event()
+    rank = app.stars.rank
+
+    def rank_once_said(*args: Any, **kwargs: Any) -> Any:
+        ranking_said.wait(30)
+        return rank(*args, **kwargs)
+
+    monkeypatch.setattr(app.stars, "rank", rank_once_said)
     learn_sqlite_and_react(app)
     star_topics(github)
     page = _shown_page(qtbot, live_context)
@@ -118,6 +130,8 @@ def test_refresh_shows_progress_then_the_ranked_list_and_a_row_marked_not_intere
         text = page.activity.text.text()
         if text and (not said or said[-1] != text):
             said.append(text)
+        if text == RANKING:
+            ranking_said.set()
 
     live_context.runner.job_progress.connect(record)
     live_context.hub.changed.connect(record)
