@@ -22,15 +22,20 @@ from tests.support.jobs import jobs_of
 from tests.support.til import cards_of
 
 
+def _page_with_one_card(qtbot: QtBot, live_context: AppContext) -> tuple[CardsPage, str]:
+    """A Cards page showing the one card of a scrap, and that scrap's id."""
+    cards_of(live_context.app, [ENGLISH["docker"]])
+    page = CardsPage(live_context)
+    qtbot.addWidget(page)
+    qtbot.waitUntil(lambda: page.model.rowCount() == 1, timeout=10_000)
+    return page, page.model.loaded_rows()[0].scrap_id
+
+
 def test_an_older_read_finishing_last_does_not_bring_back_a_deleted_card(
     qtbot: QtBot, live_context: AppContext, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     app = live_context.app
-    cards_of(app, [ENGLISH["docker"]])
-    page = CardsPage(live_context)
-    qtbot.addWidget(page)
-    qtbot.waitUntil(lambda: page.model.rowCount() == 1, timeout=10_000)
-    scrap_id = page.model.loaded_rows()[0].scrap_id
+    page, scrap_id = _page_with_one_card(qtbot, live_context)
 
     reads = app.cards.cards_of_scraps
     first_read_taken = threading.Event()
@@ -69,11 +74,7 @@ def test_a_deletion_told_together_with_its_scraps_job_still_takes_the_card_away(
     cancelled job in one look, and they reach the page as one change. The scrap is there because its job moved
     and because it was deleted: the card goes."""
     app = live_context.app
-    cards_of(app, [ENGLISH["docker"]])
-    page = CardsPage(live_context)
-    qtbot.addWidget(page)
-    qtbot.waitUntil(lambda: page.model.rowCount() == 1, timeout=10_000)
-    scrap_id = page.model.loaded_rows()[0].scrap_id
+    page, scrap_id = _page_with_one_card(qtbot, live_context)
     (job,) = [job for job in jobs_of(app.queue) if job.target_id == scrap_id and job.job_type in SCRAP_JOB_TYPES][:1]
     app.delete_scrap(scrap_id)
     cancelled = replace(job, status=JobStatus.CANCELLED)
