@@ -91,3 +91,48 @@ def test_transactions_serialised_on_one_key_run_one_after_the_other(library: Dat
     for thread in threads:
         thread.join(WAIT_SECONDS)
     assert order == ["first in", "first out", "second in"]
+
+
+def test_writers_of_one_process_wait_for_each_other_only_where_the_database_has_one_writer(
+    library: Database,
+) -> None:
+    """A file has one writer at a time; a server orders its writers itself (row locks, claims that skip what is
+    locked), so a second writer of the same process writes while a first one's transaction is still open."""
+    first_open = threading.Event()
+    release = threading.Event()
+    second_done = threading.Event()
+
+    def first() -> None:
+        with library.write() as session:
+            library.backend.upsert(
+                session, _settings_table(), [{"name": "first", "value": "1", "updated_at": library.backend.clock()}]
+            )
+            first_open.set()
+            release.wait(WAIT_SECONDS)
+
+    def second() -> None:
+        with library.write_cursor() as cursor:
+            cursor.execute("SELECT 1")
+        second_done.set()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    threads[0].start()
+    assert first_open.wait(WAIT_SECONDS)
+    threads[1].start()
+    try:
+        if library.shares_library:
+            assert second_done.wait(WAIT_SECONDS)  # while the first is still open
+            assert not release.is_set()
+        else:
+            assert not second_done.wait(0.2)  # (a bound on waiting for what must not happen)
+    finally:
+        release.set()
+        for thread in threads:
+            thread.join(WAIT_SECONDS)
+    assert second_done.is_set()
+
+
+def _settings_table() -> sa.Table:
+    table = LibrarySetting.__table__
+    assert isinstance(table, sa.Table)
+    return table

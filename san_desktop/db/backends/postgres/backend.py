@@ -12,7 +12,7 @@ from typing import Any
 import psycopg
 import sqlalchemy as sa
 
-from san_desktop.core.errors import DatabaseLockedError, DatabaseUnreachableError
+from san_desktop.core.errors import DatabaseUnreachableError
 from san_desktop.db.backends.base import Notified, SessionOrConnection, close_quietly, owns
 from san_desktop.db.backends.postgres.jobs import PostgresJobs
 from san_desktop.db.backends.postgres.search import PostgresSearch
@@ -29,8 +29,8 @@ from san_desktop.db.backends.postgres.server import (
 from san_desktop.db.backends.postgres.vectors import PostgresVectors, install
 from san_desktop.db.migrate import MigrationResult
 
-# how long a writer of this process waits for its turn
-TURN_TIMEOUT_SECONDS = 30.0
+# connections kept for the job queue's writes between two of them (a worker of each pool, the sweep, the window)
+IDLE_WRITERS = 6
 
 
 class PostgresBackend:
@@ -50,8 +50,9 @@ class PostgresBackend:
         self.server = where
         self.clock = clock
         self.notices = ServerNotices(engine)
-        self._turn = threading.RLock()
-        self._writer: Any = None
+        self._writers_lock = threading.Lock()
+        self._idle_writers: list[Any] = []  # DB-API connections of ``write_cursor`` between two writes
+        self._disposed = False
         self.driver_errors: tuple[type[Exception], ...] = (sa.exc.DBAPIError, psycopg.Error)
         owns(self, engine)
 
@@ -66,12 +67,10 @@ class PostgresBackend:
 
     @contextmanager
     def write_turn(self) -> Iterator[None]:
-        if not self._turn.acquire(timeout=TURN_TIMEOUT_SECONDS):
-            raise DatabaseLockedError(self.server, by_this_app=True)
-        try:
-            yield
-        finally:
-            self._turn.release()
+        """No turn: the server orders writers itself (row locks, ``SKIP LOCKED`` claims, advisory locks for what
+        is serialised), so the writers of this process write at once, each on a connection of its own, as other
+        machines' writers do."""
+        yield
 
     def serialize(self, session: SessionOrConnection, key: str) -> None:
         """A transaction-level advisory lock on the key (the seeds serialise a day's TIL request with ``SELECT …
@@ -91,33 +90,47 @@ class PostgresBackend:
         changed = {name: statement.excluded[name] for name in rows[0] if name not in keys}
         session.execute(statement.on_conflict_do_update(index_elements=sorted(keys), set_=changed), list(rows))
 
-    def _writer_connection(self) -> Any:
-        """The connection of ``write_cursor`` and ``write_statement`` (the caller has the turn). One that was lost
-        (the server restarted, the network dropped) is made again for the next write; the write that found it
-        lost failed with the server's condition."""
-        if self._writer is not None and getattr(self._writer.dbapi_connection, "broken", False):
-            stale, self._writer = self._writer, None
-            close_quietly(iter([stale.dbapi_connection]))
-        if self._writer is None:
-            writer = self.engine.raw_connection()
-            writer.detach()
-            self._writer = writer
-        return self._writer.dbapi_connection
+    def _take_writer(self) -> Any:
+        """A connection for ``write_cursor``: one given back by an earlier write, or a new one. One that was lost
+        (the server restarted, the network dropped) is dropped; the write that found it lost failed with the
+        server's condition. Not the engine's pool: it looks at each connection before use (a round trip per
+        job's finish)."""
+        with self._writers_lock:
+            while self._idle_writers:
+                connection = self._idle_writers.pop()
+                if not (connection.closed or connection.broken):
+                    return connection
+                close_quietly(iter([connection]))
+        pooled = self.engine.raw_connection()
+        pooled.detach()
+        return pooled.dbapi_connection
+
+    def _give_back_writer(self, connection: Any) -> None:
+        if not (connection.closed or connection.broken):
+            with self._writers_lock:
+                if not self._disposed and len(self._idle_writers) < IDLE_WRITERS:
+                    self._idle_writers.append(connection)
+                    return
+        close_quietly(iter([connection]))
 
     @contextmanager
     def write_cursor(self) -> Iterator[Any]:
         """A cursor in a transaction of its own (psycopg begins one by itself), committed when the block ends."""
-        with self.write_turn(), self.explaining():
-            connection = self._writer_connection()
-            cursor = connection.cursor()
+        with self.explaining():
+            connection = self._take_writer()
             try:
-                yield cursor
-                connection.commit()
-            except BaseException:
-                connection.rollback()
-                raise
+                cursor = connection.cursor()
+                try:
+                    yield cursor
+                    connection.commit()
+                except BaseException:
+                    if not (connection.closed or connection.broken):
+                        connection.rollback()
+                    raise
+                finally:
+                    cursor.close()
             finally:
-                cursor.close()
+                self._give_back_writer(connection)
 
     def write_statement(self) -> Any:
         return self.write_cursor()
@@ -167,10 +180,10 @@ class PostgresBackend:
 
     def dispose(self) -> None:
         self.notices.stop()
-        with self.write_turn():
-            writer, self._writer = self._writer, None
-        if writer is not None:
-            close_quietly(iter([writer.dbapi_connection]))
+        with self._writers_lock:
+            self._disposed = True
+            idle, self._idle_writers = self._idle_writers, []
+        close_quietly(iter(idle))
         self.engine.dispose()
 
 
