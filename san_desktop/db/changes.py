@@ -14,7 +14,7 @@ from san_desktop.db.backends.base import backend_of
 from san_desktop.db.database import SessionOrConnection
 from san_desktop.db.tables import change_notices
 
-# the kind of notice of a card a person edited (its item: the card's scrap, as the pages know cards by it)
+# the kind of notice of a card a person edited or a job made (its item: the card's scrap, as the pages know cards by it)
 CARD_NOTICE = "card"
 
 

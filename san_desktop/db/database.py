@@ -10,17 +10,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import sqlalchemy as sa
 
 from san_desktop.core.errors import DatabaseUnreachableError
 from san_desktop.db.backends.base import CHANGES_CHANNEL as CHANGES_CHANNEL
 from san_desktop.db.backends.base import JOBS_CHANNEL as JOBS_CHANNEL
-from san_desktop.db.backends.base import LibraryBackend
+from san_desktop.db.backends.base import LibraryBackend, Written
 from san_desktop.db.backends.base import Notified as Notified
 from san_desktop.db.backends.base import SessionOrConnection as SessionOrConnection
 from san_desktop.db.migrate import MigrationResult
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:  # the ORM loads when a session is first used: a command line capture writes without it
     from sqlalchemy.orm import Session, sessionmaker
@@ -155,9 +157,16 @@ class Database:
         and result bookkeeping otherwise. Errors are explained as in ``write``."""
         return self.backend.write_cursor()
 
-    def write_statement(self) -> Any:
-        """A DB-API cursor for one writing statement, committed as it completes: the job queue's commonest write."""
-        return self.backend.write_statement()
+    def write_unit(self, work: Callable[[Any], T]) -> T:
+        """``work(cursor)`` (a DB-API cursor) in a write transaction, and its result once that committed: the job
+        queue's writes, which SQLite's backend commits together with others waiting (``LibraryBackend.write_unit``).
+        ``work`` may run more than once (only its last run is committed): it changes nothing but the database."""
+        return self.backend.write_unit(work)
+
+    def write_unit_later(self, work: Callable[[Any], T], then: Written) -> None:
+        """``write_unit`` without waiting: ``then(result, error)`` once written or failed, on another thread; such
+        units are written in the order they were handed over (``LibraryBackend``)."""
+        self.backend.write_unit_later(work, then)
 
     def unreachable(self, exc: BaseException) -> DatabaseUnreachableError | None:
         """The server's absence that ``exc`` (or one of its causes) is, in words: a library on a server that does

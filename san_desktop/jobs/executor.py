@@ -9,7 +9,7 @@ from collections import deque
 from collections.abc import Callable
 
 from san_desktop.artifacts.store import ArtifactStore
-from san_desktop.core.enums import ErrorKind, JobPool
+from san_desktop.core.enums import ErrorKind, JobPool, JobStatus
 from san_desktop.core.errors import DatabaseUnreachableError, PermanentError, StorageFullError, is_storage_full
 from san_desktop.core.redact import error_message, first_cause
 from san_desktop.jobs.breaker import CircuitBreaker
@@ -18,7 +18,7 @@ from san_desktop.jobs.leases import LeaseKeeper
 from san_desktop.jobs.outage import Outage
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry, ProgressListener
 from san_desktop.queue.errors import JobCancelledError, JobInterruptedError, JobSupersededError
-from san_desktop.queue.records import Claim, Classification, NextClaim
+from san_desktop.queue.records import Claim, Classification, JobEvent, NextClaim
 from san_desktop.queue.store import JobStore
 from san_desktop.services.artifact_stores import artifact_store
 
@@ -35,6 +35,11 @@ log = logging.getLogger(__name__)
 MAX_BATCH = 16
 BATCH_SECONDS = 0.001
 PACE_WEIGHT = 0.25  # the newest job's weight in the pace
+# cancellations of jobs not running here that a worker remembers, for the jobs it holds claimed (``request_cancel``)
+CANCELLED_REMEMBERED = 10_000
+# how long a drain waits at most for the completions it handed over to be written (a bound: they are answered,
+# written or failed, within a connection's timeout)
+LANDING_SECONDS = 60
 
 # a rejected key: the job waits for the user (the breaker holds its pool), spending no attempt
 WAITS_FOR_THE_USER = Classification(ErrorKind.TRANSIENT, 0.0)
@@ -77,13 +82,19 @@ class JobExecutor:
         self._storage_full = False  # said once when the disk fills, once when there is room again
         self.timer = timer
         self._pace: dict[JobPool, float] = {}  # seconds the work of a job of the pool took lately (smoothed)
+        self._cancelled: dict[str, None] = {}  # jobs cancelled while not running here (oldest first)
         self._lock = threading.Lock()
+        # completions handed over and not written yet, by the thread whose drain handed them over
+        self._landing = threading.Condition(self._lock)
+        self._landing_count: dict[int, int] = {}
+        queue.add_listener(self._on_job_event)  # this process's cancellations, as they commit
 
     def shut_down(self) -> None:
         """The app is closing: no job starts from now on, running ones stop at their next step, and their
         leases are no longer renewed (what is still running when the runner stops waiting is given back)."""
         self.shutdown_event.set()
         self.leases.halt()
+        self.queue.remove_listener(self._on_job_event)
 
     def running_job_ids(self) -> set[str]:
         with self._lock:
@@ -122,12 +133,26 @@ class JobExecutor:
             return sum(1 for context in self._running.values() if context.claim.pool is pool)
 
     def request_cancel(self, job_id: str) -> bool:
+        """A running job is asked to stop; one that is not running yet is remembered, so that a worker holding
+        it claimed does not start it (``_not_cancelled``). False: it was not running."""
         with self._lock:
             context = self._running.get(job_id)
+            if context is None:
+                self._cancelled[job_id] = None
+                while len(self._cancelled) > CANCELLED_REMEMBERED:
+                    del self._cancelled[next(iter(self._cancelled))]
         if context is None:
             return False
         context.cancel_event.set()
         return True
+
+    def _on_job_event(self, event: JobEvent) -> None:
+        if event.job.status is JobStatus.CANCELLED:
+            self.request_cancel(event.job.id)
+
+    def _not_cancelled(self, claim: Claim) -> bool:
+        with self._lock:
+            return claim.job.id not in self._cancelled
 
     def drain(self, pool: JobPool, should_continue: Callable[[], bool] = lambda: True) -> int:
         """Run jobs of ``pool`` one after another until none is runnable, the breaker opens, the pool is
@@ -215,6 +240,7 @@ class JobExecutor:
                 ready = owned = True
         finally:
             self._give_back(hand)
+            self._await_completions()
         return count
 
     def _give_back(self, hand: deque[Claim]) -> None:
@@ -281,8 +307,16 @@ class JobExecutor:
                     processor(context)
                 finally:
                     self._note_pace(claim.pool, self.timer() - began)
-                if not context.published:
-                    if then is not None and then.held is None:
+                if not context.published and then is not None and then.held is not None:
+                    # A quick job that wrote nothing, with the next in the worker's hand: its completion is
+                    # written with others' while the next runs (a crash before that only runs it again). Whether
+                    # the next one was cancelled meanwhile is known from the cancellations this session heard of;
+                    # one it has not heard of yet runs, and its result is dropped (a claim's writes are
+                    # conditional on the job being still its own).
+                    self._complete_later(claim)
+                    then.held_owned = self._not_cancelled(then.held)
+                elif not context.published:
+                    if then is not None:
                         then.limit = self._batch_size(claim.pool)  # knowing this job's pace too
                     self.queue.complete(claim, then=then.wanted() if then is not None else None)
             except JobSupersededError:
@@ -311,6 +345,42 @@ class JobExecutor:
                 self._running.pop(claim.job.id, None)
             if then is not None and then.asked and then.claim is None and breaker is not None:
                 breaker.release_unused()
+
+    def _complete_later(self, claim: Claim) -> None:
+        """``JobStore.complete_later``, counted for this thread's drain, which waits for it before it returns."""
+        thread = threading.get_ident()
+        with self._lock:
+            self._landing_count[thread] = self._landing_count.get(thread, 0) + 1
+
+        def told(claim: Claim, error: BaseException | None) -> None:
+            if error is not None:
+                self._not_completed(claim, error)
+            with self._landing:
+                left = self._landing_count[thread] - 1
+                if left:
+                    self._landing_count[thread] = left
+                else:
+                    del self._landing_count[thread]
+                    self._landing.notify_all()
+
+        self.queue.complete_later(claim, told)
+
+    def _await_completions(self) -> None:
+        """A drain returns once the completions it handed over were written: what ran is then completed."""
+        thread = threading.get_ident()
+        with self._landing:
+            if not self._landing.wait_for(lambda: thread not in self._landing_count, timeout=LANDING_SECONDS):
+                log.warning("Completions of jobs that ran were not written within %s s", LANDING_SECONDS)
+
+    def _not_completed(self, claim: Claim, error: BaseException) -> None:
+        """A completion written later failed (the disk full, the server away): the job, which wrote nothing, goes
+        back to the queue before this executor claims again (``_give_back_stranded``), and runs again."""
+        log.warning("Could not record the completion of job %s; it runs again: %s", claim.job.id, error)
+        away = self.queue.db.unreachable(error)
+        if away is not None:
+            self.outage.failed(away)
+        with self._lock:
+            self._stranded[claim.job.id] = claim
 
     def _give_back_later(
         self, claim: Claim, away: DatabaseUnreachableError | None, breaker: CircuitBreaker | None

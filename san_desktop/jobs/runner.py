@@ -210,7 +210,7 @@ class JobRunner(QObject):
         self._progress_event.connect(self._on_progress_event_arrived)
         self._others_changed.connect(self._on_others_changed)
         queue.add_listener(self._on_queue_event)
-        # a server's library names the jobs other machines wrote as they commit: no need to look for them
+        # a server's library names the jobs other machines queued or cancelled as they commit
         self._tell_others = self._others_changed.emit  # (one bound method: the same to unwatch)
         self._told_of_others = queue.watch_others(self._tell_others)
 
@@ -454,14 +454,17 @@ class JobRunner(QObject):
             return
         if self._told_unknown:
             self._announce_external_changes(told=True)  # a read failed
-        elif not (self._told_of_others and self.queue.others_notify):
+        else:
+            # (a server tells what to act on, queued and cancelled jobs, and new cards; the rest of other
+            # machines' changes, their completions, is read when this runner's workers are idle)
             self._announce_external_changes()
         self.dispatch()
 
     @Slot(object)
     def _on_others_changed(self, ids: frozenset[str] | None) -> None:
-        """A server's library named jobs written (by another machine or process, or this one), as they
-        committed: read them, announce what this runner has not, and run what was queued."""
+        """A server's library named jobs another machine or process queued or cancelled, or told of their
+        results (None: read by time), as they committed: read them, announce what this runner has not, and run
+        what was queued. (What this process wrote is never told back: it announced it itself.)"""
         if ids is None or "" in ids:
             self._told_unknown = True  # which is unknown: read by time
         self._told |= (ids or frozenset()) - {""}

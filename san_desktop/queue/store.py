@@ -36,7 +36,7 @@ from san_desktop.core.enums import (
 from san_desktop.core.ids import new_id
 from san_desktop.core.redact import error_details, error_message
 from san_desktop.core.settings import JobSettings
-from san_desktop.db.database import JOBS_CHANNEL, Database, Notified, SessionOrConnection
+from san_desktop.db.database import CHANGES_CHANNEL, JOBS_CHANNEL, Database, Notified, SessionOrConnection
 from san_desktop.queue import upkeep
 from san_desktop.queue.announcer import Announcer
 from san_desktop.queue.errors import (
@@ -83,18 +83,31 @@ class JobStore(Announcer):
         self.settings = settings
         self.clock = clock or db.clock
         self.jitter = jitter
+        self._results_of: dict[Notified, Notified] = {}  # ``watch_others``' listeners of change notices
         self._failures_on_screen = False  # a person looks at the failure groups: failed jobs are not pruned
 
     # --- what other processes and machines wrote -------------------------------------------------
 
     def watch_others(self, callback: Notified) -> bool:
-        """Call ``callback`` (from another thread) with the ids of jobs another process or machine (or this
-        one) wrote, as they committed; with None when which is unknown, and '' among them when a job's write
-        named no job. False when nothing will call (the caller looks by itself)."""
-        return self.db.listen(JOBS_CHANNEL, callback)
+        """Call ``callback`` (from another thread) when another process or machine wrote what a runner must hear
+        of, as it committed: the ids of the jobs it queued (inserted, retried, gave back) or cancelled; None when
+        which is unknown (a job's result, a card, was told by its change notice: what changed is read by time).
+        False when nothing will call (the caller looks by itself)."""
+        if not self.db.listen(JOBS_CHANNEL, callback):
+            return False
+
+        def results(_payloads: frozenset[str] | None) -> None:
+            callback(None)
+
+        self._results_of[callback] = results
+        self.db.listen(CHANGES_CHANNEL, results)
+        return True
 
     def unwatch_others(self, callback: Notified) -> None:
         self.db.unlisten(JOBS_CHANNEL, callback)
+        results = self._results_of.pop(callback, None)
+        if results is not None:
+            self.db.unlisten(CHANGES_CHANNEL, results)
 
     @property
     def others_notify(self) -> bool:
@@ -235,8 +248,7 @@ class JobStore(Announcer):
     def claim_batch(self, session_id: str, pool: JobPool, job_types: Collection[JobType], limit: int) -> list[Claim]:
         """Claim up to ``limit`` of the oldest runnable jobs of ``job_types`` (all of ``pool``) in one
         transaction, each with its own lease and attempt, oldest first."""
-        with self.db.write_cursor() as cursor:
-            taken = self._claim(cursor, session_id, job_types, limit)
+        taken = self.db.write_unit(lambda cursor: self._claim(cursor, session_id, job_types, limit))
         claimed = self._claims_of(taken, session_id, pool)
         self.announce([JobEvent(claim.job, JobStatus.PENDING) for claim in claimed])
         return claimed
@@ -274,14 +286,12 @@ class JobStore(Announcer):
         if not claimed:
             return set()
         lease = self.clock() + timedelta(seconds=self.settings.lease_seconds)
-        with self.db.write_cursor() as cursor:
-            return self.jobs.renew_leases(cursor, claimed, lease)
+        return self.db.write_unit(lambda cursor: self.jobs.renew_leases(cursor, claimed, lease))
 
     def extend_lease(self, claim: Claim) -> datetime | None:
         """``renew_leases`` of one claim: the lease's new end, or None when the job is no longer the claim's."""
         lease = self.clock() + timedelta(seconds=self.settings.lease_seconds)
-        with self.db.write_cursor() as cursor:
-            return lease if self.jobs.renew_leases(cursor, [claim], lease) else None
+        return lease if self.db.write_unit(lambda cursor: self.jobs.renew_leases(cursor, [claim], lease)) else None
 
     def _finish(
         self,
@@ -301,8 +311,7 @@ class JobStore(Announcer):
         transaction. With ``held``, the same statement looks whether that claim's job is still its own (the
         second answer; None when nothing was written).
 
-        A success is one statement: it may run alone, as its own transaction (``Database.write_statement``);
-        so may a result that finds the job no longer this claim's, since its UPDATE then changes nothing."""
+        A success is one statement."""
         status = values.get("status")
         if isinstance(status, JobStatus):
             check_job_transition(JobStatus.PROCESSING, status)
@@ -335,13 +344,15 @@ class JobStore(Announcer):
         """Write the attempt's result; with ``then``, ready the next job in the same transaction. A success
         that claims nothing is one statement, committed as it completes (the commonest write of a drain)."""
         held = then.held if then is not None else None
-        alone = outcome is AttemptOutcome.SUCCEEDED and (then is None or held is not None)
-        with self.db.write_statement() if alone else self.db.write_cursor() as cursor:
-            now = self.clock()
+
+        def unit(cursor: Any) -> tuple[datetime, bool, bool | None, list[JobRecord]]:
+            now = self.clock()  # (in the transaction: on one file, times go as the commits do)
             written, owned = self._finish(
                 cursor, claim, values, outcome, error_text, now, spend_attempt=spend_attempt, held=held
             )
-            taken = self._follow(cursor, then)
+            return now, written, owned, self._follow(cursor, then)
+
+        now, written, owned, taken = self.db.write_unit(unit)
         record = self._finished_record(claim, values, now, spend_attempt=spend_attempt) if written else None
         events = [JobEvent(record, JobStatus.PROCESSING)] if record is not None else []
         if then is not None:
@@ -388,6 +399,38 @@ class JobStore(Announcer):
             raise JobSupersededError(claim.job.id)
         return record
 
+    def complete_later(self, claim: Claim, told: Callable[[Claim, BaseException | None], None]) -> None:
+        """``complete`` without waiting for the write, for a job whose run wrote nothing of its own (no result to
+        lose: a crash before the write only runs it again). Written in the order handed over; announced once
+        written. Finding the job no longer this claim's, the
+        attempt is recorded as dropped, as ``complete`` does. ``told(claim, error)``, on another thread, once it
+        was written (``error`` None) or failed (the disk full, the server away: the job is still the claim's,
+        running)."""
+        values: dict[str, object] = {
+            "status": JobStatus.COMPLETED,
+            "finished_at": self.clock(),
+            "lease_until": None,
+            "error_message": None,
+            "error_kind": None,
+        }
+
+        def unit(cursor: Any) -> tuple[datetime, bool]:
+            now = self.clock()
+            written, _ = self._finish(cursor, claim, values, AttemptOutcome.SUCCEEDED, None, now)
+            return now, written
+
+        def written(result: tuple[datetime, bool] | None, error: BaseException | None) -> None:
+            if error is not None or result is None:
+                told(claim, error or RuntimeError("no answer"))
+                return
+            if result[1]:
+                self.announce([JobEvent(self._finished_record(claim, values, result[0]), JobStatus.PROCESSING)])
+            else:
+                log.info("Job %s was taken from attempt %s; its result is dropped", claim.job.id, claim.attempt)
+            told(claim, None)
+
+        self.db.write_unit_later(unit, written)
+
     def release(self, claim: Claim, reason: str) -> JobRecord | None:
         """Give a claimed job back to the queue (the app is closing): INTERRUPTED, no attempt spent."""
         values: dict[str, object] = {"status": JobStatus.PENDING, "owner_session": None, "lease_until": None}
@@ -395,8 +438,9 @@ class JobStore(Announcer):
 
     def discard(self, claim: Claim) -> None:
         """Record the attempt of a claim whose job was taken from it (cancelled, recovered) as dropped."""
-        with self.db.write_cursor() as cursor:
-            self.jobs.record_attempt(cursor, claim, AttemptOutcome.DISCARDED, None, self.clock())
+        self.db.write_unit(
+            lambda cursor: self.jobs.record_attempt(cursor, claim, AttemptOutcome.DISCARDED, None, self.clock())
+        )
 
     def backoff_seconds(self, attempt: int) -> float:
         """Exponential backoff with jitter: base * 2**(attempt-1), scaled by 0.5-1.5, capped."""
@@ -522,8 +566,7 @@ class JobStore(Announcer):
         result = BulkResult()
         for start in range(0, len(unique), BULK_BATCH):
             chunk = unique[start : start + BULK_BATCH]
-            with self.db.write_cursor() as cursor:
-                events = batch(cursor, chunk, self.clock())
+            events = self.db.write_unit(lambda cursor: batch(cursor, chunk, self.clock()))  # noqa: B023 (run at once)
             self.announce(events)
             result = result | BulkResult(tuple(event.job for event in events), len(chunk) - len(events))
             if progress is not None:

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 from san_desktop.ai.base import CardDraft
 from san_desktop.core.enums import ACTIVE_JOB_STATUSES, JobStatus, JobType
 from san_desktop.core.errors import TargetNotFoundError
+from san_desktop.db.changes import CARD_NOTICE, ChangeLog
 from san_desktop.db.database import Database
 from san_desktop.db.models import AsyncJob, KnowledgeCard, Scrap
 from san_desktop.queue.payloads import CardAnalysisPayload
@@ -42,8 +43,9 @@ def words_of(draft: CardDraft) -> tuple[str, str]:
 class CardAnalysis:
     """The card analysis' reads and writes of one library."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, changelog: ChangeLog | None = None) -> None:
         self.db = db
+        self.changelog = changelog  # a card made is news for other open windows: a notice with each
 
     def kept_edits(self, scrap_id: str) -> KeptEdits:
         """What a person edited on the scrap's card (``card_edits.kept_edits``), read now."""
@@ -79,6 +81,8 @@ class CardAnalysis:
         stale = words_of(saved) != words_of(embedded)
         if stale:
             mark_embedding_stale(conn, card_id)
+        if self.changelog is not None:
+            self.changelog.record(session, CARD_NOTICE, [scrap_id])
         return stale
 
     def card_words(self, scrap_id: str) -> CardWords:

@@ -82,7 +82,7 @@ class Services:
     def analysis(self) -> CardAnalysis:
         from san_desktop.services.card_analysis import CardAnalysis
 
-        return CardAnalysis(self.db)
+        return CardAnalysis(self.db, self.changelog)
 
     @cached_property
     def til(self) -> TilService:

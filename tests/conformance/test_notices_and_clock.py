@@ -1,17 +1,18 @@
 """Change notices, notifications and the clock on each backend: notices another process wrote are read back in
-order and one's own never; a backend either notifies (a commit's notice, never a rolled-back one's) or says it
-does not, and then readers look instead; the clock is the library's, aware, in UTC, not going back between two
+order and one's own never; a backend either notifies (another process's commit, never a rolled-back one's) or
+says it does not, and then readers look instead; the clock is the library's, aware, in UTC, not going back between two
 measures of a server's."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
 from san_desktop.db.backends.base import CHANGES_CHANNEL
 from san_desktop.db.changes import ChangeLog
-from san_desktop.db.database import Database
+from san_desktop.db.database import Database, open_server_database
 from tests.support.told import Told
 
 WAIT_SECONDS = 10  # a bound, not a pace
@@ -32,7 +33,9 @@ def test_notices_of_other_processes_are_read_in_order_and_ones_own_never(library
         assert mine.since(session, newest)[1] == []
 
 
-def test_a_backend_notifies_of_a_commit_and_never_of_a_rollback_or_says_it_does_not(library: Database) -> None:
+def test_a_backend_notifies_of_another_process_commit_and_never_of_a_rollback_or_says_it_does_not(
+    library: Database, tmp_path: Path
+) -> None:
     told = Told()
     listening = library.backend.listen(CHANGES_CHANNEL, told)
     try:
@@ -43,15 +46,20 @@ def test_a_backend_notifies_of_a_commit_and_never_of_a_rollback_or_says_it_does_
         assert told.called.wait(WAIT_SECONDS)  # from now: what came before is unknown
         assert told.payloads == [None]
         told.called.clear()
-        log = ChangeLog("cli", clock=library.backend.clock)
-        with pytest.raises(RuntimeError), library.write() as session:
-            log.record(session, "card", ["rolled-back"])
-            raise RuntimeError("the write fails after its notice")
-        with library.write() as session:
-            log.record(session, "card", ["committed"])
+        (tmp_path / "other").mkdir()
+        other = open_server_database(library.engine.url.render_as_string(hide_password=False), tmp_path / "other")
+        try:
+            log = ChangeLog("cli", clock=other.backend.clock)
+            with pytest.raises(RuntimeError), other.write() as session:
+                log.record(session, "card", ["rolled-back"])
+                raise RuntimeError("the write fails after its notice")
+            with other.write() as session:
+                log.record(session, "card", ["committed"])
+        finally:
+            other.dispose()
         assert told.called.wait(WAIT_SECONDS)
         assert library.backend.notified
-        assert told.payloads[1:] == [frozenset({""})]  # one notification: the committed write's
+        assert told.payloads[1:] == [frozenset({""})]  # one notification: the other process's committed write
     finally:
         library.backend.unlisten(CHANGES_CHANNEL, told)
 

@@ -10,9 +10,11 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 
 import sqlalchemy as sa
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     import numpy as np
@@ -28,6 +30,8 @@ SessionOrConnection: TypeAlias = "Session | sa.Connection"
 # What a listener is called with: the payloads of the notifications that arrived together, or None when what
 # was written is unknown (its channel was just listened to, the first time or after a lost connection).
 Notified: TypeAlias = "Callable[[frozenset[str] | None], None]"
+# What is told of a write nobody waited for (``write_unit_later``): its work's result, or what it raised
+Written: TypeAlias = "Callable[[Any, BaseException | None], None]"
 
 # channels of a server library's notifications (revisions 0022, 0025): a job row changed (its id); a change
 # notice was written
@@ -310,8 +314,15 @@ class LibraryBackend(Protocol):
         """A DB-API cursor in a transaction of its own, committed when the block ends (the job queue's)."""
         ...
 
-    def write_statement(self) -> AbstractContextManager[Any]:
-        """A DB-API cursor for one writing statement, committed as it completes."""
+    def write_unit(self, work: Callable[[Any], T]) -> T:
+        """``work(cursor)`` in a write transaction, and its result once that committed; what it raised
+        otherwise, nothing of it written. The transaction may hold other callers' units too (SQLite's group
+        commit): each is written whole or not at all, and one that raises fails alone."""
+        ...
+
+    def write_unit_later(self, work: Callable[[Any], T], then: Written) -> None:
+        """``write_unit`` without waiting for it: ``then(result, error)`` is called (on another thread) once it
+        was written or failed. The units handed over this way are written in the order they were handed over."""
         ...
 
     def serialize(self, session: SessionOrConnection, key: str) -> None:

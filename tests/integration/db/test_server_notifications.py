@@ -1,14 +1,17 @@
 """A library on a PostgreSQL server tells its listeners of other processes' writes as they commit (revisions
-0022 and 0025: a job's notification names the job), and a reader of change notices misses none that commit
-out of id order."""
+0022 and 0025: a job's notification names the job; 0028: only what another machine must act on, a job queued
+or cancelled), never a process of its own writes, and a reader of change notices misses none that commit out
+of id order."""
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 
-from san_desktop.core.enums import JobPool, JobType
+from san_desktop.core.enums import ErrorKind, JobPool, JobType
+from san_desktop.core.errors import PermanentError
 from san_desktop.db.changes import ChangeLog
 from san_desktop.db.database import CHANGES_CHANNEL, JOBS_CHANNEL, Database
+from san_desktop.queue.records import Classification
 from san_desktop.queue.store import JobStore
 from san_desktop.services.app_sessions import start_session
 from tests.support.jobs import fast_settings
@@ -55,6 +58,54 @@ def test_a_lease_extended_is_not_news_and_a_rolled_back_write_is_never_told(
 
     assert told.called.wait(WAIT_SECONDS)
     assert told.payloads == [None, frozenset({news.id})]
+
+
+def _until_named(told: Told, job_id: str) -> None:
+    while job_id not in told.named():
+        assert told.called.wait(WAIT_SECONDS)
+        told.called.clear()
+
+
+def test_a_job_queued_cancelled_or_retried_is_told_and_one_claimed_completed_or_failed_is_not(
+    machines: tuple[Database, Database],
+) -> None:
+    """Revision 0028: another machine hears of what it may run or must stop, not of every step of a job."""
+    laptop, desktop = machines
+    queue = JobStore(desktop, fast_settings(max_attempts=1))
+    done, failed = (queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}") for n in (1, 2))
+    told = Told()
+    laptop.listen(JOBS_CHANNEL, told)
+    assert notices_of(laptop).listening.wait(WAIT_SECONDS)
+    worker = start_session(desktop, "headless")
+    ai_jobs = frozenset({JobType.CARD_ANALYSIS})
+
+    first = queue.claim_next(worker, JobPool.AI, ai_jobs)
+    assert first is not None
+    queue.complete(first)
+    second = queue.claim_next(worker, JobPool.AI, ai_jobs)
+    assert second is not None
+    queue.fail(second, PermanentError("bad input"), Classification(ErrorKind.PERMANENT))
+    queue.retry(failed.id)  # told
+    cancelled = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-3")  # told
+    queue.cancel(cancelled.id)  # told (the same id again)
+    last = queue.enqueue(JobType.CARD_ANALYSIS, "scrap-4")
+    _until_named(told, last.id)  # notifications arrive in commit order: the others were told before it
+
+    assert told.named() == {failed.id, cancelled.id, last.id}
+    assert done.id not in told.named()
+
+
+def test_what_a_process_wrote_is_never_told_back_to_it(machines: tuple[Database, Database]) -> None:
+    laptop, desktop = machines
+    told = Told()
+    laptop.listen(JOBS_CHANNEL, told)
+    assert notices_of(laptop).listening.wait(WAIT_SECONDS)
+
+    own = JobStore(laptop, fast_settings()).enqueue(JobType.CARD_ANALYSIS, "scrap-1")
+    other = JobStore(desktop, fast_settings()).enqueue(JobType.CARD_ANALYSIS, "scrap-2")
+    _until_named(told, other.id)
+
+    assert own.id not in told.named()  # (the laptop announced its own job itself)
 
 
 def test_a_change_notice_is_told_and_a_removed_listener_is_not_called(machines: tuple[Database, Database]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Collection
 from datetime import timedelta
+from typing import Any
 
 import httpx
 import pytest
@@ -281,16 +282,16 @@ def test_a_drain_stopped_between_jobs_gives_the_next_claim_back(queue: JobStore,
 # --- batches of claims ------------------------------------------------------------------------
 
 
-def _counting(backend: Backend, monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
-    """Counts the write transactions that ``Database.<name>`` opens (one entry each)."""
-    real = getattr(backend.db, name)
+def _counting(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the units of work the job store waits for (``Database.write_unit``: one entry each)."""
+    real = backend.db.write_unit
     opened: list[int] = []
 
-    def counting() -> object:
+    def counting(work: Callable[[Any], object]) -> object:
         opened.append(1)
-        return real()
+        return real(work)
 
-    monkeypatch.setattr(backend.db, name, counting)
+    monkeypatch.setattr(backend.db, "write_unit", counting)
     return opened
 
 
@@ -301,21 +302,28 @@ def _quick_executor(queue: JobStore, backend: Backend, processor: Callable[[JobC
     return JobExecutor(queue, registry, backend.require_session(), breakers={}, timer=lambda: 0.0)
 
 
-def _most_processing_at_once(queue: JobStore) -> Callable[[], int]:
-    """Follows the queue's events: the most jobs that were PROCESSING at the same time."""
-    processing: set[str] = set()
-    most = 0
+class _Hand:
+    """Wraps a processor: the most jobs claimed and not started yet at any moment (a worker's hand), from the
+    queue's claim events and the processor's calls. (Completions are not counted: the completion of a job that
+    wrote nothing may be written a little after the next job started.)"""
 
-    def on_event(event: JobEvent) -> None:
-        nonlocal most
-        if event.new_status is JobStatus.PROCESSING:
-            processing.add(event.job_id)
-        else:
-            processing.discard(event.job_id)
-        most = max(most, len(processing))
+    def __init__(self, queue: JobStore, processor: Callable[[JobContext], None]) -> None:
+        self.processor = processor
+        self.claimed: set[str] = set()
+        self.most = 0
+        self._lock = threading.Lock()
+        queue.add_listener(self._on_event)
 
-    queue.add_listener(on_event)
-    return lambda: most
+    def _on_event(self, event: JobEvent) -> None:
+        if event.old_status is JobStatus.PENDING and event.new_status is JobStatus.PROCESSING:
+            with self._lock:
+                self.claimed.add(event.job_id)
+                self.most = max(self.most, len(self.claimed))
+
+    def __call__(self, context: JobContext) -> None:
+        with self._lock:
+            self.claimed.discard(context.job.id)
+        self.processor(context)
 
 
 def test_a_batch_claim_takes_the_oldest_jobs_in_one_transaction_each_with_its_own_attempt(
@@ -324,7 +332,7 @@ def test_a_batch_claim_takes_the_oldest_jobs_in_one_transaction_each_with_its_ow
     jobs = [queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}") for n in range(5)]
     events: list[JobEvent] = []
     queue.add_listener(events.append)
-    transactions = _counting(backend, monkeypatch, "write_cursor")
+    transactions = _counting(backend, monkeypatch)
     session_id = backend.require_session()
 
     claimed = queue.claim_batch(session_id, JobPool.AI, AI_TYPES, 3)
@@ -356,14 +364,14 @@ def test_a_drain_of_quick_jobs_claims_them_in_batches(
     queue: JobStore, backend: Backend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     jobs = [queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}") for n in range(40)]
-    most_processing = _most_processing_at_once(queue)
-    claiming = _counting(backend, monkeypatch, "write_cursor")  # a claim, alone or with a completion
+    claiming = _counting(backend, monkeypatch)  # a claim, alone or with a completion
     processor = RecordingProcessor()
+    hand = _Hand(queue, processor)
 
-    assert _quick_executor(queue, backend, processor).drain(JobPool.AI) == 40
+    assert _quick_executor(queue, backend, hand).drain(JobPool.AI) == 40
 
     assert [job_id for job_id, _attempt, _thread in processor.calls] == [job.id for job in jobs]  # oldest first
-    assert 1 < most_processing() <= MAX_BATCH  # jobs waited, claimed, in the worker's hand
+    assert 1 < hand.most <= MAX_BATCH  # jobs waited, claimed, in the worker's hand
     # the first job alone (how long jobs take is known once it ran), then batches claimed by completions, the
     # last of which finds nothing: nowhere near a claim for every job
     assert len(claiming) == 1 + -(-39 // MAX_BATCH) + 1
@@ -374,14 +382,14 @@ def test_a_drain_of_quick_jobs_claims_them_in_batches(
 
 def test_jobs_that_take_long_are_claimed_one_at_a_time(queue: JobStore, backend: Backend) -> None:
     jobs = [queue.enqueue(JobType.CARD_ANALYSIS, f"scrap-{n}") for n in range(6)]
-    most_processing = _most_processing_at_once(queue)
     seconds = iter(range(1_000_000))  # by the executor's timer every job takes a second
     registry = ProcessorRegistry()
-    registry.register(JobType.CARD_ANALYSIS, lambda _context: None)
+    hand = _Hand(queue, lambda _context: None)
+    registry.register(JobType.CARD_ANALYSIS, hand)
     executor = JobExecutor(queue, registry, backend.require_session(), breakers={}, timer=lambda: float(next(seconds)))
 
     assert executor.drain(JobPool.AI) == 6
-    assert most_processing() == 1  # none waited behind another, claimed
+    assert hand.most == 1  # none waited behind another, claimed
     assert {queue.get(job.id).status for job in jobs} == {JobStatus.COMPLETED}
 
 

@@ -4,16 +4,17 @@ is one call (``open_server_library``: connect, migrate, install pgvector)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 import sqlalchemy as sa
 
 from san_desktop.core.errors import DatabaseUnreachableError
-from san_desktop.db.backends.base import Notified, SessionOrConnection, close_quietly, owns
+from san_desktop.db.backends.base import Notified, SessionOrConnection, Written, close_quietly, owns
+from san_desktop.db.backends.group_writer import GroupWriter
 from san_desktop.db.backends.postgres.jobs import PostgresJobs
 from san_desktop.db.backends.postgres.search import PostgresSearch
 from san_desktop.db.backends.postgres.server import (
@@ -28,6 +29,8 @@ from san_desktop.db.backends.postgres.server import (
 )
 from san_desktop.db.backends.postgres.vectors import PostgresVectors, install
 from san_desktop.db.migrate import MigrationResult
+
+T = TypeVar("T")
 
 # connections kept for the job queue's writes between two of them (a worker of each pool, the sweep, the window)
 IDLE_WRITERS = 6
@@ -49,12 +52,36 @@ class PostgresBackend:
         self.jobs = PostgresJobs(engine)
         self.server = where
         self.clock = clock
-        self.notices = ServerNotices(engine)
+        # the server's process ids of this process's connections, so that their notifications are not told back
+        self._own_pids: set[int] = set()
+        # (at checkout: the pool may hold connections made before this backend, by the opening's checks)
+        sa.event.listen(engine, "checkout", self._on_checkout)
+        sa.event.listen(engine, "close", self._on_close)
+        self.notices = ServerNotices(engine, self._own_pids)
         self._writers_lock = threading.Lock()
         self._idle_writers: list[Any] = []  # DB-API connections of ``write_cursor`` between two writes
         self._disposed = False
         self.driver_errors: tuple[type[Exception], ...] = (sa.exc.DBAPIError, psycopg.Error)
+        # River's completer: the completions nobody waits for, written together
+        self._completer = GroupWriter(
+            _CompleterConnection(self), self.explained, self.driver_errors, name="san-completer"
+        )
         owns(self, engine)
+
+    def _on_checkout(self, dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
+        self._own_pids.add(dbapi_connection.info.backend_pid)
+
+    def _on_close(self, dbapi_connection: Any, _record: Any) -> None:
+        self._forget(dbapi_connection)
+
+    def _forget(self, dbapi_connection: Any) -> None:
+        """A connection closing: its process id may serve another machine's connection next."""
+        with suppress(psycopg.Error):
+            self._own_pids.discard(dbapi_connection.info.backend_pid)
+
+    def _close_writer(self, connection: Any) -> None:
+        self._forget(connection)
+        close_quietly(iter([connection]))
 
     @property
     def where(self) -> str:
@@ -100,7 +127,7 @@ class PostgresBackend:
                 connection = self._idle_writers.pop()
                 if not (connection.closed or connection.broken):
                     return connection
-                close_quietly(iter([connection]))
+                self._close_writer(connection)
         pooled = self.engine.raw_connection()
         pooled.detach()
         return pooled.dbapi_connection
@@ -111,7 +138,7 @@ class PostgresBackend:
                 if not self._disposed and len(self._idle_writers) < IDLE_WRITERS:
                     self._idle_writers.append(connection)
                     return
-        close_quietly(iter([connection]))
+        self._close_writer(connection)
 
     @contextmanager
     def write_cursor(self) -> Iterator[Any]:
@@ -132,8 +159,14 @@ class PostgresBackend:
             finally:
                 self._give_back_writer(connection)
 
-    def write_statement(self) -> Any:
-        return self.write_cursor()
+    def write_unit(self, work: Callable[[Any], T]) -> T:
+        """``work(cursor)`` in a transaction of its own (the server orders concurrent writers itself)."""
+        with self.write_cursor() as cursor:
+            return work(cursor)
+
+    def write_unit_later(self, work: Callable[[Any], T], then: Written) -> None:
+        """Handed to the completer (River's): the units waiting are written in one transaction."""
+        self._completer.run_later(work, then)
 
     @contextmanager
     def explaining(self) -> Iterator[None]:
@@ -179,12 +212,38 @@ class PostgresBackend:
         self.clock.measure()
 
     def dispose(self) -> None:
+        self._completer.close()
         self.notices.stop()
         with self._writers_lock:
             self._disposed = True
             idle, self._idle_writers = self._idle_writers, []
         close_quietly(iter(idle))
         self.engine.dispose()
+
+
+class _CompleterConnection:
+    """The completer's connection: one of the backend's own, in autocommit mode (the completer says ``BEGIN``)."""
+
+    begin = "BEGIN"
+
+    def __init__(self, backend: PostgresBackend) -> None:
+        self.backend = backend
+
+    def connect(self) -> Any:
+        pooled = self.backend.engine.raw_connection()
+        pooled.detach()
+        connection = pooled.dbapi_connection
+        connection.autocommit = True
+        return connection
+
+    def usable(self, connection: Any) -> bool:
+        return not (connection.closed or connection.broken)
+
+    def in_transaction(self, connection: Any) -> bool:
+        return connection.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+
+    def close(self, connection: Any) -> None:
+        self.backend._close_writer(connection)
 
 
 def open_server_library(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -290,7 +291,10 @@ class ServerNotices:
     first time, and again after a lost connection was made again), its callbacks are called with None: what
     was written before is unknown."""
 
-    def __init__(self, engine: sa.Engine) -> None:
+    def __init__(self, engine: sa.Engine, own: Collection[int] = frozenset()) -> None:
+        """``own``: the server's process ids of this process's connections (kept up to date by their owner):
+        what this process wrote it announced itself, and is not told back."""
+        self._own = own
         self._connect_args = {
             **engine.url.translate_connect_args(username="user", database="dbname"),
             **{key: value for key, value in engine.url.query.items() if isinstance(value, str)},
@@ -361,7 +365,8 @@ class ServerNotices:
                         self.listening.set()
                         arrived: dict[str, set[str]] = {}
                         for notice in conn.notifies(timeout=NOTICE_GATHER_SECONDS):
-                            arrived.setdefault(notice.channel, set()).add(notice.payload)
+                            if notice.pid not in self._own:
+                                arrived.setdefault(notice.channel, set()).add(notice.payload)
                         if arrived:
                             self._call({channel: frozenset(payloads) for channel, payloads in arrived.items()})
             except psycopg.Error as exc:

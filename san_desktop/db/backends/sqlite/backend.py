@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
@@ -24,7 +24,8 @@ from san_desktop.core.errors import (
 )
 from san_desktop.core.sqlite_codes import is_damaged, is_locked
 from san_desktop.core.timeutil import utcnow
-from san_desktop.db.backends.base import Notified, SessionOrConnection, close_quietly, owns
+from san_desktop.db.backends.base import Notified, SessionOrConnection, Written, close_quietly, owns
+from san_desktop.db.backends.group_writer import GroupWriter
 from san_desktop.db.backends.sqlite.engine import BUSY_TIMEOUT_MS, SqliteDriver, choose_driver, make_engine
 from san_desktop.db.backends.sqlite.integrity import IntegrityCheck
 from san_desktop.db.backends.sqlite.jobs import SqliteJobs
@@ -32,6 +33,8 @@ from san_desktop.db.backends.sqlite.migrate import inspect_database, latest_back
 from san_desktop.db.backends.sqlite.search import SqliteSearch
 from san_desktop.db.backends.sqlite.vectors import SqliteVectors
 from san_desktop.db.migrate import MigrationResult
+
+T = TypeVar("T")
 
 
 class SqliteBackend:
@@ -57,10 +60,23 @@ class SqliteBackend:
         # in SQLite (locked, after the busy timeout) as before; a turn not given within the busy timeout is
         # "locked" too, never a hang. Other processes (the command line) still meet SQLite's busy handler.
         self._turn = threading.RLock()
-        # The connection of ``write_cursor`` and ``write_statement``, made on first use and kept: their
+        # Writers waiting for the turn (other than the writer thread): the writer thread lets them go first
+        # between two batches, so that a person's write never waits behind a drain.
+        self._gate = threading.Condition(threading.Lock())
+        self._waiting = 0
+        # The connection of ``write_cursor`` and of the writer thread, made on first use and kept: their
         # transactions take turns, so one connection serves them all; checking one out of SQLAlchemy's pool
         # and back (with the pool's reset) for every job cost the job queue more than its statements did.
         self._writer: Any = None
+        self._group = GroupWriter(
+            _KeptConnection(self),
+            self.explained,
+            self.driver_errors,
+            take_turn=self._writer_takes_turn,
+            give_turn=self._turn.release,
+            locked=lambda: DatabaseLockedError(self.file, by_this_app=True),
+            checkpoint="PRAGMA wal_checkpoint(PASSIVE)",
+        )
         owns(self, engine)
 
     @property
@@ -73,12 +89,36 @@ class SqliteBackend:
 
     @contextmanager
     def write_turn(self) -> Iterator[None]:
-        if not self._turn.acquire(timeout=BUSY_TIMEOUT_MS / 1000):
+        with self._gate:
+            self._waiting += 1
+        try:
+            taken = self._turn.acquire(timeout=BUSY_TIMEOUT_MS / 1000)
+        finally:
+            with self._gate:
+                self._waiting -= 1
+                if not self._waiting:
+                    self._gate.notify_all()
+        if not taken:
             raise DatabaseLockedError(self.file, by_this_app=True)
         try:
             yield
         finally:
             self._turn.release()
+
+    def _writer_takes_turn(self) -> bool:
+        """The writer thread's turn, once no other writer waits for it (or the busy timeout passed)."""
+        with self._gate:
+            self._gate.wait_for(lambda: not self._waiting, timeout=BUSY_TIMEOUT_MS / 1000)
+        return self._turn.acquire(timeout=BUSY_TIMEOUT_MS / 1000)
+
+    def write_unit(self, work: Callable[[Any], T]) -> T:
+        """``work(cursor)`` in a write transaction of the writer thread, committed with the other units waiting
+        (``GroupWriter``); its result once committed."""
+        return self._group.run(work)
+
+    def write_unit_later(self, work: Callable[[Any], T], then: Written) -> None:
+        """``write_unit`` without waiting: ``then(result, error)`` on the writer thread once it was written."""
+        self._group.run_later(work, then)
 
     def serialize(self, session: SessionOrConnection, key: str) -> None:
         """Every SQLite write transaction is serialised already (``BEGIN IMMEDIATE``)."""
@@ -126,27 +166,6 @@ class SqliteBackend:
                 cursor.close()
 
     @contextmanager
-    def write_statement(self) -> Iterator[Any]:
-        """A DB-API cursor for one writing statement, which SQLite commits as the statement completes (read its
-        rows to the end): a transaction without the round trips of ``BEGIN`` and ``COMMIT``."""
-        # the turn and the explanation inline, not as two more context managers: this runs for every job
-        if not self._turn.acquire(timeout=BUSY_TIMEOUT_MS / 1000):
-            raise DatabaseLockedError(self.file, by_this_app=True)
-        try:
-            cursor = self._writer_connection().cursor()
-            try:
-                yield cursor
-            finally:
-                cursor.close()
-        except self.driver_errors as exc:
-            explained = self.explained(exc)
-            if explained is exc:
-                raise
-            raise explained from exc
-        finally:
-            self._turn.release()
-
-    @contextmanager
     def explaining(self) -> Iterator[None]:
         """SQLite's conditions that are not bugs become errors that say what to do."""
         try:
@@ -185,11 +204,35 @@ class SqliteBackend:
         pass
 
     def dispose(self) -> None:
+        self._group.close()  # (its connection is ``_writer``'s)
         with self.write_turn():
             writer, self._writer = self._writer, None
         if writer is not None:
             close_quietly(iter([writer.dbapi_connection]))
         self.engine.dispose()
+
+
+class _KeptConnection:
+    """The writer thread's connection: the backend's kept one (``write_cursor``'s too), closed by the backend."""
+
+    begin = "BEGIN IMMEDIATE"
+
+    def __init__(self, backend: SqliteBackend) -> None:
+        self.backend = backend
+
+    def connect(self) -> Any:
+        connection = self.backend._writer_connection()
+        connection.execute("PRAGMA wal_autocheckpoint=0").close()  # the writer checkpoints between its batches
+        return connection
+
+    def usable(self, connection: Any) -> bool:
+        return True  # a file is never away
+
+    def in_transaction(self, connection: Any) -> bool:
+        return bool(connection.in_transaction)
+
+    def close(self, connection: Any) -> None:
+        pass
 
 
 def open_file_library(

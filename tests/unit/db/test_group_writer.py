@@ -1,0 +1,126 @@
+"""SQLite's writer thread (``db.backends.sqlite.writer.GroupWriter``): the units waiting when it gets to them are
+committed in one transaction; a writer of the app that waits for the turn (a person's capture) goes before the
+next batch; closing the library answers what still waits; a unit cannot wait for another."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from san_desktop.core.paths import database_path
+from san_desktop.db.backends.group_writer import WriterClosedError
+from san_desktop.db.backends.sqlite.backend import SqliteBackend
+from san_desktop.db.database import Database, open_database
+
+WAIT_SECONDS = 30  # a bound, not a pace
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> Iterator[Database]:
+    folder = tmp_path / "san-data"
+    folder.mkdir()
+    database = open_database(database_path(folder))
+    yield database
+    database.dispose()
+
+
+def _backend(library: Database) -> SqliteBackend:
+    backend = library.backend
+    assert isinstance(backend, SqliteBackend)
+    return backend
+
+
+def _until(condition: Any) -> None:
+    deadline = time.monotonic() + WAIT_SECONDS
+    while not condition():
+        assert time.monotonic() < deadline
+        time.sleep(0.001)
+
+
+class _Busy:
+    """A unit that holds the writer until let go, so that others wait for it together."""
+
+    def __init__(self, library: Database) -> None:
+        self.started, self.go_on = threading.Event(), threading.Event()
+        self.thread = threading.Thread(target=library.write_unit, args=(self._work,))
+        self.thread.start()
+        assert self.started.wait(WAIT_SECONDS)
+
+    def _work(self, _cursor: Any) -> None:
+        self.started.set()
+        assert self.go_on.wait(WAIT_SECONDS)
+
+    def let_go(self) -> None:
+        self.go_on.set()
+        self.thread.join(WAIT_SECONDS)
+
+
+def test_units_that_wait_together_are_committed_in_one_transaction(library: Database) -> None:
+    writer = _backend(library)._group
+    busy = _Busy(library)
+    before = writer.batches
+    told: list[BaseException | None] = []
+    done = threading.Event()
+
+    def tell(_result: Any, error: BaseException | None) -> None:
+        told.append(error)
+        if len(told) == 10:
+            done.set()
+
+    for _ in range(10):
+        library.write_unit_later(lambda cursor: cursor.execute("SELECT 1").fetchall(), tell)
+    busy.let_go()
+    assert done.wait(WAIT_SECONDS)
+    assert told == [None] * 10
+    assert writer.batches - before == 2  # the busy unit's, and one for the ten that waited behind it
+
+
+def test_a_writer_waiting_for_the_turn_goes_before_the_next_batch(library: Database) -> None:
+    backend = _backend(library)
+    order: list[str] = []
+    busy = _Busy(library)
+    told = threading.Event()
+    library.write_unit_later(lambda _cursor: order.append("batch"), lambda *_: told.set())
+
+    def person() -> None:
+        with backend.write_turn():
+            order.append("person")
+
+    thread = threading.Thread(target=person)
+    thread.start()
+    _until(lambda: backend._waiting)  # the person waits for the turn the busy unit's batch holds
+    busy.let_go()
+    thread.join(WAIT_SECONDS)
+    assert told.wait(WAIT_SECONDS)
+    assert order == ["person", "batch"]
+
+
+def test_closing_the_library_answers_the_units_still_waiting(library: Database) -> None:
+    busy = _Busy(library)
+    told: list[BaseException | None] = []
+    answered = threading.Event()
+
+    def tell(_result: Any, error: BaseException | None) -> None:
+        told.append(error)
+        answered.set()
+
+    library.write_unit_later(lambda cursor: cursor.execute("SELECT 1").fetchall(), tell)
+    closing = threading.Thread(target=library.dispose)
+    closing.start()
+    busy.let_go()
+    closing.join(WAIT_SECONDS)
+    assert answered.wait(WAIT_SECONDS)
+    assert told == [None]  # handed over before the close: written, not dropped
+    with pytest.raises(WriterClosedError, match="nothing of it was saved"):
+        library.write_unit(lambda cursor: cursor.execute("SELECT 1").fetchall())
+
+
+def test_a_unit_that_waits_for_another_is_refused_rather_than_waiting_for_itself(library: Database) -> None:
+    with pytest.raises(RuntimeError, match="wait for itself"):
+        library.write_unit(lambda _cursor: library.write_unit(lambda cursor: None))
+    assert library.write_unit(lambda cursor: cursor.execute("SELECT 2").fetchone()[0]) == 2  # the writer goes on
