@@ -22,7 +22,7 @@ from san_desktop.core.timeutil import utcnow
 from san_desktop.db import vectors as vectors_module
 from san_desktop.db.backends.sqlite.jobs import db_time
 from san_desktop.db.vectors import stored_rows
-from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.store import JobStore
 from san_desktop.services.cards import CardService, similar_cards
 from san_desktop.services.scraps import ScrapService
 
@@ -94,7 +94,7 @@ def bench_capture(existing: int = 50_000, samples: int = 500) -> list[Row]:
         backend = start_backend(directory, kind="headless", log_to_stderr=False)
         with backend.db.engine.begin() as conn:  # one bulk write, no other writer
             _bulk_scraps(conn, existing, "old")
-        scraps = ScrapService(backend.db, JobQueue(backend.db, JobSettings()))
+        scraps = ScrapService(backend.db, JobStore(backend.db, JobSettings()))
         latencies = []
         for n in range(samples):
             began = time.perf_counter()

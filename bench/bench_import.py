@@ -13,7 +13,7 @@ from bench.bench_cards import SAMPLE, WORDS
 from bench.common import LagMeter, Row, median, open_window, temporary_data_dir, wait_until
 from san_desktop.app import open_app
 from san_desktop.core.settings import JobSettings
-from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.store import JobStore
 from san_desktop.services.scraps import ScrapService
 
 NOTES = 10_000
@@ -37,7 +37,7 @@ def write_vault(folder: Path, count: int = NOTES) -> None:
 def capture_rate(directory: Path, samples: int = 500) -> float:
     """Scraps a second stored one at a time, as the clipboard and `san scrap add` store them."""
     with open_app(directory, kind="headless", log_to_stderr=False) as app:
-        scraps = ScrapService(app.db, JobQueue(app.db, JobSettings()))
+        scraps = ScrapService(app.db, JobStore(app.db, JobSettings()))
         latencies = []
         for n in range(samples):
             began = time.perf_counter()

@@ -34,7 +34,7 @@ from san_desktop.db.models import AsyncJob
 from san_desktop.jobs.executor import MAX_BATCH
 from san_desktop.jobs.registry import JobContext, ProcessorRegistry
 from san_desktop.jobs.runner import JobRunner
-from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.store import JobStore
 
 SETTINGS = JobSettings()
 
@@ -52,7 +52,7 @@ def _no_op(_context: JobContext) -> None:
     return None
 
 
-def _wait_until_done(runner: JobRunner, queue: JobQueue, total: int, timeout: float) -> float:
+def _wait_until_done(runner: JobRunner, queue: JobStore, total: int, timeout: float) -> float:
     """Run the event loop until ``total`` jobs completed; returns the seconds it took."""
     app = QCoreApplication.instance()
     assert app is not None
@@ -84,7 +84,7 @@ def _wait_until_done(runner: JobRunner, queue: JobQueue, total: int, timeout: fl
 def bench_enqueue(count: int = 2000) -> list[Row]:
     with temporary_data_dir() as directory:
         backend = _backend(directory)
-        queue = JobQueue(backend.db, SETTINGS)
+        queue = JobStore(backend.db, SETTINGS)
         latencies = []
         start = time.perf_counter()
         for n in range(count):
@@ -106,7 +106,7 @@ def bench_drain(count: int = 10_000) -> float:
     _app()
     with temporary_data_dir() as directory:
         backend = _backend(directory)
-        queue = JobQueue(backend.db, SETTINGS)
+        queue = JobStore(backend.db, SETTINGS)
         bulk_insert(backend.db, count)
         registry = ProcessorRegistry()
         registry.register(JobType.CARD_ANALYSIS, _no_op)
@@ -222,7 +222,7 @@ def bench_gui_lag(count: int = 1000) -> list[Row]:
     app = _app()
     with temporary_data_dir() as directory:
         backend = _backend(directory)
-        queue = JobQueue(backend.db, SETTINGS)
+        queue = JobStore(backend.db, SETTINGS)
         bulk_insert(backend.db, count)
 
         def small_work(_context: JobContext) -> None:
@@ -303,7 +303,7 @@ def bench_monitor(count: int = 100_000) -> list[Row]:
     ]
 
 
-def drain_with_the_product(backend: Backend, queue: JobQueue) -> float:
+def drain_with_the_product(backend: Backend, queue: JobStore) -> float:
     """Seconds the runner with the product's processors and the embedded provider (its AI pool as the app
     sizes it: ``Settings.ai_threads``) takes to finish every waiting job, on the one QApplication's event
     loop."""
@@ -346,7 +346,7 @@ def bench_end_to_end(count: int = 5000) -> list[Row]:
 
     with temporary_data_dir() as directory:
         backend = _backend(directory)
-        queue = JobQueue(backend.db, SETTINGS)
+        queue = JobStore(backend.db, SETTINGS)
         scraps = ScrapService(backend.db, queue)
         texts = card_texts(count, seed=3)
         for text in texts:
@@ -402,11 +402,11 @@ def bench_end_to_end(count: int = 5000) -> list[Row]:
 
 
 def _size_once_pruned(directory: Path) -> int:
-    """The database's size once its completed jobs are pruned (``JobQueue.prune`` a week later, in the
+    """The database's size once its completed jobs are pruned (``JobStore.prune`` a week later, in the
     sweep's batches) and the file is vacuumed."""
     backend = start_backend(directory, kind="headless", log_to_stderr=False)
     week_later = utcnow() + timedelta(days=SETTINGS.keep_completed_days + 1)
-    later = JobQueue(backend.db, SETTINGS, clock=lambda: week_later)
+    later = JobStore(backend.db, SETTINGS, clock=lambda: week_later)
     while True:
         with backend.db.write() as session:
             if not later.prune(session, 5_000):

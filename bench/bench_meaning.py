@@ -124,13 +124,13 @@ def bench_end_to_end(batch_rate: float, single_rate: float, wanted: int = 5_000)
     from san_desktop.bootstrap import start_backend
     from san_desktop.core.settings import Settings
     from san_desktop.db.vectors import from_stored
-    from san_desktop.queue.job_queue import JobQueue
+    from san_desktop.queue.store import JobStore
     from san_desktop.services.scraps import ScrapService
 
     count = wanted if wanted / single_rate <= 180 else 1_000
     with temporary_data_dir() as directory:
         backend = start_backend(directory, kind="headless", log_to_stderr=False)
-        queue = JobQueue(backend.db, SETTINGS)
+        queue = JobStore(backend.db, SETTINGS)
         capture = ScrapService(backend.db, queue).capture
         for text in scraps(count):
             capture(text)

@@ -27,7 +27,7 @@ from san_desktop.core.settings import DATABASE_URL_ENV
 from san_desktop.db.backends.base import CHANGES_CHANNEL, JOBS_CHANNEL
 from san_desktop.db.database import Database, open_server_database
 from san_desktop.db.models import AsyncJob
-from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.store import JobStore
 from tests.support.postgres import PostgresServer, start_temporary, stop_temporary
 
 REPO = Path(__file__).resolve().parents[1]
@@ -62,7 +62,7 @@ def _enqueue(db: Database, count: int) -> None:
     """``count`` no-op jobs in one transaction through the store (as an import enqueues its scraps' jobs), so
     that whatever tells idle runners of new jobs happens as it does in use."""
     with db.write_connection() as conn:
-        JobQueue(db, SETTINGS).enqueue_new(conn, [(JobType.CARD_ANALYSIS, f"target-{n}") for n in range(count)])
+        JobStore(db, SETTINGS).enqueue_new(conn, [(JobType.CARD_ANALYSIS, f"target-{n}") for n in range(count)])
 
 
 def _drain(

@@ -24,7 +24,7 @@ from san_desktop.core.timeutil import utcnow
 from san_desktop.db.backends.sqlite.jobs import db_time
 from san_desktop.db.models import StarredRepository
 from san_desktop.db.vectors import to_stored
-from san_desktop.queue.job_queue import JobQueue
+from san_desktop.queue.store import JobStore
 from san_desktop.services.stars import KEPT_PER_RUN, StarService, repository_text
 
 REPOSITORIES = 5_000
@@ -137,7 +137,7 @@ def bench_ranking() -> list[Row]:
     with temporary_data_dir() as directory:
         backend = start_backend(directory, kind="headless", log_to_stderr=False)
         try:
-            stars = StarService(backend.db, JobQueue(backend.db, JobSettings()))
+            stars = StarService(backend.db, JobStore(backend.db, JobSettings()))
             built = _fill(stars, window_days)
             provider = LocalProvider()
 

@@ -23,8 +23,8 @@ from san_desktop.core.errors import DatabaseUnreachableError, SanError
 from san_desktop.core.ids import new_id
 from san_desktop.core.settings import Settings
 from san_desktop.db.changes import ChangeLog
-from san_desktop.queue.job_queue import JobQueue
 from san_desktop.queue.records import BulkResult, JobEvent, JobRecord
+from san_desktop.queue.store import JobStore
 from san_desktop.services.about import AboutInfo, about
 from san_desktop.services.artifact_stores import artifact_store
 from san_desktop.services.changes import Changed, Changes, changed
@@ -73,7 +73,7 @@ class SanApp:
         self.settings_sync = SettingsSync(self.db, self.data_dir, self.changelog, seed=not backend.reading)
         settings = self.settings_sync.settings  # (``_apply`` keeps the parts below up to date)
         self.providers = ProviderSource(settings.ai, api_key=ai_api_key)
-        self.queue = JobQueue(self.db, settings.jobs, clock=self.clock)
+        self.queue = JobStore(self.db, settings.jobs, clock=self.clock)
         self.queue.add_listener(self._on_queue_job)
         self.artifacts = artifact_store(self.db)
         # each service built once, shared with the jobs' processors (``jobs.processors.registry_for``)

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +25,6 @@ import sqlalchemy as sa
 
 from san_desktop.core.enums import (
     ACTIVE_JOB_STATUSES,
-    JOB_POOLS,
     AttemptOutcome,
     ErrorKind,
     JobPool,
@@ -37,18 +35,16 @@ from san_desktop.core.ids import new_id
 from san_desktop.core.redact import error_details, error_message
 from san_desktop.core.settings import JobSettings
 from san_desktop.db.database import CHANGES_CHANNEL, JOBS_CHANNEL, Database, Notified, SessionOrConnection
-from san_desktop.queue import upkeep
-from san_desktop.queue.announcer import Announcer
 from san_desktop.queue.errors import (
     DuplicateJobError,
     JobCancelledError,
-    JobNotFoundError,
     JobStateError,
     JobSupersededError,
 )
-from san_desktop.queue.records import AttemptRecord, BulkResult, Claim, Classification, JobEvent, JobRecord, NextClaim
+from san_desktop.queue.reads import JobReads
+from san_desktop.queue.records import BulkResult, Claim, Classification, JobEvent, JobRecord, NextClaim
 from san_desktop.queue.transitions import RETRYABLE_STATUSES, check_job_transition, sources_of
-from san_desktop.queue.upkeep import Recovered
+from san_desktop.queue.upkeep import SweepUpkeep
 
 if TYPE_CHECKING:  # the ORM loads when first used: a capture needs none
     from sqlalchemy.orm import Session
@@ -65,7 +61,7 @@ BULK_BATCH = 500
 SWEEP_HOOK_BATCH = 500
 
 
-class JobStore(Announcer):
+class JobStore(JobReads, SweepUpkeep):
     """Every change of a job's state, in one place, on whichever database ``db`` is (see the module's docstring)."""
 
     def __init__(
@@ -113,21 +109,6 @@ class JobStore(Announcer):
     def others_notify(self) -> bool:
         """Whether other processes' changes are being told now (``watch_others``' calls come)."""
         return self.db.notified
-
-    @contextmanager
-    def _pooled(self) -> Iterator[Any]:
-        """A cursor in a write transaction of its own on a connection of the pool, which is looked at before use:
-        for the writes that are not a worker's (an enqueue from the command line, a wake, a take-back), so that
-        the first after a server restarted goes through rather than failing on the workers' kept connection."""
-        with self.db.write_connection() as connection, self.jobs.cursor_in(connection) as cursor:
-            yield cursor
-
-    @contextmanager
-    def _cursor_in(self, session: SessionOrConnection) -> Iterator[Any]:
-        """A cursor in the caller's open transaction (an ORM session's or a Core connection's)."""
-        connection = session if isinstance(session, sa.Connection) else session.connection()
-        with self.jobs.cursor_in(connection) as cursor:
-            yield cursor
 
     # --- enqueue ------------------------------------------------------------------------------
 
@@ -592,108 +573,3 @@ class JobStore(Announcer):
                 for record, old in moved:
                     self.announce_after_commit(session, JobEvent(record, old))
         return deleted
-
-    # --- the recovery sweep's upkeep (in the caller's transaction) -------------------------------------
-
-    def recover_interrupted(self, session: Session, live_session: str, now: datetime) -> Recovered:
-        """Attempts a dead session left running: INTERRUPTED in their history, their jobs queued again (or
-        failed, once interrupted too often). The events are the caller's to announce once it committed."""
-        session.flush()  # (what the caller's session holds, written before these statements read)
-        with self._cursor_in(session) as cursor:
-            return upkeep.recover(self.jobs, cursor, live_session, now, self.settings)
-
-    def take_back_expired(self, live_session: str) -> Recovered:
-        """Jobs whose lease ran out while another session held them (a machine that stopped renewing: killed,
-        or cut off from the server), and jobs of sessions that ended, back to the queue as interrupted, in one
-        transaction, announced once it committed: ``recover_interrupted`` without the rest of a sweep."""
-        with self.jobs.reading() as cursor:  # a look first: most of the time there is nothing, and nothing to write
-            if not self.jobs.orphans(cursor, live_session, self.clock(), limit=1):
-                return Recovered()
-        with self._pooled() as cursor:
-            recovered = upkeep.recover(self.jobs, cursor, live_session, self.clock(), self.settings)
-        self.announce(recovered.events)
-        return recovered
-
-    def retry_transient_failures(self, session: Session, now: datetime) -> list[JobEvent]:
-        """FAILED jobs whose error was transient and that have attempts left go back to PENDING: only the
-        newest job of a work, and none while another job of that work is active."""
-        check_job_transition(JobStatus.FAILED, JobStatus.PENDING)
-        with self._cursor_in(session) as cursor:
-            retried = self.jobs.retry_transient_failures(cursor, now)
-        return [JobEvent(record, JobStatus.FAILED) for record in retried]
-
-    def stalled(self, session: Session, live_session: str, started_before: datetime, now: datetime) -> list[str]:
-        """Jobs this session runs that started before ``started_before`` or whose lease ran out (the sweep warns
-        of them, and leaves them alone: never run twice)."""
-        with self._cursor_in(session) as cursor:
-            return self.jobs.stalled(cursor, live_session, started_before, now)
-
-    def overdue(self, session: Session, before: datetime, limit: int) -> list[str]:
-        """Up to ``limit`` waiting jobs that were due before ``before`` (the sweep reports them)."""
-        with self._cursor_in(session) as cursor:
-            return self.jobs.overdue(cursor, before, limit)
-
-    def prune(self, session: Session, limit: int) -> int:
-        """Delete up to ``limit`` finished jobs (their attempts go with them): completed ones finished more than
-        ``keep_completed_days`` ago, failed and cancelled ones more than ``keep_failed_days`` ago (only while no
-        failure group is on screen), except a failure the sweep will still retry (transient, attempts left);
-        how many. What a domain row must remember of its jobs it keeps itself (a scrap's stopped work), so
-        pruning changes no behaviour."""
-        completed_before, failed_before = upkeep.prune_before(
-            self.settings, self.clock(), completed_only=self._failures_on_screen
-        )
-        with self._cursor_in(session) as cursor:
-            return self.jobs.prune(cursor, completed_before, failed_before, limit)
-
-    def failures_on_screen(self, shown: bool) -> None:
-        """Whether a person is looking at the failure groups: a group must not shrink under their eyes
-        (nor under their *Retry group*) because the sweep pruned what it held."""
-        self._failures_on_screen = shown
-
-    # --- reading ------------------------------------------------------------------------------
-
-    def get(self, job_id: str) -> JobRecord:
-        with self.jobs.reading() as cursor:
-            job = self.jobs.get(cursor, job_id)
-        if job is None:
-            raise JobNotFoundError(job_id)
-        return job
-
-    def attempts(self, job_id: str) -> list[AttemptRecord]:
-        """Every attempt of the job, oldest first: those that did not succeed (their rows), then the job's
-        own current attempt when it runs or succeeded (as River keeps them: the row is its attempt)."""
-        with self.jobs.reading() as cursor:
-            job = self.jobs.get(cursor, job_id)
-            if job is None:
-                raise JobNotFoundError(job_id)
-            found = self.jobs.attempts(cursor, job_id)
-        if job.status in (JobStatus.PROCESSING, JobStatus.COMPLETED) and job.started_at is not None:
-            succeeded = job.status is JobStatus.COMPLETED
-            found.append(
-                AttemptRecord(
-                    id=job.id,
-                    job_id=job.id,
-                    attempt=job.attempts,
-                    run_id=job.run_id or "",
-                    session_id=job.owner_session or "",
-                    pool=JOB_POOLS[job.job_type],
-                    started_at=job.started_at,
-                    ended_at=job.finished_at if succeeded else None,
-                    outcome=AttemptOutcome.SUCCEEDED if succeeded else None,
-                    error_text=None,
-                )
-            )
-        return found
-
-    def changed_since(self, since: datetime, limit: int = 500, after_id: str = "") -> list[JobRecord]:
-        """Jobs changed after ``since``, oldest change first, a page of ``limit``; the next page: ``since`` and
-        ``after_id`` of the last one read."""
-        with self.jobs.reading() as cursor:
-            return self.jobs.changed_since(cursor, since, limit, after_id)
-
-    def jobs_named(self, ids: Iterable[str], chunk: int = 500) -> list[JobRecord]:
-        """The jobs of ``ids`` as they are now (those that still exist: pruned ones are not), in no order."""
-        wanted = list(ids)
-        with self.jobs.reading() as cursor:
-            chunks = (wanted[start : start + chunk] for start in range(0, len(wanted), chunk))
-            return [job for part in chunks if part for job in self.jobs.jobs_named(cursor, part)]

@@ -5,16 +5,21 @@ against the status table here."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from san_desktop.core.enums import JobStatus
 from san_desktop.core.settings import JobSettings
+from san_desktop.queue.announcer import Announcer
+from san_desktop.queue.reads import JobCursors
 from san_desktop.queue.records import JobEvent
 from san_desktop.queue.transitions import check_job_transition
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from san_desktop.db.backends.base import JobsDriver
 
 INTERRUPTED = "The app stopped (crash, kill or power loss) while this attempt ran."
@@ -56,3 +61,66 @@ def prune_before(settings: JobSettings, now: datetime, *, completed_only: bool) 
     ``completed_only``)."""
     completed = now - timedelta(days=settings.keep_completed_days)
     return completed, None if completed_only else now - timedelta(days=settings.keep_failed_days)
+
+
+class SweepUpkeep(Announcer, JobCursors):
+    """The recovery sweep's upkeep of the job rows (``JobStore``'s), in the caller's transaction unless said."""
+
+    settings: JobSettings
+    clock: Callable[[], datetime]
+    _failures_on_screen: bool
+
+    def recover_interrupted(self, session: Session, live_session: str, now: datetime) -> Recovered:
+        """Attempts a dead session left running: INTERRUPTED in their history, their jobs queued again (or
+        failed, once interrupted too often). The events are the caller's to announce once it committed."""
+        session.flush()  # (what the caller's session holds, written before these statements read)
+        with self._cursor_in(session) as cursor:
+            return recover(self.jobs, cursor, live_session, now, self.settings)
+
+    def take_back_expired(self, live_session: str) -> Recovered:
+        """Jobs whose lease ran out while another session held them (a machine that stopped renewing: killed,
+        or cut off from the server), and jobs of sessions that ended, back to the queue as interrupted, in one
+        transaction, announced once it committed: ``recover_interrupted`` without the rest of a sweep."""
+        with self.jobs.reading() as cursor:  # a look first: most of the time there is nothing, and nothing to write
+            if not self.jobs.orphans(cursor, live_session, self.clock(), limit=1):
+                return Recovered()
+        with self._pooled() as cursor:
+            recovered = recover(self.jobs, cursor, live_session, self.clock(), self.settings)
+        self.announce(recovered.events)
+        return recovered
+
+    def retry_transient_failures(self, session: Session, now: datetime) -> list[JobEvent]:
+        """FAILED jobs whose error was transient and that have attempts left go back to PENDING: only the
+        newest job of a work, and none while another job of that work is active."""
+        check_job_transition(JobStatus.FAILED, JobStatus.PENDING)
+        with self._cursor_in(session) as cursor:
+            retried = self.jobs.retry_transient_failures(cursor, now)
+        return [JobEvent(record, JobStatus.FAILED) for record in retried]
+
+    def stalled(self, session: Session, live_session: str, started_before: datetime, now: datetime) -> list[str]:
+        """Jobs this session runs that started before ``started_before`` or whose lease ran out (the sweep warns
+        of them, and leaves them alone: never run twice)."""
+        with self._cursor_in(session) as cursor:
+            return self.jobs.stalled(cursor, live_session, started_before, now)
+
+    def overdue(self, session: Session, before: datetime, limit: int) -> list[str]:
+        """Up to ``limit`` waiting jobs that were due before ``before`` (the sweep reports them)."""
+        with self._cursor_in(session) as cursor:
+            return self.jobs.overdue(cursor, before, limit)
+
+    def prune(self, session: Session, limit: int) -> int:
+        """Delete up to ``limit`` finished jobs (their attempts go with them): completed ones finished more than
+        ``keep_completed_days`` ago, failed and cancelled ones more than ``keep_failed_days`` ago (only while no
+        failure group is on screen), except a failure the sweep will still retry (transient, attempts left);
+        how many. What a domain row must remember of its jobs it keeps itself (a scrap's stopped work), so
+        pruning changes no behaviour."""
+        completed_before, failed_before = prune_before(
+            self.settings, self.clock(), completed_only=self._failures_on_screen
+        )
+        with self._cursor_in(session) as cursor:
+            return self.jobs.prune(cursor, completed_before, failed_before, limit)
+
+    def failures_on_screen(self, shown: bool) -> None:
+        """Whether a person is looking at the failure groups: a group must not shrink under their eyes
+        (nor under their *Retry group*) because the sweep pruned what it held."""
+        self._failures_on_screen = shown

@@ -6,6 +6,7 @@ they were handed over."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -99,10 +100,12 @@ def test_units_nobody_waits_for_are_written_in_the_order_they_were_handed_over(l
     store = JobStore(library, fast_settings())
     earlier = [_record(store, f"earlier-{index}") for index in range(20)]
     told = _Told(len(earlier) + 1)
+
+    def inserting(record: JobRecord) -> Callable[[Any], bool]:
+        return lambda cursor: library.backend.jobs.insert(cursor, record)
+
     for record in earlier:
-        library.write_unit_later(
-            lambda cursor, record=record: library.backend.jobs.insert(cursor, record), told.of(record.id)
-        )
+        library.write_unit_later(inserting(record), told.of(record.id))
 
     def look(cursor: Any) -> int:
         return sum(library.backend.jobs.get(cursor, record.id) is not None for record in earlier)

@@ -232,7 +232,7 @@ class _CompleterConnection:
     def connect(self) -> Any:
         pooled = self.backend.engine.raw_connection()
         pooled.detach()
-        connection = pooled.dbapi_connection
+        connection: Any = pooled.dbapi_connection
         connection.autocommit = True
         return connection
 
@@ -240,7 +240,7 @@ class _CompleterConnection:
         return not (connection.closed or connection.broken)
 
     def in_transaction(self, connection: Any) -> bool:
-        return connection.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+        return bool(connection.info.transaction_status != psycopg.pq.TransactionStatus.IDLE)
 
     def close(self, connection: Any) -> None:
         self.backend._close_writer(connection)
