@@ -345,18 +345,22 @@ class JobStore(JobReads, SweepUpkeep):
         self.announce(events)
         return record
 
-    def complete(self, claim: Claim, session: Session | None = None, *, then: NextClaim | None = None) -> JobRecord:
-        """Mark the claim's job COMPLETED; inside ``session`` when the processor publishes its result
-        in the same transaction. With ``then``, the worker's next job is readied in the same transaction
-        (``NextClaim``: claims are handed over once it committed). Raises ``JobSupersededError`` if the job is
-        no longer this claim's (what ``then`` asked for is done all the same)."""
-        values: dict[str, object] = {
+    def _completed(self) -> dict[str, object]:
+        """What a completion sets."""
+        return {
             "status": JobStatus.COMPLETED,
             "finished_at": self.clock(),
             "lease_until": None,
             "error_message": None,
             "error_kind": None,
         }
+
+    def complete(self, claim: Claim, session: Session | None = None, *, then: NextClaim | None = None) -> JobRecord:
+        """Mark the claim's job COMPLETED; inside ``session`` when the processor publishes its result
+        in the same transaction. With ``then``, the worker's next job is readied in the same transaction
+        (``NextClaim``: claims are handed over once it committed). Raises ``JobSupersededError`` if the job is
+        no longer this claim's (what ``then`` asked for is done all the same)."""
+        values = self._completed()
         if session is None:
             record = self._finish_in_own_transaction(claim, values, AttemptOutcome.SUCCEEDED, None, then=then)
         else:
@@ -387,13 +391,7 @@ class JobStore(JobReads, SweepUpkeep):
         attempt is recorded as dropped, as ``complete`` does. ``told(claim, error)``, on another thread, once it
         was written (``error`` None) or failed (the disk full, the server away: the job is still the claim's,
         running)."""
-        values: dict[str, object] = {
-            "status": JobStatus.COMPLETED,
-            "finished_at": self.clock(),
-            "lease_until": None,
-            "error_message": None,
-            "error_kind": None,
-        }
+        values = self._completed()
 
         def unit(cursor: Any) -> tuple[datetime, bool]:
             now = self.clock()

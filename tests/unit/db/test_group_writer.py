@@ -6,27 +6,20 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from san_desktop.core.paths import database_path
 from san_desktop.db.backends.group_writer import WriterClosedError
 from san_desktop.db.backends.sqlite.backend import SqliteBackend
-from san_desktop.db.database import Database, open_database
+from san_desktop.db.database import Database
 
 WAIT_SECONDS = 30  # a bound, not a pace
 
 
 @pytest.fixture
-def library(tmp_path: Path) -> Iterator[Database]:
-    folder = tmp_path / "san-data"
-    folder.mkdir()
-    database = open_database(database_path(folder))
-    yield database
-    database.dispose()
+def library(sqlite_db: Database) -> Database:
+    return sqlite_db
 
 
 def _backend(library: Database) -> SqliteBackend:
