@@ -122,6 +122,7 @@ class Database:
             session.begin(),
         ):
             yield session
+        self.backend.committed()
 
     @contextmanager
     def write_connection(self) -> Iterator[sa.Connection]:
@@ -140,6 +141,7 @@ class Database:
                     yield connection
             finally:
                 del connection.info[_AFTER_COMMIT]  # the info stays with the pooled connection
+        self.backend.committed()
         for callback in committed:
             callback()
 

@@ -320,6 +320,11 @@ class LibraryBackend(Protocol):
         commit): each is written whole or not at all, and one that raises fails alone."""
         ...
 
+    def committed(self) -> None:
+        """A write transaction of the app (``Database.write``, ``write_connection``) committed: the backend's
+        upkeep may follow (SQLite's checkpoint, run by its writer thread)."""
+        ...
+
     def write_unit_later(self, work: Callable[[Any], T], then: Written) -> None:
         """``write_unit`` without waiting for it: ``then(result, error)`` is called (on another thread) once it
         was written or failed. The units handed over this way are written in the order they were handed over."""

@@ -31,9 +31,9 @@ Work = Callable[[Any], T]
 # Units committed together at most: a batch holds the turn for its whole length, and a person's write waits for
 # the batch under way.
 MAX_UNITS = 64
-# Commits of the writer between two checkpoints (``checkpoint``): a handful of pages each, so about the thousand
-# pages at which SQLite's own automatic checkpoint (off on the writer's connection: it would run inside a
-# commit) would run.
+# Commits between two checkpoints (``checkpoint``: the writer's and the app's other writes): a handful of pages
+# each, so about the thousand pages at which SQLite's own automatic checkpoint (off on the app's connections:
+# it would run inside the commit a worker or a person waits for) would run.
 CHECKPOINT_BATCHES = 200
 
 
@@ -74,6 +74,14 @@ class _Unit(Generic[T]):
 
 
 _CLOSE = object()
+
+
+def _nothing(_cursor: Any) -> None:
+    pass
+
+
+def _ignored(_result: Any, _error: BaseException | None) -> None:
+    pass
 
 
 class WriterConnection(Protocol):
@@ -168,6 +176,15 @@ class GroupWriter:
                 thread = threading.Thread(target=self._loop, name=self._name, daemon=True)
                 thread.start()
                 self._thread = thread
+
+    def committed_elsewhere(self) -> None:
+        """A write of the library committed outside this writer (an ORM write of the app): it counts toward the
+        next checkpoint, which the writer runs between its batches (woken for it when it is idle)."""
+        if self._checkpoint is None or self._closed:
+            return
+        self._since_checkpoint += 1  # (an estimate: threads may count at once)
+        if self._since_checkpoint == CHECKPOINT_BATCHES:
+            self.run_later(_nothing, _ignored)
 
     def close(self) -> None:
         """Write what was handed over, stop the thread and give its connection up; what is handed over from now

@@ -1,6 +1,7 @@
 """SQLite's writer thread (``db.backends.sqlite.writer.GroupWriter``): the units waiting when it gets to them are
 committed in one transaction; a writer of the app that waits for the turn (a person's capture) goes before the
-next batch; closing the library answers what still waits; a unit cannot wait for another."""
+next batch; closing the library answers what still waits; a unit cannot wait for another; the app's writes are
+checkpointed by the writer, not inside their commits."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import time
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
+from san_desktop.db.backends import group_writer
 from san_desktop.db.backends.group_writer import WriterClosedError
 from san_desktop.db.backends.sqlite.backend import SqliteBackend
 from san_desktop.db.database import Database
@@ -117,3 +120,21 @@ def test_a_unit_that_waits_for_another_is_refused_rather_than_waiting_for_itself
     with pytest.raises(RuntimeError, match="wait for itself"):
         library.write_unit(lambda _cursor: library.write_unit(lambda cursor: None))
     assert library.write_unit(lambda cursor: cursor.execute("SELECT 2").fetchone()[0]) == 2  # the writer goes on
+
+
+def test_the_apps_own_writes_are_checkpointed_by_the_writer_between_its_batches_never_inside_a_commit(
+    library: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer = _backend(library)._group
+    monkeypatch.setattr(group_writer, "CHECKPOINT_BATCHES", 3)
+    monkeypatch.setattr(writer, "_checkpoint", "PRAGMA wal_checkpoint(TRUNCATE)")  # (an empty log: easy to see)
+    with library.engine.connect() as connection:
+        assert connection.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar_one() == 0  # none inside a commit
+    wal = library.file.with_name(library.file.name + "-wal")
+    for value in ("1", "2", "3"):
+        with library.write() as session:
+            session.execute(
+                sa.text("INSERT INTO library_settings (name, value, updated_at) VALUES (:name, :value, :now)"),
+                {"name": f"setting-{value}", "value": value, "now": "2026-12-07 00:00:00.000000"},
+            )
+    _until(lambda: wal.stat().st_size == 0)  # the third write woke the writer, which checkpointed

@@ -164,6 +164,9 @@ class PostgresBackend:
         with self.write_cursor() as cursor:
             return work(cursor)
 
+    def committed(self) -> None:
+        pass  # (the server checkpoints by itself)
+
     def write_unit_later(self, work: Callable[[Any], T], then: Written) -> None:
         """Handed to the completer (River's): the units waiting are written in one transaction."""
         self._completer.run_later(work, then)

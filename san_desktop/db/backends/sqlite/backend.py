@@ -116,6 +116,10 @@ class SqliteBackend:
         (``GroupWriter``); its result once committed."""
         return self._group.run(work)
 
+    def committed(self) -> None:
+        """A write of the app committed outside the writer thread: the writer checkpoints when one is due."""
+        self._group.committed_elsewhere()
+
     def write_unit_later(self, work: Callable[[Any], T], then: Written) -> None:
         """``write_unit`` without waiting: ``then(result, error)`` on the writer thread once it was written."""
         self._group.run_later(work, then)
@@ -222,7 +226,6 @@ class _KeptConnection:
 
     def connect(self) -> Any:
         connection = self.backend._writer_connection()
-        connection.execute("PRAGMA wal_autocheckpoint=0").close()  # the writer checkpoints between its batches
         return connection
 
     def usable(self, connection: Any) -> bool:

@@ -25,12 +25,15 @@ from san_desktop.db.backends.sqlite.driver import choose_driver as choose_driver
 from san_desktop.db.backends.sqlite.driver import stdlib_loads_extensions as stdlib_loads_extensions
 
 # Pragmas set on every connection. 32 MB of page cache: with the 2 MB default, vec0 inserts re-read their
-# index's pages from the file again and again.
+# index's pages from the file again and again. No automatic checkpoint: it would run inside whichever commit
+# crossed its threshold, a worker's or a person's; the backend's writer thread checkpoints between its batches
+# (``db.backends.group_writer``), and SQLite when the last connection to the file closes.
 PRAGMAS = (
     "PRAGMA journal_mode=WAL",
     "PRAGMA foreign_keys=ON",
     "PRAGMA synchronous=NORMAL",
     "PRAGMA cache_size=-32768",
+    "PRAGMA wal_autocheckpoint=0",
 )
 BUSY_TIMEOUT_MS = 30_000
 SCHEMA_CHECK = "SELECT 1 FROM sqlite_master WHERE 0"
