@@ -19,7 +19,7 @@ NOT_BEFORE_A_COMMAND_RUNS = (
     "san_desktop.db.models",
     "san_desktop.db.database",
     "san_desktop.queue.monitor",
-    "san_desktop.queue.job_queue",
+    "san_desktop.queue.store",
     "san_desktop.app",
     "san_desktop.bootstrap",
     "numpy",
