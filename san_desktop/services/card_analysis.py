@@ -45,7 +45,7 @@ class CardAnalysis:
 
     def __init__(self, db: Database, changelog: ChangeLog | None = None) -> None:
         self.db = db
-        self.changelog = changelog  # a card made is news for other open windows: a notice with each
+        self.changelog = changelog  # a card made is news for other machines' windows: a notice with each
 
     def kept_edits(self, scrap_id: str) -> KeptEdits:
         """What a person edited on the scrap's card (``card_edits.kept_edits``), read now."""
@@ -81,7 +81,9 @@ class CardAnalysis:
         stale = words_of(saved) != words_of(embedded)
         if stale:
             mark_embedding_stale(conn, card_id)
-        if self.changelog is not None:
+        if self.changelog is not None and self.db.shares_library:
+            # (other machines hear of jobs queued and cancelled, not of their completions: the card is told;
+            # a file's other processes read the jobs that changed, the card's among them)
             self.changelog.record(session, CARD_NOTICE, [scrap_id])
         return stale
 

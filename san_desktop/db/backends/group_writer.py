@@ -35,6 +35,9 @@ MAX_UNITS = 64
 # each, so about the thousand pages at which SQLite's own automatic checkpoint (off on the app's connections:
 # it would run inside the commit a worker or a person waits for) would run.
 CHECKPOINT_BATCHES = 200
+# ... and, after writes, once the writer was idle this long (a drain's end, a person's pause): the log does not
+# wait for the next busy spell, nor make closing the library slow (the last connection's close checkpoints it)
+IDLE_CHECKPOINT_SECONDS = 0.25
 
 
 class WriterClosedError(RuntimeError):
@@ -215,7 +218,12 @@ class GroupWriter:
     def _loop(self) -> None:
         self._ident = threading.get_ident()
         while True:
-            first = self._units.get()
+            owed = self._checkpoint is not None and self._since_checkpoint > 0
+            try:
+                first = self._units.get(timeout=IDLE_CHECKPOINT_SECONDS if owed else None)
+            except queue.Empty:  # quiet for a while: what was written since the last checkpoint goes in now
+                self._checkpoint_now()
+                continue
             if first is _CLOSE:
                 return
             batch = [first]
@@ -318,10 +326,12 @@ class GroupWriter:
         return self._connection.cursor()
 
     def _checkpoint_if_due(self) -> None:
-        if self._checkpoint is None or self._since_checkpoint < CHECKPOINT_BATCHES:
-            return
+        if self._checkpoint is not None and self._since_checkpoint >= CHECKPOINT_BATCHES:
+            self._checkpoint_now()
+
+    def _checkpoint_now(self) -> None:
         self._since_checkpoint = 0
-        if not self._take_turn():
+        if self._checkpoint is None or not self._take_turn():
             return
         try:
             cursor = self._cursor()

@@ -138,3 +138,18 @@ def test_the_apps_own_writes_are_checkpointed_by_the_writer_between_its_batches_
                 {"name": f"setting-{value}", "value": value, "now": "2026-12-07 00:00:00.000000"},
             )
     _until(lambda: wal.stat().st_size == 0)  # the third write woke the writer, which checkpointed
+
+
+def test_what_was_written_is_checkpointed_once_the_writer_is_idle(
+    library: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer = _backend(library)._group
+    monkeypatch.setattr(writer, "_checkpoint", "PRAGMA wal_checkpoint(TRUNCATE)")  # (an empty log: easy to see)
+    wal = library.file.with_name(library.file.name + "-wal")
+    library.write_unit(
+        lambda cursor: cursor.execute(
+            "INSERT INTO library_settings (name, value, updated_at) VALUES ('a', '1', '2026-12-07 00:00:00.000000')"
+        )
+    )
+    # one commit, far from the CHECKPOINT_BATCHES after which a busy writer checkpoints: emptied once it is idle
+    _until(lambda: wal.stat().st_size == 0)
