@@ -225,8 +225,7 @@ class _KeptConnection:
         self.backend = backend
 
     def connect(self) -> Any:
-        connection = self.backend._writer_connection()
-        return connection
+        return self.backend._writer_connection()
 
     def usable(self, connection: Any) -> bool:
         return True  # a file is never away

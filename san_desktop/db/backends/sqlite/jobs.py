@@ -1,6 +1,6 @@
 """The job rows' SQL on SQLite (``db.backends.base.JobsDriver``), on the DB-API cursors the job store hands it:
-``SqliteBackend.write_cursor`` (``BEGIN IMMEDIATE`` ... ``COMMIT``: no other writer comes between a claim's
-SELECT and its UPDATE), ``write_statement`` (one statement, committed as it completes), or a cursor inside a
+the writer thread's (``SqliteBackend.write_unit``: ``BEGIN IMMEDIATE`` ... ``COMMIT`` around the units waiting,
+so no other writer comes between a claim's SELECT and its UPDATE), ``write_cursor``'s, or a cursor inside a
 caller's transaction. Times are stored as the text SQLAlchemy's SQLite ``DateTime`` writes, so that what the
 ORM reads and writes elsewhere agrees with these and compares correctly."""
 
