@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -52,8 +53,11 @@ def _no_op(_context: JobContext) -> None:
     return None
 
 
-def _wait_until_done(runner: JobRunner, queue: JobStore, total: int, timeout: float) -> float:
-    """Run the event loop until ``total`` jobs completed; returns the seconds it took."""
+def _wait_until_done(
+    runner: JobRunner, queue: JobStore, total: int, timeout: float, at_the_end: Callable[[], None] = lambda: None
+) -> float:
+    """Run the event loop until ``total`` jobs completed; returns the seconds it took. ``at_the_end`` is called at
+    the last completion, before the loop quits (quitting closes the window)."""
     app = QCoreApplication.instance()
     assert app is not None
     done = {"count": 0}
@@ -63,6 +67,7 @@ def _wait_until_done(runner: JobRunner, queue: JobStore, total: int, timeout: fl
         if getattr(event, "new_status", None) is JobStatus.COMPLETED:
             done["count"] += 1
             if done["count"] >= total:
+                at_the_end()
                 app.quit()
 
     runner.job_changed.connect(on_changed)
@@ -246,19 +251,10 @@ def bench_gui_lag(count: int = 1000) -> list[Row]:
         ticker = QTimer()
         ticker.setInterval(interval)
         ticker.timeout.connect(tick)
-        completed = {"count": 0}
-
-        def stop_at_the_last(event: object) -> None:
-            # (connected before the wait's own slot, which quits: closing the window is not running jobs)
-            if getattr(event, "new_status", None) is JobStatus.COMPLETED:
-                completed["count"] += 1
-                if completed["count"] >= count:
-                    ticker.stop()
-
-        runner.job_changed.connect(stop_at_the_last)
         clock.start()
         ticker.start()
-        elapsed = _wait_until_done(runner, queue, count, timeout=300)
+        # (stopped at the last completion: closing the window is not running jobs)
+        elapsed = _wait_until_done(runner, queue, count, timeout=300, at_the_end=ticker.stop)
         ticker.stop()
         window.close()
         app.processEvents()

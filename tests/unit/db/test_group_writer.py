@@ -6,14 +6,13 @@ checkpointed by the writer, not inside their commits."""
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
 
 from san_desktop.db.backends import group_writer
-from san_desktop.db.backends.group_writer import WriterClosedError
+from san_desktop.db.backends.group_writer import GroupWriter, WriterClosedError
 from san_desktop.db.backends.sqlite.backend import SqliteBackend
 from san_desktop.db.database import Database
 
@@ -31,11 +30,17 @@ def _backend(library: Database) -> SqliteBackend:
     return backend
 
 
-def _until(condition: Any) -> None:
-    deadline = time.monotonic() + WAIT_SECONDS
-    while not condition():
-        assert time.monotonic() < deadline
-        time.sleep(0.001)
+def _checkpointed(writer: GroupWriter, monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Set once the writer ran a checkpoint."""
+    ran = threading.Event()
+    real = writer._checkpoint_now
+
+    def checkpoint() -> None:
+        real()
+        ran.set()
+
+    monkeypatch.setattr(writer, "_checkpoint_now", checkpoint)
+    return ran
 
 
 class _Busy:
@@ -89,7 +94,8 @@ def test_a_writer_waiting_for_the_turn_goes_before_the_next_batch(library: Datab
 
     thread = threading.Thread(target=person)
     thread.start()
-    _until(lambda: backend._waiting)  # the person waits for the turn the busy unit's batch holds
+    with backend._gate:  # the person waits for the turn the busy unit's batch holds
+        assert backend._gate.wait_for(lambda: backend._waiting, WAIT_SECONDS)
     busy.let_go()
     thread.join(WAIT_SECONDS)
     assert told.wait(WAIT_SECONDS)
@@ -128,6 +134,7 @@ def test_the_apps_own_writes_are_checkpointed_by_the_writer_between_its_batches_
     writer = _backend(library)._group
     monkeypatch.setattr(group_writer, "CHECKPOINT_BATCHES", 3)
     monkeypatch.setattr(writer, "_checkpoint", "PRAGMA wal_checkpoint(TRUNCATE)")  # (an empty log: easy to see)
+    ran = _checkpointed(writer, monkeypatch)
     with library.engine.connect() as connection:
         assert connection.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar_one() == 0  # none inside a commit
     wal = library.file.with_name(library.file.name + "-wal")
@@ -137,7 +144,8 @@ def test_the_apps_own_writes_are_checkpointed_by_the_writer_between_its_batches_
                 sa.text("INSERT INTO library_settings (name, value, updated_at) VALUES (:name, :value, :now)"),
                 {"name": f"setting-{value}", "value": value, "now": "2026-12-07 00:00:00.000000"},
             )
-    _until(lambda: wal.stat().st_size == 0)  # the third write woke the writer, which checkpointed
+    assert ran.wait(WAIT_SECONDS)  # the third write woke the writer, which checkpointed
+    assert wal.stat().st_size == 0
 
 
 def test_what_was_written_is_checkpointed_once_the_writer_is_idle(
@@ -145,6 +153,7 @@ def test_what_was_written_is_checkpointed_once_the_writer_is_idle(
 ) -> None:
     writer = _backend(library)._group
     monkeypatch.setattr(writer, "_checkpoint", "PRAGMA wal_checkpoint(TRUNCATE)")  # (an empty log: easy to see)
+    ran = _checkpointed(writer, monkeypatch)
     wal = library.file.with_name(library.file.name + "-wal")
     library.write_unit(
         lambda cursor: cursor.execute(
@@ -152,4 +161,5 @@ def test_what_was_written_is_checkpointed_once_the_writer_is_idle(
         )
     )
     # one commit, far from the CHECKPOINT_BATCHES after which a busy writer checkpoints: emptied once it is idle
-    _until(lambda: wal.stat().st_size == 0)
+    assert ran.wait(WAIT_SECONDS)
+    assert wal.stat().st_size == 0

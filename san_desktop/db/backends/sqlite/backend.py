@@ -91,6 +91,7 @@ class SqliteBackend:
     def write_turn(self) -> Iterator[None]:
         with self._gate:
             self._waiting += 1
+            self._gate.notify_all()  # (a waiter is news for whoever waits for one)
         try:
             taken = self._turn.acquire(timeout=BUSY_TIMEOUT_MS / 1000)
         finally:
