@@ -183,6 +183,9 @@ class SanApp:
     def reload_settings(self) -> Changes:
         return self.settings_sync.reload()
 
+    def update_settings(self, change: Callable[[Settings], Settings]) -> Changes:
+        return self.settings_sync.update(change)
+
     def set_pool_paused(self, pool: JobPool, paused: bool) -> Changes:
         return self.settings_sync.set_pool_paused(pool, paused)
 

@@ -5,6 +5,7 @@ line beside an open window, `san config set`), and on a server's library the val
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -47,7 +48,8 @@ def _stamp(path: Path) -> tuple[int, int] | None:
 class SettingsSync:
     """Loads the settings (``settings``; what was wrong in the file: ``problems``), saves them (``save``) and takes
     up other programs' (``reload``); each of those hands the settings in use to ``apply`` (the facade's parts take
-    them up) and returns what changed. Thread-safe enough for one writer (the window) and pollers."""
+    them up) and returns what changed. Saving and taking up run one at a time: a poll that read the settings before a
+    save must not hand back the old ones after it."""
 
     def __init__(self, db: Database, data_dir: Path, changelog: ChangeLog, *, seed: bool) -> None:
         """``seed``: the first machine's own values become a server library's shared ones when it keeps none yet (a
@@ -61,7 +63,7 @@ class SettingsSync:
             log.warning("settings.json: %s", problem)
         self._settings = self._with_library_settings(settings, seed=seed)
         self._stamp = _stamp(self.path)
-        self._writing: Settings | None = None  # being saved by this app: a poll meanwhile is not news
+        self._lock = threading.Lock()
 
     @property
     def settings(self) -> Settings:
@@ -70,40 +72,51 @@ class SettingsSync:
     def save(self, settings: Settings, *, overwrite: bool = False) -> Changes:
         """Write and apply ``settings``. Refuses (``SettingsConflictError``) to silently overwrite a file another
         process changed since it was loaded, unless ``overwrite``."""
+        with self._lock:
+            return self._save(settings, overwrite=overwrite)
+
+    def _save(self, settings: Settings, *, overwrite: bool) -> Changes:
         if not overwrite and _stamp(self.path) != self._stamp:
             raise SettingsConflictError(self.path)
-        self._writing = settings  # (the data folder's watcher may poll before this returns)
-        try:
-            if self.db.shares_library and shared_values(settings) != shared_values(self._settings):
-                from san_desktop.services.library_settings import write_shared
+        if self.db.shares_library and shared_values(settings) != shared_values(self._settings):
+            from san_desktop.services.library_settings import write_shared
 
-                write_shared(self.db, settings, self.changelog)
-            save_settings(self.path.parent, settings)
-            self._stamp = _stamp(self.path)
-        finally:
-            self._writing = None
+            write_shared(self.db, settings, self.changelog)
+        save_settings(self.path.parent, settings)
+        self._stamp = _stamp(self.path)
         return self._use(settings)
 
+    def update(self, change: Callable[[Settings], Settings]) -> Changes:
+        """Take up another program's settings, then save ``change`` of them, in one step: a save by another thread
+        in between is neither lost nor overwritten. Nothing is written when ``change`` leaves them as they are."""
+        with self._lock:
+            changes = self._reload()
+            settings = change(self._settings)
+            if settings == self._settings:
+                return changes
+            return changes | self._save(settings, overwrite=False)
+
     def set_pool_paused(self, pool: JobPool, paused: bool) -> Changes:
-        """Pause or resume a pool, remembered in the settings (another program's edits are taken up first)."""
-        changes = self.reload()
-        return changes | self.save(with_value(self._settings, "jobs", self._settings.jobs.pause_key(pool), paused))
+        """Pause or resume a pool, remembered in the settings."""
+        return self.update(lambda settings: with_value(settings, "jobs", settings.jobs.pause_key(pool), paused))
 
     def reload(self) -> Changes:
         """Take up ``settings.json`` if another process changed it, and (a library on a server) the library's
         shared settings if another machine changed them; no changes otherwise."""
+        with self._lock:
+            return self._reload()
+
+    def _reload(self) -> Changes:
         stamp = _stamp(self.path)
         if stamp == self._stamp:
             if not self.db.shares_library:
                 return Changes()
             merged = self._with_library_settings(self._settings)
-            if merged == self._settings or merged == self._writing:
+            if merged == self._settings:
                 return Changes()
             return replace(self._use(merged), external=True)
         settings, problems = load_settings_checked(self.path.parent)
         settings = self._with_library_settings(settings)
-        if stamp == self._stamp or settings == self._writing:
-            return Changes()  # this app's own write, seen while it was being saved
         self.problems = problems
         self._stamp = stamp
         return replace(self._use(settings), external=True)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
@@ -16,6 +17,7 @@ from PySide6.QtWidgets import (
 from san_desktop import APP_NAME
 from san_desktop.app import Changes
 from san_desktop.core.enums import JobPool, JobStatus
+from san_desktop.core.settings import Settings
 from san_desktop.queue.monitor import JobFilter
 from san_desktop.ui.cards.page import CardsPage
 from san_desktop.ui.common.context import AppContext
@@ -88,6 +90,7 @@ class MainWindow(QMainWindow):
         self._app = context.app
         self._runner = context.runner
         self._closed = False
+        self._watch_wanted = context.settings.capture.watch_clipboard
         self._first_frame_announced = False
         self._first_frame_timer = QTimer(self)
         self._first_frame_timer.setSingleShot(True)
@@ -375,9 +378,13 @@ class MainWindow(QMainWindow):
     def _on_watch_action_toggled(self, checked: bool) -> None:
         self.capture.set_watching(checked)
         self.watch_indicator.set_watching(checked)
-        if checked != self._context.settings.capture.watch_clipboard:
-            settings = self._context.with_capture(watch_clipboard=checked)
-            self._context.ops.write(lambda: self._app.save_settings(settings, overwrite=True), initiator=self)
+        # the last toggle is remembered whichever write runs last (the settings in use may not show the one before)
+        self._watch_wanted = checked
+
+        def remember(settings: Settings) -> Settings:
+            return replace(settings, capture=replace(settings.capture, watch_clipboard=self._watch_wanted))
+
+        self._context.ops.write(lambda: self._app.update_settings(remember), initiator=self)
         self.statusBar().showMessage(
             "Watching the clipboard: everything you copy is scrapped." if checked else "Clipboard watcher off.",
             8_000,

@@ -9,6 +9,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication
 from pytestqt.qtbot import QtBot
 
 from san_desktop.core.enums import JobStatus, JobType
+from san_desktop.core.settings import load_settings
 from san_desktop.queue.records import JobEvent
 from san_desktop.ui.common.context import AppContext
 from san_desktop.ui.main_window import MainWindow
@@ -180,7 +181,28 @@ def test_the_watcher_shows_while_it_watches_and_stops_from_the_status_bar(
         window.watch_indicator.stop_button.click()
     assert not window.watch_action.isChecked()
     assert not window.watch_indicator.isVisibleTo(window)
+    qtbot.waitUntil(lambda: not live_context.ops.busy, timeout=5_000)  # (the change told may be another's)
     assert not live_context.settings.capture.watch_clipboard  # remembered
+
+
+def test_the_watcher_remembers_the_last_of_quick_toggles(
+    qtbot: QtBot, window: MainWindow, live_context: AppContext
+) -> None:
+    """The second toggle was compared with settings the first had not saved yet, and was lost (CI seed 20533)."""
+    window.watch_action.setChecked(True)
+    window.watch_action.setChecked(False)
+    qtbot.waitUntil(lambda: not live_context.ops.busy, timeout=5_000)
+    assert _watch_remembered(live_context) == (False, False)
+    window.watch_action.setChecked(True)
+    window.watch_action.setChecked(False)
+    window.watch_action.setChecked(True)
+    qtbot.waitUntil(lambda: not live_context.ops.busy, timeout=5_000)
+    assert _watch_remembered(live_context) == (True, True)
+
+
+def _watch_remembered(context: AppContext) -> tuple[bool, bool]:
+    """Watching the clipboard: in the settings in use, and in the file."""
+    return context.settings.capture.watch_clipboard, load_settings(context.app.data_dir).capture.watch_clipboard
 
 
 def test_the_watcher_skips_short_copies_and_scrap_clipboard_still_takes_them(

@@ -4,6 +4,7 @@ settings take effect at once, and the window and the command line agree on what 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -103,19 +104,23 @@ def test_the_apps_own_pause_is_not_news_from_another_program(
 ) -> None:
     """Issue 24: Pause on the Jobs page was followed by "Settings changed by another program": the data
     folder's watcher asks for a poll as soon as settings.json is replaced, and that poll ran while the
-    pause was still being saved. Here it runs right there, between the write and the rest of the save."""
+    pause was still being saved. Here it starts right there, between the write and the rest of the save."""
     import san_desktop.core.settings as core_settings
     import san_desktop.services.settings_sync as app_module  # (where the facade's settings are saved)
 
     polled: list[Changes] = []
+    polls: list[threading.Thread] = []
     write = core_settings.save_settings  # what the settings' sync calls to write the file
 
     def write_then_poll(data_dir: Path, settings: Settings) -> None:
         write(data_dir, settings)
-        polled.append(app.poll_external())  # the watcher's poll, on the other ops thread
+        poll = threading.Thread(target=lambda: polled.append(app.poll_external()))  # the other ops thread's
+        poll.start()
+        polls.append(poll)
 
     monkeypatch.setattr(app_module, "save_settings", write_then_poll)
     changes = app.set_pool_paused(JobPool.AI, True)
+    polls.pop().join(10)
     assert polled
     assert not any(item.external or item.settings for item in polled), polled
     assert changes.settings

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import gc
 import logging
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass
 
 from PySide6.QtCore import QObject
 
@@ -33,9 +32,6 @@ class AppContext:
     @property
     def settings(self) -> Settings:
         return self.app.settings
-
-    def with_capture(self, **changes: Any) -> Settings:
-        return replace(self.app.settings, capture=replace(self.app.settings.capture, **changes))
 
     def start(self, poll_ms: int = POLL_MS) -> None:
         """Run the background operations held until now (the pages' first reads), start the runner (its
