@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # cards, TIL and commits (numpy and more) load when first use
     from san_desktop.services.trash import Emptied, Restored, Trashed, TrashService
     from san_desktop.transfer.anki_export import AnkiExport
     from san_desktop.transfer.backup import BackupSummary
+    from san_desktop.transfer.bookmarks_export import BookmarksExport
     from san_desktop.transfer.importer import Importer, ImportSummary, UndoPreview
     from san_desktop.transfer.items import ImportKind, ImportPlan
     from san_desktop.transfer.markdown_export import MarkdownExport
@@ -339,14 +340,15 @@ class SanApp:
     ) -> Changed[ImportSummary]:
         """Store a preview's items as one batch (each new scrap's card follows in the background)."""
         summary = self.importer.store(plan, dry_run=dry_run, cancelled=cancelled, progress=progress)
-        return Changed(summary, Changes(library=bool(summary.scrap_ids)))  # (pages read what they show again)
+        changed = bool(summary.scrap_ids or summary.updated)
+        return Changed(summary, Changes(library=changed))  # (pages read what they show again)
 
     def undo_import_preview(self, batch_id: str) -> UndoPreview:
         return self.importer.undo_preview(batch_id)
 
     def undo_import(self, batch_id: str) -> Changed[Trashed]:
         trashed = self.importer.undo(batch_id)
-        return Changed(trashed, Changes(library=bool(trashed.scrap_ids)))
+        return Changed(trashed, Changes(library=True))  # (what it moved, or the texts it put back)
 
     def export_anki(
         self, path: Path, *, cards: bool = False, overwrite: bool = False, dry_run: bool = False
@@ -360,6 +362,12 @@ class SanApp:
         from san_desktop.transfer.markdown_export import export_markdown
 
         return export_markdown(self.db, self.artifacts, Path(folder), self.til.zone, dry_run=dry_run)
+
+    def export_bookmarks(self, path: Path, *, overwrite: bool = False, dry_run: bool = False) -> BookmarksExport:
+        """The links as a browser's bookmarks file (``overwrite``, ``dry_run``: as for Anki)."""
+        from san_desktop.transfer.bookmarks_export import export_bookmarks
+
+        return export_bookmarks(self.db, Path(path), overwrite=overwrite, dry_run=dry_run)
 
     def export_backup(self, path: Path, *, overwrite: bool = False) -> BackupSummary:
         """The whole library (database, settings, TIL files) as one zip, while in use (``overwrite``: as above)."""

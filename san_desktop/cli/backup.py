@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from san_desktop.cli.common import print_json
+from san_desktop.cli.common import Progress, print_json
 
 
 def add_export_all_parser(export_subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -43,7 +43,8 @@ def export_all_command(args: argparse.Namespace) -> int:
         else:
             print(plan.summary)
         return 0
-    summary = export_all(data_dir, path, overwrite=args.overwrite)
+    with Progress("Backing up", sizes=True, quiet=args.json) as progress:
+        summary = export_all(data_dir, path, overwrite=args.overwrite, progress=progress)
     if args.json:
         print_json(summary)
         return 0
@@ -62,7 +63,9 @@ def restore_command(args: argparse.Namespace) -> int:
     from san_desktop.transfer.restore import restore_backup
 
     # absolute, not resolved: a symbolic link named here is refused, not followed
-    summary = restore_backup(args.path.expanduser().absolute(), resolve_data_dir(args.data_dir), dry_run=args.dry_run)
+    path, data_dir = args.path.expanduser().absolute(), resolve_data_dir(args.data_dir)
+    with Progress("Checking" if args.dry_run else "Restoring", sizes=True, quiet=args.json) as progress:
+        summary = restore_backup(path, data_dir, dry_run=args.dry_run, progress=progress)
     if args.json:
         print_json(summary)
         return 0

@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, Any
 
-from san_desktop.cli.common import add_amount, count, open_library, print_json, print_table, say_left_out, say_more
+from san_desktop.cli.common import MAX_ROWS, add_list_options, open_library, print_json, print_rows, rows_wanted
 
-MAX_LIMIT = 100_000
+if TYPE_CHECKING:
+    from san_desktop.services.cards import FoundCard, SimilarCard
+
 RUN_JOBS = "the open app does it, or `san jobs run --until-idle` when the app is not running"
 
 
@@ -18,8 +21,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "list", help="cards, newest first, or those --search finds, best first (the first 50; says if there are more)"
     )
     card_list.add_argument("--search", default="")
-    add_amount(card_list, MAX_LIMIT)
-    card_list.add_argument("--json", action="store_true")
+    add_list_options(card_list)
     card_list.set_defaults(handler=cmd_list)
     show = card_sub.add_parser("show", help="one card in full (and which of its fields you edited)")
     show.add_argument("card_id", metavar="ID")
@@ -27,8 +29,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     show.set_defaults(handler=cmd_show)
     similar = card_sub.add_parser("similar", help="cards similar to one card")
     similar.add_argument("card_id", metavar="ID")
-    similar.add_argument("--limit", type=count(MAX_LIMIT), default=10)
-    similar.add_argument("--json", action="store_true")
+    add_list_options(similar, 10)
     similar.set_defaults(handler=cmd_similar)
     edit = card_sub.add_parser(
         "edit",
@@ -65,11 +66,10 @@ def add_search_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
         description="Find cards by the words of their title, summary, tags or category, by the words of the "
         "scrap they came from, and by meaning (the embedded model: a Korean query finds English cards on its "
         "topic and the other way round); then the days whose TIL note it finds by its words or meaning. Each "
-        "result says where it matched.",
+        "result says where it matched. --limit N: the first N cards and the first N TIL notes.",
     )
     search.add_argument("query", metavar="QUERY", nargs="+")
-    search.add_argument("--limit", type=count(MAX_LIMIT), default=20)
-    search.add_argument("--json", action="store_true")
+    add_list_options(search, 20)
     search.set_defaults(handler=cmd_search)
 
 
@@ -77,49 +77,54 @@ def cmd_list(args: argparse.Namespace) -> int:
     searching = bool(args.search.strip())
     with open_library(args) as app:
         total = app.cards.count_cards()
-        wanted = total if args.limit is None else args.limit
-        # a search cannot count its matches without finding them: one more says whether there are more
-        found = app.cards.list_cards(args.search, limit=max(1, wanted + 1 if searching else wanted))
-    more = len(found) > wanted
-    found = found[:wanted]
-    if args.json:
-        print_json(found)
-    elif not found:
-        print("No card matches." if searching else "No cards.")
-    else:
-        print_table(
-            ["ID", "CATEGORY", "TITLE", "TAGS"],
-            [[c.id, c.category or "-", c.title, ", ".join(c.tags)] for c in found],
-        )
-    if searching and more:
-        say_more(f"More cards match than these {len(found):,}")
-    elif not searching:
-        say_left_out(len(found), total, "card")
+        found = app.cards.list_cards(args.search, limit=max(1, rows_wanted(args) or total))
+    print_rows(
+        found,
+        args,
+        headers=["ID", "CATEGORY", "TITLE", "TAGS"],
+        cells=lambda c: [c.id, c.category or "-", c.title, ", ".join(c.tags)],
+        empty="No card matches." if searching else "No cards.",
+        noun="card",
+        total=None if searching else total,  # a search cannot count its matches without finding them all
+        unknown_more="More cards match",
+    )
     return 0
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    from san_desktop.services.cards import FoundTil
     from san_desktop.services.search import WHERE_SAID
 
     query = " ".join(args.query)
     with open_library(args) as app:
-        found = app.cards.search(query, limit=args.limit)
-        tils = app.cards.search_tils(query, limit=args.limit)
-    if args.json:
-        print_json(
-            [{"card": item.card, "matched": list(item.matched)} for item in found]
-            + [{"til": item.til, "matched": list(item.matched)} for item in tils]
-        )
-        return 0
-    if not found and not tils:
-        print(f"Nothing found for “{query}”.")
-        return 0
-    rows = [[item.card.id, ", ".join(WHERE_SAID[where] for where in item.matched), item.card.title] for item in found]
-    rows += [
-        [f"TIL {item.til.local_date}", ", ".join(WHERE_SAID[where] for where in item.matched), item.til.title]
-        for item in tils
-    ]  # the days' notes after the cards: `san til show DATE` opens one
-    print_table(["ID", "FOUND BY", "TITLE"], rows)
+        cards = app.cards.search(query, limit=max(1, rows_wanted(args) or app.cards.count_cards()))
+        tils = app.cards.search_tils(query, limit=rows_wanted(args) or MAX_ROWS)
+    # --limit counts the cards and the TIL notes apart: the notes come after the cards, and would never be shown
+    # past a page of cards (the days' notes after the cards: `san til show DATE` opens one)
+    shown: list[FoundCard | FoundTil] = [*cards[: args.limit], *tils[: args.limit]]
+
+    def cells(item: FoundCard | FoundTil) -> list[str]:
+        where = ", ".join(WHERE_SAID[where] for where in item.matched)
+        if isinstance(item, FoundTil):
+            return [f"TIL {item.til.local_date}", where, item.til.title]
+        return [item.card.id, where, item.card.title]
+
+    def as_json(item: FoundCard | FoundTil) -> dict[str, Any]:
+        if isinstance(item, FoundTil):
+            return {"til": item.til, "matched": list(item.matched)}
+        return {"card": item.card, "matched": list(item.matched)}
+
+    print_rows(
+        shown,
+        args,
+        headers=["ID", "FOUND BY", "TITLE"],
+        cells=cells,
+        empty=f"Nothing found for “{query}”.",
+        noun="result",
+        more=len(shown) < len(cards) + len(tils),
+        unknown_more="More cards or TIL notes match",
+        as_json=as_json,
+    )
     return 0
 
 
@@ -145,27 +150,28 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_similar(args: argparse.Namespace) -> int:
     with open_library(args) as app:
-        found = app.cards.similar(args.card_id, limit=args.limit)
-    if args.json:
-        print_json(
-            [
-                {
-                    "card": s.card,
-                    "distance": s.distance,
-                    "score": s.score,
-                    "within_threshold": s.within_threshold,
-                    "model": s.model_id,
-                }
-                for s in found
-            ]
-        )
-        return 0
-    if not found:
-        print("No similar cards yet.")
-        return 0
-    if not found[0].within_threshold:
-        print("Nothing close — the nearest cards:")
-    print_table(["ID", "SIMILAR", "TITLE"], [[s.card.id, f"{s.score:.0%}", s.card.title] for s in found])
+        found = app.cards.similar(args.card_id, limit=max(1, rows_wanted(args) or app.cards.count_cards()))
+
+    def as_json(s: SimilarCard) -> dict[str, Any]:
+        return {
+            "card": s.card,
+            "distance": s.distance,
+            "score": s.score,
+            "within_threshold": s.within_threshold,
+            "model": s.model_id,
+        }
+
+    print_rows(
+        found,
+        args,
+        headers=["ID", "SIMILAR", "TITLE"],
+        cells=lambda s: [s.card.id, f"{s.score:.0%}", s.card.title],
+        empty="No similar cards yet.",
+        noun="card",
+        unknown_more="More similar cards",
+        as_json=as_json,
+        heading=None if not found or found[0].within_threshold else "Nothing close — the nearest cards:",
+    )
     return 0
 
 

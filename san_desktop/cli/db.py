@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from san_desktop.cli.common import print_json
+from san_desktop.cli.common import Progress, print_json
 from san_desktop.core.errors import SanError
 from san_desktop.db.backends import EXAMPLE_URL, check_url
 
@@ -44,21 +44,17 @@ def copy_command(args: argparse.Namespace) -> int:
         check_url(url)
     except ValueError as exc:
         raise SanError(f"Cannot copy: {exc}.") from None
-    quiet = args.json
-
-    def progress(line: str) -> None:
-        if not quiet:
-            print(f"  {line}")
-
-    if args.to:
-        if args.into is not None:
-            raise SanError("--into goes with --from (the data folder a server's library is copied into).")
-        summary = copy_to_server(resolve_data_dir(args.data_dir), url, password=database_password(), progress=progress)
-    else:
-        if args.into is None:
-            raise SanError("Say where the copy goes: --into DIR, a new data folder.")
-        into = ensure_data_dir(args.into.expanduser().resolve())
-        summary = copy_from_server(url, into, password=database_password(), progress=progress)
+    if args.to and args.into is not None:
+        raise SanError("--into goes with --from (the data folder a server's library is copied into).")
+    if not args.to and args.into is None:
+        raise SanError("Say where the copy goes: --into DIR, a new data folder.")
+    with Progress("Copying", quiet=args.json) as progress:  # each table's rows as it is copied, on stderr
+        if args.to:
+            source = resolve_data_dir(args.data_dir)
+            summary = copy_to_server(source, url, password=database_password(), progress=progress.say)
+        else:
+            into = ensure_data_dir(args.into.expanduser().resolve())
+            summary = copy_from_server(url, into, password=database_password(), progress=progress.say)
     if args.json:
         print_json({**vars(summary), "total_rows": summary.total_rows})
         return 0

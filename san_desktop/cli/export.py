@@ -1,6 +1,7 @@
-"""``san export ...``: the library out of SAN Desktop, to Anki or to Markdown (an Obsidian vault), or all of it
-as a backup (``cli.backup``). An existing file is replaced only with ``--overwrite`` (never a link, a folder
-or a device); ``--dry-run`` checks everything and says what would be written, writing nothing.
+"""``san export ...``: the library out of SAN Desktop, to Anki, to Markdown (an Obsidian vault) or its links to a
+bookmarks file, or all of it as a backup (``cli.backup``). An existing file is replaced only with ``--overwrite``
+(never a link, a folder or a device); ``--dry-run`` checks everything and says what would be written, writing
+nothing.
 
 Each format is one subcommand of the ``export`` group: another is added by one more line in ``add_parser``
 (its own ``add_<format>`` function beside these)."""
@@ -16,10 +17,11 @@ from san_desktop.cli.common import open_library, print_json
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from san_desktop.cli.backup import add_export_all_parser
 
-    export = commands.add_parser("export", help="export the library to Anki or Markdown, or back it all up")
+    export = commands.add_parser("export", help="export the library to Anki, Markdown or bookmarks, or back it all up")
     formats = export.add_subparsers(dest="export_command", metavar="FORMAT", required=True)
     add_anki(formats)
     add_markdown(formats)
+    add_bookmarks(formats)
     add_export_all_parser(formats)
 
 
@@ -52,6 +54,20 @@ def add_markdown(formats: argparse._SubParsersAction[argparse.ArgumentParser]) -
     markdown.set_defaults(handler=cmd_markdown)
 
 
+def add_bookmarks(formats: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    bookmarks = formats.add_parser(
+        "bookmarks",
+        help="the links as a browser's bookmarks file (HTML), with their cards' tags",
+        description="Write the link scraps as a Netscape bookmarks file (.html), which browsers, Karakeep and "
+        "Linkwarden import: each link with its title, the time it was captured and its card's tags.",
+    )
+    bookmarks.add_argument("file", type=Path, metavar="OUT.html")
+    add_overwrite(bookmarks)
+    add_dry_run(bookmarks)
+    bookmarks.add_argument("--json", action="store_true")
+    bookmarks.set_defaults(handler=cmd_bookmarks)
+
+
 def add_overwrite(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--overwrite", action="store_true", help="replace the file if it exists (never a link, folder or device)"
@@ -82,6 +98,16 @@ def cmd_anki(args: argparse.Namespace) -> int:
 def cmd_markdown(args: argparse.Namespace) -> int:
     with open_library(args) as app:
         result = app.export_markdown(args.folder.expanduser(), dry_run=args.dry_run)
+    if args.json:
+        print_json(result)
+    else:
+        print(result.summary)
+    return 0
+
+
+def cmd_bookmarks(args: argparse.Namespace) -> int:
+    with open_library(args) as app:
+        result = app.export_bookmarks(target_path(args.file), overwrite=args.overwrite, dry_run=args.dry_run)
     if args.json:
         print_json(result)
     else:

@@ -5,24 +5,48 @@ batch (with ``--dry-run`` to see what would come in, ``--list`` and ``--undo`` f
 from __future__ import annotations
 
 import argparse
-import sys
-import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from san_desktop.cli.common import open_library, print_json, print_table, short_time
+from san_desktop.cli.common import (
+    Progress,
+    add_list_options,
+    open_library,
+    print_json,
+    print_rows,
+    rows_wanted,
+    short_time,
+)
 from san_desktop.core.errors import SanError
 
-KINDS = ("markdown", "bookmarks", "pocket", "readwise", "kindle", "backup")  # transfer.items.ImportKind's values
-REFUSALS_SHOWN = 20
+KINDS = (
+    "markdown",
+    "bookmarks",
+    "pocket",
+    "readwise",
+    "kindle",
+    "karakeep",
+    "linkwarden",
+    "omnivore",
+    "opml",
+    "backup",
+)  # transfer.items.ImportKind's values
+
+if TYPE_CHECKING:
+    from san_desktop.transfer.import_matching import ItemOutcome
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "import",
         help="import notes, bookmarks and highlights (or restore a backup .zip)",
-        description="Import a folder of Markdown notes or an Obsidian vault, a browser's bookmarks .html, a Pocket "
-        "or Readwise .csv, Kindle's My Clippings.txt, or restore a backup made by `san export all` into an empty "
-        "data folder. The kind is told by the content; each import is one batch that --undo moves to the Trash.",
+        description="Import a folder of Markdown notes or an Obsidian vault (SAN's own Markdown export too), a "
+        "browser's bookmarks .html, Pocket's ril_export.html or .csv, a Readwise .csv, Kindle's My Clippings.txt, "
+        "a Karakeep, Linkwarden or Omnivore export, an OPML list of links, or restore a backup made by `san export "
+        "all` into an empty data folder. The kind is told by the content; each import is one batch that --undo "
+        "undoes. Every entry is said to be new, updated (a new text of what an earlier import brought), already "
+        "there, merged into another, or left out and why: --limit/--all say how many of them are listed; --json "
+        "gives them all.",
     )
     parser.add_argument("path", metavar="PATH", type=Path, nargs="?", help="the folder or file to import")
     parser.add_argument("--kind", choices=KINDS, help="what PATH is, when its content does not say")
@@ -31,9 +55,12 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--list", action="store_true", help="the imports that can be undone")
     parser.add_argument(
-        "--undo", metavar="BATCH", help="move exactly what the import BATCH brought in to the Trash (restorable)"
+        "--undo",
+        metavar="BATCH",
+        help="move exactly what the import BATCH brought in to the Trash (restorable), and give what it updated "
+        "its text from before",
     )
-    parser.add_argument("--json", action="store_true")
+    add_list_options(parser)
     parser.set_defaults(handler=cmd_import)
 
 
@@ -59,42 +86,52 @@ def cmd_import(args: argparse.Namespace) -> int:
         return restore_command(args)
     with open_library(args) as app:
         plan = app.read_import(args.path, kind)
-        summary = app.store_import(plan, dry_run=args.dry_run, progress=_ProgressLine()).value
+        with Progress("Checking" if args.dry_run else "Importing", quiet=args.json) as progress:
+            summary = app.store_import(plan, dry_run=args.dry_run, progress=progress).value
     if args.json:
-        print_json(summary)
+        print_json(summary.as_dict())  # (every entry: a program reads them all)
         return 0
     print(summary.sentence())
-    for refusal in summary.refused[:REFUSALS_SHOWN]:
-        print(f"  left out {refusal.source_ref}: {refusal.reason}")
-    if len(summary.refused) > REFUSALS_SHOWN:
-        print(f"  … and {len(summary.refused) - REFUSALS_SHOWN} more (--json lists them all)")
+    listed = [one for one in summary.outcomes if one.outcome.value != "new"] if summary.imported > 10 else []
+    print_rows(
+        listed or list(summary.outcomes),
+        args,
+        headers=["", "ENTRY", "WHY"],
+        cells=_cells,
+        empty="Nothing in it to import.",
+        noun="entry",
+        plural="entries",
+        total=len(listed or summary.outcomes),
+        heading="The entries other than new ones:" if listed else None,
+    )
     if summary.batch_id is not None:
         print(f"batch {summary.batch_id} (undo with: san import --undo {summary.batch_id})")
         print("Their cards are made by the open app, or by `san jobs run --until-idle`.")
     return 0
 
 
+def _cells(outcome: ItemOutcome) -> list[str]:
+    return [outcome.outcome.value, outcome.source_ref, outcome.detail]
+
+
 def _list(args: argparse.Namespace) -> int:
     with open_library(args) as app:
-        batches = app.importer.batches(limit=100)
-    if args.json:
-        print_json(batches)
-    elif not batches:
-        print("No import to undo.")
-    else:
-        print_table(
-            ["BATCH", "WHEN", "KIND", "SCRAPS", "FROM"],
-            [
-                [
-                    b.id,
-                    short_time(b.created_at),
-                    b.kind.value,
-                    f"{b.imported}{'' if b.finished else ' (stopped)'}",
-                    b.source,
-                ]
-                for b in batches
-            ],
-        )
+        batches = app.importer.batches(limit=rows_wanted(args))
+    print_rows(
+        batches,
+        args,
+        headers=["BATCH", "WHEN", "KIND", "NEW", "UPDATED", "FROM"],
+        cells=lambda b: [
+            b.id,
+            short_time(b.created_at),
+            b.kind.value,
+            f"{b.imported}{'' if b.finished else ' (stopped)'}",
+            str(b.updated),
+            b.source,
+        ],
+        empty="No import to undo.",
+        noun="import",
+    )
     return 0
 
 
@@ -116,20 +153,3 @@ def _undo(args: argparse.Namespace) -> int:
     if trashed.entry_id is not None:
         print(f"Restore them with: san trash restore {trashed.entry_id}")
     return 0
-
-
-class _ProgressLine:
-    """ "Importing 1200/10000" on stderr: rewritten in place on a terminal, a line a second otherwise."""
-
-    def __init__(self) -> None:
-        self.terminal = sys.stderr.isatty()
-        self.last = 0.0
-
-    def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if done < total and now - self.last < (0.1 if self.terminal else 1.0):
-            return
-        self.last = now
-        start = "\r" if self.terminal else ""
-        end = "\n" if not self.terminal or done >= total else ""
-        print(f"{start}Importing {done}/{total}", end=end, file=sys.stderr, flush=True)

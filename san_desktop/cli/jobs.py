@@ -8,11 +8,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from san_desktop.cli.common import (
-    add_amount,
+    add_list_options,
     open_library,
     print_json,
-    print_table,
-    say_left_out,
+    print_rows,
+    rows_wanted,
     seconds,
     short_time,
 )
@@ -71,8 +71,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="waiting, running, completed, failed or cancelled (repeat for several)",
     )
     listing.add_argument("--type", type=_job_type, action="append", default=[], metavar="T", dest="types")
-    add_amount(listing, 100_000)
-    listing.add_argument("--json", action="store_true")
+    add_list_options(listing)
     listing.set_defaults(handler=cmd_list)
 
     show = sub.add_parser("show", help="one job with its attempts")
@@ -107,7 +106,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     failures = sub.add_parser("failures", help="failed jobs grouped by their error, the largest group first")
     _add_types(failures, "failures of jobs of this type only (repeat for several)")
-    failures.add_argument("--json", action="store_true")
+    add_list_options(failures)
     failures.set_defaults(handler=cmd_failures)
 
     for action, verb in (("pause", "start no new jobs of"), ("resume", "run jobs again in")):
@@ -233,33 +232,25 @@ def cmd_list(args: argparse.Namespace) -> int:
     with open_library(args) as app:
         counts = app.jobs.counts(where)
         total = sum(n for status, n in counts.items() if not where.statuses or status in where.statuses)
-        jobs = app.jobs.list_jobs(where, limit=max(1, total if args.limit is None else args.limit))
-    if args.json:
-        print_json(jobs)
-    elif not jobs:
-        print("No jobs.")
-    else:
-        _jobs_table(jobs)
-    say_left_out(len(jobs), total, "job")
-    return 0
-
-
-def _jobs_table(jobs: list[JobRecord]) -> None:
-    print_table(
-        ["ID", "TYPE", "STATUS", "ATTEMPTS", "UPDATED", "TARGET", "ERROR"],
-        [
-            [
-                job.id,
-                job.job_type.value,
-                JOB_STATUS_NAMES[job.status],
-                f"{job.attempts}/{job.max_attempts}",
-                short_time(job.updated_at),
-                job.target_id,
-                first_cause(job.error_message)[:60],
-            ]
-            for job in jobs
+        jobs = app.jobs.list_jobs(where, limit=max(1, rows_wanted(args) or total))
+    print_rows(
+        jobs,
+        args,
+        headers=["ID", "TYPE", "STATUS", "ATTEMPTS", "UPDATED", "TARGET", "ERROR"],
+        cells=lambda job: [
+            job.id,
+            job.job_type.value,
+            JOB_STATUS_NAMES[job.status],
+            f"{job.attempts}/{job.max_attempts}",
+            short_time(job.updated_at),
+            job.target_id,
+            first_cause(job.error_message)[:60],
         ],
+        empty="No jobs.",
+        noun="job",
+        total=total,
     )
+    return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -372,25 +363,22 @@ def _each_job(
 
 def cmd_failures(args: argparse.Namespace) -> int:
     with open_library(args) as app:
-        groups = app.jobs.failure_groups(args.types)
-    if args.json:
-        print_json(groups)
-        return 0
-    if not groups:
-        print("No failed jobs.")
-        return 0
-    print_table(
-        ["COUNT", "TYPES", "FIRST SEEN", "LAST SEEN", "SIGNATURE"],
-        [
-            [
-                str(group.count),
-                ", ".join(job_type.value for job_type in group.job_types),
-                short_time(group.first_seen),
-                short_time(group.last_seen),
-                _cut(readable(group.signature), SIGNATURE_WIDTH),
-            ]
-            for group in groups
+        groups = app.jobs.failure_groups(args.types)  # (grouped after masking: all of them, then cut)
+    print_rows(
+        groups,
+        args,
+        headers=["COUNT", "TYPES", "FIRST SEEN", "LAST SEEN", "SIGNATURE"],
+        cells=lambda group: [
+            str(group.count),
+            ", ".join(job_type.value for job_type in group.job_types),
+            short_time(group.first_seen),
+            short_time(group.last_seen),
+            _cut(readable(group.signature), SIGNATURE_WIDTH),
         ],
+        empty="No failed jobs.",
+        noun="group of failures",
+        plural="groups of failures",
+        total=len(groups),
     )
     return 0
 

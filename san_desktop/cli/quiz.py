@@ -9,7 +9,7 @@ from collections import Counter
 from datetime import datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING
 
-from san_desktop.cli.common import count, open_library, print_json, print_table
+from san_desktop.cli.common import add_list_options, open_library, print_json, print_rows, rows_wanted, say_left_out
 from san_desktop.core.enums import JOB_STATUS_NAMES
 
 if TYPE_CHECKING:
@@ -29,9 +29,12 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     generate.add_argument("date", nargs="?", metavar="DATE", help="YYYY-MM-DD in your time zone")
     generate.set_defaults(handler=cmd_generate)
-    due = sub.add_parser("due", help="how many quizzes are due (new, learning, review) and the first of them")
-    due.add_argument("--limit", type=count(100_000), default=50, help="quizzes listed (default 50)")
-    due.add_argument("--json", action="store_true")
+    due = sub.add_parser(
+        "due",
+        help="how many quizzes are due (new, learning, review) and the first of them",
+        description="How many quizzes are due, and the first of them (--json: {counts, quizzes}).",
+    )
+    add_list_options(due)
     due.set_defaults(handler=cmd_due)
     answer = sub.add_parser("answer", help="rate one quiz: again, hard, good or easy (or 1-4)")
     answer.add_argument("quiz_id", metavar="ID")
@@ -102,30 +105,31 @@ def cmd_generate(args: argparse.Namespace) -> int:
 def cmd_due(args: argparse.Namespace) -> int:
     with open_library(args) as app:
         counts = app.quizzes.due_counts()
-        quizzes = app.quizzes.due(limit=args.limit)
-    summary = {"new": counts.new, "learning": counts.learning, "review": counts.review, "total": counts.total}
-    if args.json:
-        print_json({"counts": summary, "quizzes": quizzes})
+        quizzes = app.quizzes.due(limit=max(1, rows_wanted(args) or counts.total))
+    due = f"Due: {counts.new} new, {counts.learning} learning, {counts.review} review"
+    if args.json:  # the counts beside the quizzes, as before --limit came to every list
+        shown = quizzes if args.limit is None else quizzes[: args.limit]
+        summary = {"new": counts.new, "learning": counts.learning, "review": counts.review, "total": counts.total}
+        print_json({"counts": summary, "quizzes": shown})
+        say_left_out(len(shown), counts.total, "quiz", "quizzes")
         return 0
-    print(f"Due: {counts.new} new, {counts.learning} learning, {counts.review} review")
-    if not quizzes:
-        return 0
-    print()
-    print_table(
-        ["ID", "TYPE", "STATE", "QUESTION", "CARD"],
-        [
-            [
-                quiz.id,
-                _type_name(quiz),
-                quiz.state.value.lower(),
-                _one_line(quiz.question, QUESTION_WIDTH),
-                _one_line(quiz.card_title, TITLE_WIDTH),
-            ]
-            for quiz in quizzes
+    print_rows(
+        quizzes,
+        args,
+        headers=["ID", "TYPE", "STATE", "QUESTION", "CARD"],
+        cells=lambda quiz: [
+            quiz.id,
+            _type_name(quiz),
+            quiz.state.value.lower(),
+            _one_line(quiz.question, QUESTION_WIDTH),
+            _one_line(quiz.card_title, TITLE_WIDTH),
         ],
+        empty=due,
+        noun="quiz",
+        plural="quizzes",
+        total=counts.total,
+        heading=f"{due}\n",
     )
-    if counts.total > len(quizzes):
-        print(f"... and {counts.total - len(quizzes)} more (--limit)")
     return 0
 
 

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from san_desktop.cli.common import add_amount, open_library, print_json, print_table, say_left_out, short_time
+from san_desktop.cli.common import add_list_options, open_library, print_json, print_rows, rows_wanted, short_time
 from san_desktop.core.enums import JobStatus
 from san_desktop.core.errors import SanError
 from san_desktop.core.inputs import read_stdin
@@ -19,9 +19,6 @@ if TYPE_CHECKING:
     from san_desktop.cli.clipboard import Clipboard
     from san_desktop.services.scrap_info import ScrapInfo
     from san_desktop.services.scraps import CaptureResult
-
-
-MAX_LIMIT = 100_000
 
 
 def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -43,8 +40,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     add.add_argument("--json", action="store_true")
     add.set_defaults(handler=cmd_add)
     listing = sub.add_parser("list", help="scraps, newest first (the first 50; says how many more there are)")
-    add_amount(listing, MAX_LIMIT)
-    listing.add_argument("--json", action="store_true")
+    add_list_options(listing)
     listing.set_defaults(handler=cmd_list)
     delete = sub.add_parser(
         "delete", help="move scraps to the Trash with their cards and quizzes (several: one entry, restored as one)"
@@ -112,26 +108,22 @@ def _capture_clipboard(app: SanApp, clipboard: Clipboard) -> CaptureResult:
 def cmd_list(args: argparse.Namespace) -> int:
     with open_library(args) as app:
         total = app.scraps.count_scraps()
-        scraps = app.scraps.list_scraps(limit=max(1, total if args.limit is None else args.limit))
-    if args.json:
-        print_json(scraps)
-    elif not scraps:
-        print("No scraps yet.")
-    else:
-        print_table(
-            ["ID", "CAPTURED", "SOURCE", "CARD", "TEXT"],
-            [
-                [
-                    s.id,
-                    short_time(s.created_at),
-                    s.source_type.value,
-                    _card_column(s),
-                    preview(s.title or s.content, 50),
-                ]
-                for s in scraps
-            ],
-        )
-    say_left_out(len(scraps), total, "scrap")
+        scraps = app.scraps.list_scraps(limit=max(1, rows_wanted(args) or total))
+    print_rows(
+        scraps,
+        args,
+        headers=["ID", "CAPTURED", "SOURCE", "CARD", "TEXT"],
+        cells=lambda s: [
+            s.id,
+            short_time(s.created_at),
+            s.source_type.value,
+            _card_column(s),
+            preview(s.title or s.content, 50),
+        ],
+        empty="No scraps yet.",
+        noun="scrap",
+        total=total,
+    )
     return 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from san_desktop.cli.common import count, open_library, print_json, print_table, short_time
+from san_desktop.cli.common import add_list_options, open_library, print_rows, rows_wanted, short_time
 from san_desktop.core.enums import JOB_STATUS_NAMES
 
 if TYPE_CHECKING:
@@ -33,9 +33,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     sync.set_defaults(handler=cmd_sync)
     recommend = sub.add_parser("recommend", help="the latest ranking's recommendations, best first")
-    recommend.add_argument("--limit", type=count(10_000), default=20, help="recommendations listed (default 20)")
     recommend.add_argument("--language", metavar="L", help="only repositories in this language (e.g. Python)")
-    recommend.add_argument("--json", action="store_true")
+    add_list_options(recommend, 20)
     recommend.set_defaults(handler=cmd_recommend)
 
 
@@ -90,31 +89,25 @@ def cmd_recommend(args: argparse.Namespace) -> int:
     with open_library(args) as app:
         status = app.stars.status()
         language = _language(args.language, status)
-        found = app.stars.latest(limit=args.limit, language=language)
+        total = app.stars.count_latest(language=language)
+        found = app.stars.latest(limit=max(1, rows_wanted(args) or total), language=language)
         anything = bool(found) or (language is not None and bool(app.stars.latest(limit=1)))
-    if args.json:
-        print_json(found)
-        return 0
-    if not found:
-        print(_nothing_in(language, status) if anything else _nothing_yet(status))
-        return 0
-    print(
-        f"From your {status.repositories} starred repositories (synced {short_time(status.last_sync)}, "
-        f"ranked {short_time(status.last_ranking)}):"
-    )
-    print()
-    print_table(
-        ["RANK", "REPOSITORY", "STARS", "LANGUAGE", "REASON", "URL"],
-        [
-            [
-                str(item.rank),
-                _one_line(item.full_name, NAME_WIDTH),
-                f"{item.stars:,}",
-                item.language or "-",
-                _one_line(item.reason, REASON_WIDTH),
-                item.html_url,
-            ]
-            for item in found
+    print_rows(
+        found,
+        args,
+        headers=["RANK", "REPOSITORY", "STARS", "LANGUAGE", "REASON", "URL"],
+        cells=lambda item: [
+            str(item.rank),
+            _one_line(item.full_name, NAME_WIDTH),
+            f"{item.stars:,}",
+            item.language or "-",
+            _one_line(item.reason, REASON_WIDTH),
+            item.html_url,
         ],
+        empty=_nothing_in(language, status) if anything else _nothing_yet(status),
+        noun="recommendation",
+        total=total,
+        heading=f"From your {status.repositories} starred repositories (synced {short_time(status.last_sync)}, "
+        f"ranked {short_time(status.last_ranking)}):\n",
     )
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from san_desktop.cli.common import open_library, print_json, print_table
+from san_desktop.cli.common import MAX_ROWS, add_list_options, open_library, print_json, print_rows, rows_wanted
 from san_desktop.cli.export import add_dry_run, add_overwrite, target_path
 from san_desktop.core.enums import JOB_STATUS_NAMES, CommitTarget
 
@@ -13,8 +13,8 @@ from san_desktop.core.enums import JOB_STATUS_NAMES, CommitTarget
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     til = commands.add_parser("til", help='the daily "Today I Learned" note')
     sub = til.add_subparsers(dest="til_command", metavar="ACTION", required=True)
-    listing = sub.add_parser("list", help="days with cards, newest first, and their TIL")
-    listing.add_argument("--json", action="store_true")
+    listing = sub.add_parser("list", help="days with cards, newest first, and their TIL (the first 90)")
+    add_list_options(listing, 90)
     listing.set_defaults(handler=cmd_list)
     generate = sub.add_parser("generate", help="generate a day's TIL (today by default); `san jobs run` makes it")
     generate.add_argument("date", nargs="?", metavar="DATE", help="YYYY-MM-DD in your time zone")
@@ -37,7 +37,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     commit.set_defaults(handler=cmd_commit)
     commits = sub.add_parser("commits", help="the commits of a day's TIL")
     commits.add_argument("date", metavar="DATE")
-    commits.add_argument("--json", action="store_true")
+    add_list_options(commits)
     commits.set_defaults(handler=cmd_commits)
     export = sub.add_parser(
         "export",
@@ -54,16 +54,15 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def cmd_list(args: argparse.Namespace) -> int:
     with open_library(args) as app:
-        days = app.til.days()
-    if args.json:
-        print_json(days)
-        return 0
-    if not days:
-        print("No cards yet: scrap something first.")
-        return 0
-    print_table(
-        ["DATE", "CARDS", "TIL", "TITLE"],
-        [[d.local_date, str(d.cards), d.status.value if d.status else "-", d.title or ""] for d in days],
+        # (no count: the days are found one by one; one more than --limit says whether there are more)
+        days = app.til.days(limit=rows_wanted(args) or MAX_ROWS)
+    print_rows(
+        days,
+        args,
+        headers=["DATE", "CARDS", "TIL", "TITLE"],
+        cells=lambda d: [d.local_date, str(d.cards), d.status.value if d.status else "-", d.title or ""],
+        empty="No cards yet: scrap something first.",
+        noun="day",
     )
     return 0
 
@@ -141,24 +140,20 @@ def cmd_commit(args: argparse.Namespace) -> int:
 def cmd_commits(args: argparse.Namespace) -> int:
     with open_library(args) as app:
         found = app.commits.list(args.date)
-    if args.json:
-        print_json(found)
-        return 0
-    if not found:
-        print(f"No commits of the TIL of {args.date} yet.")
-        return 0
-    print_table(
-        ["WHEN", "VERSION", "STATUS", "WHERE", "PATH", "COMMIT"],
-        [
-            [
-                c.created_at.astimezone().strftime("%Y-%m-%d %H:%M"),
-                str(c.version),
-                c.status.value,
-                f"{c.repository} ({c.branch})",
-                c.path,
-                c.html_url or c.commit_sha or (c.error_message or "")[:60],
-            ]
-            for c in found
+    print_rows(
+        found,
+        args,
+        headers=["WHEN", "VERSION", "STATUS", "WHERE", "PATH", "COMMIT"],
+        cells=lambda c: [
+            c.created_at.astimezone().strftime("%Y-%m-%d %H:%M"),
+            str(c.version),
+            c.status.value,
+            f"{c.repository} ({c.branch})",
+            c.path,
+            c.html_url or c.commit_sha or (c.error_message or "")[:60],
         ],
+        empty=f"No commits of the TIL of {args.date} yet.",
+        noun="commit",
+        total=len(found),
     )
     return 0

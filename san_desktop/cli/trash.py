@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from san_desktop.cli.common import open_library, print_json, print_table, short_time
+from san_desktop.cli.common import MAX_ROWS, add_list_options, open_library, print_rows, rows_wanted, short_time
 from san_desktop.core.text import preview
 
 
@@ -19,7 +19,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     sub = trash.add_subparsers(dest="trash_command", metavar="ACTION", required=True)
     listing = sub.add_parser("list", help="what the Trash holds, newest first")
-    listing.add_argument("--json", action="store_true")
+    add_list_options(listing)
     listing.set_defaults(handler=cmd_list)
     restore = sub.add_parser("restore", help="bring back one entry of the Trash (an undone import: all of it)")
     restore.add_argument("entry_id", metavar="ID", help="as `san trash list` shows it")
@@ -32,27 +32,24 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def cmd_list(args: argparse.Namespace) -> int:
     with open_library(args) as app:
-        entries = app.trash.entries()
-    if args.json:
-        print_json(entries)
-        return 0
-    if not entries:
-        print("The Trash is empty.")
-        return 0
-    print_table(
-        ["ID", "DELETED", "SCRAPS", "CARDS", "QUIZZES", "KEPT UNTIL", "WHAT"],
-        [
-            [
-                entry.id,
-                short_time(entry.deleted_at),
-                str(entry.scraps),
-                str(entry.cards),
-                str(entry.quizzes),
-                short_time(entry.purge_at),
-                preview(entry.describe(), 60),
-            ]
-            for entry in entries
+        # (no count: one more than --limit says whether there are more; --all: every entry, however many)
+        entries = app.trash.entries(limit=rows_wanted(args) or MAX_ROWS)
+    print_rows(
+        entries,
+        args,
+        headers=["ID", "DELETED", "SCRAPS", "CARDS", "QUIZZES", "KEPT UNTIL", "WHAT"],
+        cells=lambda entry: [
+            entry.id,
+            short_time(entry.deleted_at),
+            str(entry.scraps),
+            str(entry.cards),
+            str(entry.quizzes),
+            short_time(entry.purge_at),
+            preview(entry.describe(), 60),
         ],
+        empty="The Trash is empty.",
+        noun="entry",
+        plural="entries",
     )
     return 0
 

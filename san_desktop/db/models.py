@@ -81,7 +81,9 @@ class Scrap(Base):
     refine_stopped: Mapped[bool]
     import_batch_id: Mapped[str | None]
     given_tags: Mapped[str | None]
+    given_card: Mapped[str | None]
     trash_id: Mapped[str | None]
+    import_key: Mapped[str | None]
 
     card: Mapped[KnowledgeCard | None] = relationship(back_populates="scrap")
 

@@ -68,8 +68,14 @@ scraps = sa.Table(
     sa.Column("import_batch_id", ID),
     # tags the source gave it (a note's front matter, a bookmark's folders), a JSON list: its card's tags
     sa.Column("given_tags", sa.Text),
+    # the card its source gave it (a SAN Markdown export's note: title, summary, category), a JSON object: its
+    # first card keeps them as the person's (revision 0029)
+    sa.Column("given_card", sa.Text),
     # the entry of the Trash it waits in (``trash_entries``) while ``deleted_at`` is set (revision 0026)
     sa.Column("trash_id", ID),
+    # what it is in the source it was imported from (``ImportItem.identity`` with its kind): imported again, it
+    # updates this scrap (revision 0029); NULL if captured, or if only its content tells it from others
+    sa.Column("import_key", sa.Text),
     # One live scrap per content and source type; a deleted scrap frees its content again.
     partial_index(
         "uq_scraps_source_type_content_hash",
@@ -81,6 +87,23 @@ scraps = sa.Table(
     sa.Index("ix_scraps_created_at", "created_at"),
     sa.Index("ix_scraps_import_batch_id", "import_batch_id"),
     sa.Index("ix_scraps_trash_id", "trash_id"),
+    sa.Index("ix_scraps_import_key", "import_key"),
+)
+
+# The text an import replaced when it brought a changed version of a scrap (revision 0029): undoing that import
+# puts it back.
+scrap_versions = sa.Table(
+    "scrap_versions",
+    metadata,
+    id_column(),
+    sa.Column("scrap_id", ID, sa.ForeignKey("scraps.id", ondelete="CASCADE"), nullable=False, index=True),
+    sa.Column("content", sa.Text, nullable=False),
+    sa.Column("content_hash", sa.String(64), nullable=False),
+    sa.Column("title", sa.Text),
+    sa.Column("refined_content", sa.Text),
+    sa.Column("given_tags", sa.Text),
+    sa.Column("import_batch_id", ID, index=True),  # the import that replaced it
+    sa.Column("replaced_at", UTCDateTime(), nullable=False),
 )
 
 # What was deleted together (one scrap, several at once, an import undone), restorable as one until it is
@@ -109,6 +132,7 @@ import_batches = sa.Table(
     sa.Column("imported", sa.Integer, nullable=False, default=0),
     sa.Column("duplicates", sa.Integer, nullable=False, default=0),
     sa.Column("refused", sa.Integer, nullable=False, default=0),
+    sa.Column("updated", sa.Integer, nullable=False, default=0, server_default="0"),  # scraps it brought a new text of
     created_column(),
     sa.Column("finished_at", UTCDateTime()),  # NULL: stopped part way (cancelled, or the app was killed)
     sa.Column("undone_at", UTCDateTime()),

@@ -75,9 +75,9 @@ class CardAnalysis:
         kept = kept_edits(conn, scrap_id)  # as they are now: an edit may have come meanwhile
         replace = kept.replaced_by(payload)
         saved = draft if replace else kept.over(draft)
-        # the edited fields are the card's own (save_card keeps them); a new card's given tags are its source's
-        given = kept.updated_at is None and kept.tags is not None and not replace
-        card_id = save_card(session, scrap_id, saved, model_id, vector, replace_edits=replace, tags_given=given)
+        # the edited fields are the card's own (save_card keeps them); a new card's given ones are its source's
+        given = kept.given_fields() if kept.updated_at is None and not replace else ()
+        card_id = save_card(session, scrap_id, saved, model_id, vector, replace_edits=replace, given=given)
         stale = words_of(saved) != words_of(embedded)
         if stale:
             mark_embedding_stale(conn, card_id)

@@ -126,6 +126,11 @@ class KeptEdits:
             self.category if self.category is not None else draft.category,
         )
 
+    def given_fields(self) -> tuple[str, ...]:
+        """The fields these values are given for (of a scrap without a card: what its source gave)."""
+        values = {"title": self.title, "summary": self.summary, "tags": self.tags, "category": self.category}
+        return tuple(field for field in CARD_FIELDS if values[field] is not None)
+
     def replaced_by(self, payload: CardAnalysisPayload) -> bool:
         """Whether an analysis with ``payload`` replaces these edits (asked for while they were as now)."""
         return (
@@ -194,12 +199,21 @@ def _live_state(conn: sa.Connection, card_id: str) -> CardState:
 
 
 def kept_edits(conn: sa.Connection, scrap_id: str) -> KeptEdits:
-    """What a person edited on the scrap's card; when it has no card yet, the tags its source gave it (an
-    imported note's front matter) count as theirs: the first card takes them and keeps them as edited."""
+    """What a person edited on the scrap's card; when it has no card yet, what its source gave it (an imported
+    note's tags, an exported card's title, summary and category) counts as theirs: the first card takes them and
+    keeps them as edited."""
     card_id = conn.scalar(sa.select(KnowledgeCard.id).where(KnowledgeCard.scrap_id == scrap_id))
     if card_id is None:
-        given = conn.scalar(sa.select(Scrap.given_tags).where(Scrap.id == scrap_id))
-        return KeptEdits(tags=tuple(json.loads(given)) if given else None)
+        row = conn.execute(sa.select(Scrap.given_tags, Scrap.given_card).where(Scrap.id == scrap_id)).first()
+        if row is None:
+            return KeptEdits()
+        card = json.loads(row.given_card) if row.given_card else {}
+        return KeptEdits(
+            title=card.get("title") or None,
+            summary=card.get("summary") or None,
+            tags=tuple(json.loads(row.given_tags)) if row.given_tags else None,
+            category=card.get("category") or None,
+        )
     state = _states(conn, [card_id])[card_id]
     edited = set(state.edited)
     return KeptEdits(

@@ -151,12 +151,12 @@ def save_card(
     vector: npt.NDArray[np.float32],
     *,
     replace_edits: bool = False,
-    tags_given: bool = False,
+    given: Collection[str] = (),
 ) -> str:
     """Create or update the scrap's card (one per scrap, however often analysis runs) with its vector.
     The fields a person edited keep their values unless ``replace_edits`` (the person said so), which
-    also forgets that they were edited. ``tags_given``: the draft's tags are the ones the scrap's source
-    gave (an imported note's); a new card keeps them as edited.
+    also forgets that they were edited. ``given``: the fields (of ``CARD_FIELDS``) whose draft values are the ones
+    the scrap's source gave (an imported note's tags, an exported card's title); a new card keeps them as edited.
 
     Plain SQL statements rather than ORM objects: this runs once per card inside the job's publishing
     transaction, and the unit of work cost three times the SQL."""
@@ -177,8 +177,7 @@ def save_card(
         values.update({f"{field}_edited": False for field in CARD_FIELDS})
     tag_ids = [] if edited["tags"] else named_ids(conn, Tag, draft.tags, now)
     if existing is None:
-        if tags_given:
-            values["tags_edited"] = True
+        values.update({f"{field}_edited": True for field in given})
         card_id = new_id()
         card_row = {"id": card_id, "scrap_id": scrap_id, "created_at": now, **values}
         if backend_of(conn).defer_foreign_keys(conn):

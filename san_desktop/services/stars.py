@@ -407,6 +407,26 @@ class StarService:
                 for found, repo in session.execute(query)
             ]
 
+    def count_latest(self, *, language: str | None = None) -> int:
+        """How many recommendations ``latest`` has without its ``limit`` (what a cut list says it left out)."""
+        with self.db.sessions() as session:
+            run = session.scalar(sa.select(sa.func.max(StarRecommendation.run_id)))
+            if run is None:
+                return 0
+            query = (
+                sa.select(sa.func.count())
+                .select_from(StarRecommendation)
+                .join(StarredRepository, StarredRepository.id == StarRecommendation.repository_id)
+                .where(
+                    StarRecommendation.run_id == run,
+                    StarredRepository.not_interested.is_(False),
+                    StarredRepository.gone.is_(False),
+                )
+            )
+            if language:
+                query = query.where(StarredRepository.language == language)
+            return int(session.scalar(query) or 0)
+
     def set_not_interested(self, repository_id: str, not_interested: bool = True) -> Changes:
         """Hide a repository from this and future recommendations (or show it again)."""
         with self.db.write() as session:

@@ -34,6 +34,7 @@ from san_desktop.queue.records import JobRecord
 from san_desktop.queue.store import JobStore
 from san_desktop.services.changes import Changes
 from san_desktop.services.recovery.sweep import SweepHook
+from san_desktop.services.scrap_versions import put_back
 from san_desktop.services.scraps import SCRAP_NOTICE, ScrapNotFoundError, restart_stopped_work
 
 log = logging.getLogger(__name__)
@@ -195,6 +196,7 @@ class TrashService:
             moved = self._move(
                 conn, entry_id, TrashKind.IMPORT, row.source, scraps.c.import_batch_id == batch_id, batch_id=batch_id
             )
+            put_back(conn, self.queue, batch_id)  # what it updated gets its text from before it
             conn.execute(sa.update(import_batches).where(batch.id == batch_id).values(undone_at=self.queue.clock()))
         log.info("Undid import %s: %d scrap(s) moved to the Trash (%s)", batch_id, len(moved), entry_id)
         if not moved:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -27,9 +27,10 @@ from san_desktop.core.timeutil import utcnow
 from san_desktop.core.urls import normalize_url, without_userinfo
 from san_desktop.db.changes import ChangeLog
 from san_desktop.db.database import Database
-from san_desktop.db.tables import import_batches, knowledge_cards, scraps
+from san_desktop.db.tables import import_batches, knowledge_cards, scrap_versions, scraps
 from san_desktop.queue.store import JobStore
 from san_desktop.services.scraps import SCRAP_NOTICE
+from san_desktop.transfer.import_matching import ItemOutcome, Match, Outcome, Row, adopt, match, update
 from san_desktop.transfer.items import ImportItem, ImportKind, ImportPlan, Refusal
 
 if TYPE_CHECKING:
@@ -44,27 +45,51 @@ Progress = Callable[[int, int], None]  # (items handled, items in all)
 
 @dataclass(frozen=True)
 class ImportSummary:
-    """What an import stored (or, for a dry run, would store)."""
+    """What an import stored (or, for a dry run, would store), with what became of each entry (``outcomes``)."""
 
     kind: ImportKind
     source: str
     batch_id: str | None  # None: a dry run, or nothing new to store
     imported: int
-    duplicates: int  # already in the library, or twice in the source
+    duplicates: int  # already in the library
     refused: tuple[Refusal, ...]
-    scrap_ids: tuple[str, ...]
+    scrap_ids: tuple[str, ...]  # the new scraps
     dry_run: bool = False
     cancelled: bool = False  # stopped part way: ``imported`` were stored (Undo import removes them)
+    updated: int = 0  # scraps an earlier import made, given the source's new text
+    merged: int = 0  # entries that came in as part of another (a note with its highlight, one listed twice)
+    outcomes: tuple[ItemOutcome, ...] = ()
 
     def sentence(self) -> str:
         verb = "would import" if self.dry_run else "imported"
         words = [f"{self.imported} new scrap{'s' if self.imported != 1 else ''}"]
+        if self.updated:
+            words.append(f"{self.updated} updated")
         if self.duplicates:
             words.append(f"{self.duplicates} already in the library")
+        if self.merged:
+            words.append(f"{self.merged} merged into another")
         if self.refused:
             words.append(f"{len(self.refused)} left out")
         said = f"{verb} {', '.join(words)} from {self.source}."
         return f"Stopped part way: {said}" if self.cancelled else said[0].upper() + said[1:]
+
+    def as_dict(self) -> dict[str, object]:
+        """What ``san import --json`` prints: the counts, and each entry's outcome."""
+        return {
+            "kind": self.kind.value,
+            "source": self.source,
+            "dry_run": self.dry_run,
+            "batch_id": self.batch_id,
+            "new": self.imported,
+            "updated": self.updated,
+            "already_there": self.duplicates,
+            "merged": self.merged,
+            "left_out": len(self.refused),
+            "cancelled": self.cancelled,
+            "scrap_ids": list(self.scrap_ids),
+            "items": [outcome.as_dict() for outcome in self.outcomes],
+        }
 
 
 @dataclass(frozen=True)
@@ -75,6 +100,7 @@ class ImportBatchInfo:
     imported: int
     created_at: datetime
     finished: bool
+    updated: int = 0
 
 
 @dataclass(frozen=True)
@@ -89,11 +115,14 @@ class UndoPreview:
     scraps: int
     edited: int
     answered: int
+    updated: int = 0  # scraps an earlier import made that this one gave a new text: they get their old one back
 
     def question(self, when: str) -> str:
         """The confirmation Undo import asks (``when``: the import's time as the person reads it)."""
         count = f"{self.scraps:,} scrap{'s' if self.scraps != 1 else ''}"
         said = f"Move the {count} imported from {self.source} on {when} to the Trash, with their cards and quizzes?"
+        if self.updated:
+            said = said[:-1] + f", and give the {self.updated:,} it updated their text from before it?"
         worked: list[str] = []
         if self.edited:
             worked.append(f"{self.edited:,} of them {'were' if self.edited != 1 else 'was'} edited since the import")
@@ -110,6 +139,8 @@ class UndoPreview:
         """What a dry run of Undo import says."""
         count = f"{self.scraps:,} scrap{'s' if self.scraps != 1 else ''}"
         said = f"Would move the {count} imported from {self.source} to the Trash"
+        if self.updated:
+            said += f" and give the {self.updated:,} it updated their text from before it"
         details = []
         if self.edited:
             details.append(f"{self.edited:,} edited since the import")
@@ -125,20 +156,10 @@ class _Batch:
     id: str
     plan: ImportPlan
     refused: int
-    duplicates: int  # twice in the source, then already in the library too
+    duplicates: int = 0  # already in the library
+    updated: int = 0
     stored: list[str] = field(default_factory=list)
-    written: bool = False  # its row exists (with its first scrap)
-
-
-@dataclass(frozen=True)
-class _Row:
-    """A scrap's values, checked, with its key for duplicates."""
-
-    values: dict[str, object]
-
-    @property
-    def key(self) -> tuple[object, object]:
-        return (self.values["source_type"], self.values["content_hash"])
+    written: bool = False  # its row exists (with its first scrap or update)
 
 
 class Importer:
@@ -165,22 +186,31 @@ class Importer:
         progress: Progress | None = None,
     ) -> ImportSummary:
         refused = list(plan.refused)
-        rows: list[_Row] = []
-        seen: set[tuple[object, object]] = set()
-        duplicates = 0
+        outcomes = [ItemOutcome(one.source_ref, Outcome.LEFT_OUT, one.reason) for one in plan.refused]
+        outcomes += [
+            ItemOutcome(one.source_ref, Outcome.MERGED, f"into {one.into}: {one.reason}") for one in plan.merged
+        ]
+        merged = len(plan.merged)
+        rows: list[Row] = []
+        firsts: dict[object, str] = {}  # the first item of each content and each identity: what a second joins
         for item in plan.items:
             try:
-                row = self._row(item)
+                row = self._row(plan.kind, item)
             except RejectedContentError as exc:
-                refused.append(Refusal(item.source_ref, str(exc)))
+                refused.append(Refusal(item.entry or item.source_ref, str(exc)))
+                outcomes.append(ItemOutcome(item.entry or item.source_ref, Outcome.LEFT_OUT, str(exc), item.title))
                 continue
-            if row.key in seen:
-                duplicates += 1
+            first = firsts.get(row.key) or (firsts.get(row.import_key) if row.import_key else None)
+            if first is not None:
+                merged += 1
+                outcomes.append(ItemOutcome(row.source_ref, Outcome.MERGED, f"into {first}: listed twice", item.title))
                 continue
-            seen.add(row.key)
+            firsts[row.key] = row.source_ref
+            if row.import_key:
+                firsts[row.import_key] = row.source_ref
             rows.append(row)
-        in_source = duplicates
-        batch = None if dry_run else _Batch(new_id(), plan, refused=len(refused), duplicates=duplicates)
+        batch = None if dry_run else _Batch(new_id(), plan, refused=len(refused))
+        counts = dict.fromkeys(Outcome, 0)
         stopped = False
         total = len(rows)
         for start in range(0, total, CHUNK):
@@ -190,36 +220,39 @@ class Importer:
             chunk = rows[start : start + CHUNK]
             if batch is None:
                 with self.db.engine.connect() as conn:
-                    duplicates += len(self._existing(conn, chunk))
+                    matches = match(conn, chunk)
             else:
-                self._store_chunk(batch, chunk, last=start + CHUNK >= total)
+                matches = self._store_chunk(batch, chunk, last=start + CHUNK >= total)
+            for found in matches:
+                counts[found.outcome] += 1
+                outcomes.append(found.item_outcome())
             if progress is not None:
                 progress(min(start + CHUNK, total), total)
-        stored = batch.stored if batch is not None else []
-        # a dry run stores nothing: what it would import is what is neither refused nor a duplicate
-        imported = total - (duplicates - in_source) if batch is None else len(stored)
-        duplicates = duplicates if batch is None else batch.duplicates
-        batch_id = batch.id if batch is not None and batch.written else None
         summary = ImportSummary(
             kind=plan.kind,
             source=plan.source,
-            batch_id=batch_id,
-            imported=imported,
-            duplicates=duplicates,
+            batch_id=batch.id if batch is not None and batch.written else None,
+            imported=counts[Outcome.NEW],
+            duplicates=counts[Outcome.ALREADY_THERE],
             refused=tuple(refused),
-            scrap_ids=tuple(stored),
+            scrap_ids=tuple(batch.stored if batch is not None else ()),
             dry_run=dry_run,
             cancelled=stopped,
+            updated=counts[Outcome.UPDATED],
+            merged=merged,
+            outcomes=tuple(outcomes),
         )
         log.info("Import of %s (%s): %s", plan.source, plan.kind.value, summary.sentence())
         return summary
 
-    def _row(self, item: ImportItem) -> _Row:
+    def _row(self, kind: ImportKind, item: ImportItem) -> Row:
         values: dict[str, object] = {
             "source_type": item.source_type,
             "title": " ".join((item.title or "").split())[:500] or None,
             "given_tags": _given_tags(item.tags),
             "created_at": item.captured_at or utcnow(),
+            "import_key": f"{kind.value}:{item.identity}" if item.identity else None,
+            "given_card": json.dumps(asdict(item.card), ensure_ascii=False) if item.card else None,
         }
         if item.source_type is SourceType.URL:
             try:
@@ -232,60 +265,63 @@ class Importer:
                 values["title"] = None
         else:
             text = check_capturable(item.content, self.max_bytes)
-            values.update(content=text, source_ref=without_userinfo(item.source_ref), content_hash=content_hash(text))
-        return _Row(values)
+            source = without_userinfo(item.source_ref) or None
+            values.update(content=text, source_ref=source, content_hash=content_hash(text))
+        return Row(values, item.entry or item.source_ref, item.warnings)
 
-    @staticmethod
-    def _existing(conn: sa.Connection, chunk: Sequence[_Row]) -> set[tuple[object, object]]:
-        """The keys of ``chunk`` a live scrap has already."""
-        found: set[tuple[object, object]] = set()
-        for source_type in {row.values["source_type"] for row in chunk}:
-            hashes = [row.values["content_hash"] for row in chunk if row.values["source_type"] == source_type]
-            query = sa.select(scraps.c.content_hash).where(
-                scraps.c.source_type == source_type,
-                scraps.c.content_hash.in_(hashes),
-                scraps.c.deleted_at.is_(None),
-            )
-            found.update((source_type, digest) for digest in conn.scalars(query))
-        return found
-
-    def _store_chunk(self, batch: _Batch, chunk: Sequence[_Row], *, last: bool) -> None:
-        """Insert the chunk's new scraps with their jobs, and the batch's counts so far (finished with the
-        ``last`` chunk), in one transaction. The batch's row is written with its first scrap."""
+    def _store_chunk(self, batch: _Batch, chunk: Sequence[Row], *, last: bool) -> list[Match]:
+        """Insert the chunk's new scraps with their jobs, give the scraps it updates their new text, and write the
+        batch's counts so far (finished with the ``last`` chunk), in one transaction. The batch's row is written
+        with its first scrap or update."""
         with self.db.write_connection() as conn:
-            existing = self._existing(conn, chunk)
-            fresh = [
-                {**row.values, "id": new_id(), "import_batch_id": batch.id} for row in chunk if row.key not in existing
-            ]
-            if fresh and not batch.written:
+            matches = match(conn, chunk)
+            if not batch.written and any(found.outcome in (Outcome.NEW, Outcome.UPDATED) for found in matches):
                 plan = batch.plan
                 conn.execute(
                     sa.insert(import_batches).values(
                         id=batch.id, kind=plan.kind.value, source=plan.source, imported=0, duplicates=0, refused=0
                     )
                 )
+                batch.written = True
+            fresh = {
+                index: {**found.row.values, "id": new_id(), "import_batch_id": batch.id}
+                for index, found in enumerate(matches)
+                if found.outcome is Outcome.NEW
+            }
             if fresh:
                 try:
                     with conn.begin_nested():
-                        conn.execute(sa.insert(scraps), fresh)
+                        conn.execute(sa.insert(scraps), list(fresh.values()))
                 except IntegrityError:  # another process stored some of them meanwhile: one by one
-                    fresh = [values for values in fresh if self._insert_one(conn, values)]
-            ids = [str(values["id"]) for values in fresh]
-            self.queue.enqueue_new(conn, [job for values in fresh for job in _jobs_of(values)])
-            if self.changelog is not None and ids:
-                self.changelog.record(conn, SCRAP_NOTICE, ids)
-            batch.written = batch.written or bool(fresh)
+                    fresh = {index: values for index, values in fresh.items() if self._insert_one(conn, values)}
+            outcomes: list[Match] = []
+            for index, found in enumerate(matches):
+                if (found.outcome is Outcome.NEW and index not in fresh) or (
+                    found.outcome is Outcome.UPDATED and not self._update_one(conn, found, batch.id)
+                ):
+                    found = replace(found, outcome=Outcome.ALREADY_THERE)
+                elif found.adopt:
+                    adopt(conn, found)
+                outcomes.append(found)
+            ids = [str(values["id"]) for values in fresh.values()]
+            self.queue.enqueue_new(conn, [job for values in fresh.values() for job in _jobs_of(values)])
+            updated = [found.scrap.id for found in outcomes if found.outcome is Outcome.UPDATED and found.scrap]
+            if self.changelog is not None and (ids or updated):
+                self.changelog.record(conn, SCRAP_NOTICE, ids + updated)
             batch.stored += ids
-            batch.duplicates += len(chunk) - len(ids)
+            batch.updated += len(updated)
+            batch.duplicates += sum(found.outcome is Outcome.ALREADY_THERE for found in outcomes)
             if batch.written:
                 counts: dict[str, object] = {
                     "imported": len(batch.stored),
+                    "updated": batch.updated,
                     "duplicates": batch.duplicates,
                     "refused": batch.refused,
                 }
                 if last:
                     counts["finished_at"] = utcnow()
                 conn.execute(sa.update(import_batches).where(import_batches.c.id == batch.id).values(counts))
+        return outcomes
 
     @staticmethod
     def _insert_one(conn: sa.Connection, values: dict[str, object]) -> bool:
@@ -296,21 +332,37 @@ class Importer:
             return False
         return True
 
+    def _update_one(self, conn: sa.Connection, found: Match, batch_id: str) -> bool:
+        try:
+            with conn.begin_nested():
+                update(conn, self.queue, found, batch_id)
+        except IntegrityError:  # its new text became another scrap's meanwhile
+            return False
+        return True
+
     # --- undo ---------------------------------------------------------------------------------
 
-    def batches(self, limit: int = 20) -> list[ImportBatchInfo]:
-        """The imports that can be undone, newest first."""
+    def batches(self, limit: int | None = 20) -> list[ImportBatchInfo]:
+        """The imports that can be undone, newest first (``limit`` None: all of them)."""
         batch = import_batches.c
         query = (
-            sa.select(batch.id, batch.kind, batch.source, batch.imported, batch.created_at, batch.finished_at)
-            .where(batch.undone_at.is_(None), batch.imported > 0)
+            sa.select(
+                batch.id, batch.kind, batch.source, batch.imported, batch.created_at, batch.finished_at, batch.updated
+            )
+            .where(batch.undone_at.is_(None), (batch.imported > 0) | (batch.updated > 0))
             .order_by(batch.created_at.desc(), batch.id.desc())
             .limit(limit)
         )
         with self.db.engine.connect() as conn:
             return [
                 ImportBatchInfo(
-                    row.id, ImportKind(row.kind), row.source, row.imported, row.created_at, bool(row.finished_at)
+                    row.id,
+                    ImportKind(row.kind),
+                    row.source,
+                    row.imported,
+                    row.created_at,
+                    bool(row.finished_at),
+                    row.updated,
                 )
                 for row in conn.execute(query)
             ]
@@ -347,6 +399,11 @@ class Importer:
                 .join(RecallQuizReview, RecallQuizReview.quiz_id == RecallQuiz.id)
                 .where(of_batch)
             )
+            updated = conn.scalar(
+                sa.select(sa.func.count(sa.distinct(scrap_versions.c.scrap_id))).where(
+                    scrap_versions.c.import_batch_id == batch_id
+                )
+            )
         return UndoPreview(
             batch_id,
             ImportKind(row.kind),
@@ -355,6 +412,7 @@ class Importer:
             int(live or 0),
             int(edited or 0),
             int(answered or 0),
+            int(updated or 0),
         )
 
     def undo(self, batch_id: str) -> Trashed:

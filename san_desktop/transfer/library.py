@@ -36,6 +36,8 @@ class ExportCard:
     captured_at: datetime  # the scrap's capture: the day the card belongs to
     created_at: datetime
     updated_at: datetime
+    text: str = ""  # the scrap's text, refined if refining changed it
+    import_key: str | None = None  # what it was in the source it was imported from (``scraps.import_key``)
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,8 @@ def _cards(session: Session) -> dict[str, ExportCard]:
             Scrap.created_at,
             KnowledgeCard.created_at,
             KnowledgeCard.updated_at,
+            sa.func.coalesce(sa.func.nullif(Scrap.refined_content, ""), Scrap.content),
+            Scrap.import_key,
         )
         .join(Scrap, Scrap.id == KnowledgeCard.scrap_id)
         .outerjoin(Category, Category.id == KnowledgeCard.category_id)
@@ -92,19 +96,21 @@ def _cards(session: Session) -> dict[str, ExportCard]:
     ).all()
     tags = _tags_of(session, [row[0] for row in rows])
     return {
-        card_id: ExportCard(
-            id=card_id,
-            title=title,
-            summary=summary,
-            category=category,
-            tags=tuple(sorted(tags[card_id], key=str.casefold)),
-            source_type=str(source_type.value),
-            source_ref=source_ref,
-            captured_at=captured,
-            created_at=created,
-            updated_at=updated,
+        row[0]: ExportCard(
+            id=row[0],
+            title=row[1],
+            summary=row[2],
+            category=row[3],
+            tags=tuple(sorted(tags[row[0]], key=str.casefold)),
+            source_type=str(row[4].value),
+            source_ref=row[5],
+            captured_at=row[6],
+            created_at=row[7],
+            updated_at=row[8],
+            text=row[9],
+            import_key=row[10],
         )
-        for card_id, title, summary, category, source_type, source_ref, captured, created, updated in rows
+        for row in rows
     }
 
 

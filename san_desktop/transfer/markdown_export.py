@@ -2,6 +2,13 @@
 folder in one): ``Cards/<title>.md`` per card, ``TIL/<YYYY-MM-DD>.md`` per day with a TIL, the day's text
 followed by wikilinks to the day's cards.
 
+A card's note holds what a person keeps: front matter (title, tags, category, source, the capture's time as
+``created`` and the card's last change as ``updated``), the summary, the scrap's whole text (refined if refined)
+and wikilinks to the cards that share its tags. The summary and the text sit between HTML comments (Obsidian
+shows none) that the Markdown importer reads back (``readers.notes``): the export imported into an empty library
+gives every card its title, tags, source, text and date again. A wikilink of an imported note to another imported
+note is written with the name that note's card has in the export, so that it resolves.
+
 Exporting again into the same folder updates the files this export wrote (``export_manifest``): a card
 whose title changed moves to its new name, a card that is gone takes its file with it, and a file someone
 else wrote or edited is left as it is; a name it holds is not used (the next, ``<title> (2).md``, is).
@@ -12,7 +19,8 @@ checked part by part (``core.user_files.Confined``). A dry run plans the same an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import tzinfo
 from pathlib import Path, PurePosixPath
@@ -27,10 +35,16 @@ from san_desktop.transfer import export_manifest
 from san_desktop.transfer.export_manifest import Manifest, digest
 from san_desktop.transfer.file_names import MAX_SUFFIX, is_numbered, numbered, safe_stem
 from san_desktop.transfer.files import NothingToExportError, writing
+from san_desktop.transfer.items import ImportKind
 from san_desktop.transfer.library import ExportCard, ExportTil, counted, read_cards, read_tils
+from san_desktop.transfer.readers.notes import SAN_KEY, SAN_KIND, SUMMARY_END, SUMMARY_START, TEXT_END, TEXT_START
 
 CARDS_FOLDER = "Cards"
 TIL_FOLDER = "TIL"
+MAX_RELATED = 5  # links to related cards a card's note ends with
+_WIDE_TAG = 50
+# [[target]], [[target#heading]], [[target|shown]]
+_WIKILINK = re.compile(r"\[\[(?P<target>[^\]|#\n]+)(?P<rest>[#|][^\]\n]*)?\]\]")
 
 
 @dataclass(frozen=True)
@@ -71,19 +85,72 @@ def front_matter(values: dict[str, object], body: str) -> str:
     return f"---\n{header}---\n\n{body.rstrip()}\n"
 
 
-def card_markdown(card: ExportCard) -> str:
+def card_markdown(card: ExportCard, related: Sequence[str] = (), names: Mapping[str, str] | None = None) -> str:
+    """``related``: the file names of the cards to link to; ``names``: the export's file name of each imported
+    note, by its name in its vault (casefolded), for the text's wikilinks."""
     values: dict[str, object] = {
         "title": card.title,
         "tags": list(card.tags),
         "category": card.category,
         "source": card.source_ref,
-        "created": card.created_at.isoformat(timespec="seconds"),
-        "san_id": card.id,
+        "created": card.captured_at.isoformat(),  # (to the microsecond: imported again, the same time)
+        "updated": card.updated_at.isoformat(),
+        SAN_KEY: card.id,
     }
-    body = f"# {card.title}\n\n{card.summary}"
+    text = _relinked(card.text, names or {})
+    parts = [
+        f"# {card.title}",
+        SUMMARY_START,
+        _relinked(card.summary, names or {}).strip(),
+        SUMMARY_END,
+        TEXT_START,
+        text.strip("\n"),
+        TEXT_END,
+    ]
     if card.source_ref:
-        body += f"\n\nSource: {card.source_ref}"
-    return front_matter(values, body)
+        parts.append(f"Source: {card.source_ref}")
+    if related:
+        parts.append("## Related\n\n" + "\n".join(f"- [[{name}]]" for name in related))
+    return front_matter(values, "\n\n".join(parts))
+
+
+def _relinked(text: str, names: Mapping[str, str]) -> str:
+    def link(found: re.Match[str]) -> str:
+        name = names.get(found["target"].strip().casefold())
+        return found[0] if name is None else f"[[{name}{found['rest']}]]"
+
+    return _WIKILINK.sub(link, text) if names else text
+
+
+def related_cards(cards: Sequence[ExportCard]) -> dict[str, list[str]]:
+    """Each card's related cards (ids): those sharing the most of its tags, then by title; a tag on more than
+    ``_WIDE_TAG`` cards relates nothing (it is a shelf, not a subject)."""
+    holding: dict[str, list[ExportCard]] = {}
+    for card in cards:
+        for tag in {tag.casefold() for tag in card.tags}:
+            holding.setdefault(tag, []).append(card)
+    related: dict[str, list[str]] = {}
+    for card in cards:
+        shared: dict[str, int] = {}
+        for tag in {tag.casefold() for tag in card.tags}:
+            if len(holding[tag]) <= _WIDE_TAG:
+                for other in holding[tag]:
+                    if other.id != card.id:
+                        shared[other.id] = shared.get(other.id, 0) + 1
+        titles = {other.id: other.title for tag in card.tags for other in holding.get(tag.casefold(), ())}
+        ranked = sorted(shared, key=lambda other: (-shared[other], titles[other].casefold(), other))
+        related[card.id] = ranked[:MAX_RELATED]
+    return related
+
+
+def _vault_names(cards: Sequence[ExportCard], paths: Mapping[str, str]) -> dict[str, str]:
+    """The export's file name of each card of an imported note, by the note's name in its vault (casefolded)."""
+    names: dict[str, str] = {}
+    for card in cards:
+        key = card.import_key or ""
+        if key.startswith(f"{ImportKind.MARKDOWN.value}:"):
+            names.setdefault(PurePosixPath(key).stem.casefold(), PurePosixPath(paths[f"card:{card.id}"]).stem)
+    return names
 
 
 def til_markdown(til: ExportTil, links: Sequence[str]) -> str:
@@ -92,7 +159,8 @@ def til_markdown(til: ExportTil, links: Sequence[str]) -> str:
         "date": til.local_date,
         "tags": ["til"],
         "created": til.created_at.isoformat(timespec="seconds"),
-        "san_id": til.summary_id,
+        SAN_KEY: til.summary_id,
+        SAN_KIND: "til",  # (left out by the Markdown import: the TIL is written again from its cards)
     }
     body = til.markdown.rstrip()
     if links:
@@ -167,7 +235,12 @@ def _contents(
     for card in cards:
         day = card.captured_at.astimezone(zone).date().isoformat()
         by_day.setdefault(day, []).append(PurePosixPath(paths[f"card:{card.id}"]).stem)
-    texts = {f"card:{card.id}": card_markdown(card) for card in cards}
+    stems = {card.id: PurePosixPath(paths[f"card:{card.id}"]).stem for card in cards}
+    related = related_cards(cards)
+    names = _vault_names(cards, paths)
+    texts = {
+        f"card:{card.id}": card_markdown(card, [stems[other] for other in related[card.id]], names) for card in cards
+    }
     texts |= {f"til:{til.summary_id}": til_markdown(til, by_day.get(til.local_date, [])) for til in tils}
     return {key: text.encode("utf-8") for key, text in texts.items()}
 

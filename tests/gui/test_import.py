@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QTableWidget, QTableWidgetItem
 from pytestqt.qtbot import QtBot
 
 from san_desktop.transfer import importer as importer_module
@@ -54,6 +55,7 @@ def test_a_vault_is_previewed_imported_with_its_tags_and_undone(
     cells = [[dialog.table.item(row, column) for column in range(3)] for row in range(2)]
     shown = {source.text(): tags.text() for _title, tags, source in cells if source and tags}
     assert shown == {"db/wal.md": "sqlite, durability", "raft.md": ""}
+    assert [_cell(dialog.table, row, 3).text() for row in range(2)] == ["new", "new"]
     assert dialog.refused.item(0).text().startswith("diagram.png: ")
 
     with qtbot.waitSignal(dialog.imported, timeout=10_000) as imported:
@@ -224,3 +226,38 @@ def test_closing_the_dialog_stops_the_walk_of_a_folder_without_notes(
     qtbot.waitUntil(lambda: not live_context.ops.busy, timeout=10_000)
     assert len(listed) == 3  # the folder it was in was the last
     assert live_context.app.scraps.list_scraps() == []
+
+
+def test_a_note_edited_since_its_import_is_previewed_as_updated_and_updates_its_scrap(
+    qtbot: QtBot, window: MainWindow, live_context: AppContext, tmp_path: Path
+) -> None:
+    """Issue 40: importing the vault again after editing one note made a second card for it."""
+    vault = _vault(tmp_path / "vault")
+    window.imports.import_action.trigger()
+    dialog = window.imports.dialog
+    assert dialog is not None
+    dialog.choose(vault)
+    qtbot.waitUntil(dialog.import_button.isEnabled, timeout=10_000)
+    with qtbot.waitSignal(dialog.imported, timeout=10_000):
+        dialog.import_button.click()
+    (vault / "raft.md").write_text("Raft elects a leader by majority vote; terms order the leaders.", encoding="utf-8")
+
+    dialog.choose(vault)
+    qtbot.waitUntil(dialog.import_button.isEnabled, timeout=10_000)
+    assert "0 new, 1 updated, 1 already in your library" in dialog.status.text()
+    by_source = {_cell(dialog.table, row, 2).text(): _cell(dialog.table, row, 3) for row in range(2)}
+    assert by_source["raft.md"].text() == "updated"
+    assert "your edits of its card are kept" in by_source["raft.md"].toolTip()
+    assert by_source["db/wal.md"].text() == "already there"
+    with qtbot.waitSignal(dialog.imported, timeout=10_000) as imported:
+        dialog.import_button.click()
+    assert (imported.args[0].imported, imported.args[0].updated) == (0, 1)
+    contents = sorted(scrap.content for scrap in live_context.app.scraps.list_scraps())
+    assert len(contents) == 2
+    assert "Raft elects a leader by majority vote; terms order the leaders." in contents
+
+
+def _cell(table: QTableWidget, row: int, column: int) -> QTableWidgetItem:
+    item = table.item(row, column)
+    assert item is not None
+    return item

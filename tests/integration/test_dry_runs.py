@@ -30,6 +30,7 @@ KNOWN = {
     ("trash", "empty"),
     ("export", "anki"),
     ("export", "markdown"),
+    ("export", "bookmarks"),
     ("export", "all"),
 }
 LOG_DIR = "logs"  # the log says what ran, reads included: it is not the library
@@ -63,6 +64,7 @@ def library(request: pytest.FixtureRequest, data_dir: Path, tmp_path: Path) -> d
         batch = app.store_import(plan).value.batch_id
         assert batch is not None
         app.delete_scrap(app.scraps.list_scraps()[-1].id)  # something in the Trash
+        app.capture_url("https://example.com/raft", "Raft")  # a link, for the bookmarks (its page never fetched)
     return {
         ("import", "path"): str(vault),
         ("import", "undo"): batch,

@@ -6,6 +6,7 @@ at the end) and stop with ``ImportCancelled`` as soon as ``cancelled()`` is true
 
 from __future__ import annotations
 
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,7 +17,14 @@ from san_desktop.transfer.readers._common import ImportCancelled, Ticker, read_s
 from san_desktop.transfer.readers.bookmarks import read_bookmarks
 from san_desktop.transfer.readers.csv_sources import read_pocket, read_readwise
 from san_desktop.transfer.readers.detect import UNSUPPORTED, detect_kind, missing
+from san_desktop.transfer.readers.json_exports import (
+    read_karakeep,
+    read_linkwarden,
+    read_omnivore,
+    read_omnivore_zip,
+)
 from san_desktop.transfer.readers.kindle import read_kindle
+from san_desktop.transfer.readers.link_exports import is_html, read_opml, read_pocket_html
 from san_desktop.transfer.readers.markdown import read_markdown
 
 __all__ = ["UNSUPPORTED", "ImportCancelled", "detect_kind", "read_plan"]
@@ -47,13 +55,25 @@ def read_plan(
         return read_markdown(path, Ticker(cancelled, progress), max_bytes)
     if path.is_dir():
         raise SanError(f"{UNSUPPORTED} ({path.name} is a folder, not a {kind} file).")
+    if kind is ImportKind.OMNIVORE and zipfile.is_zipfile(path):
+        return read_omnivore_zip(path, Ticker(cancelled, progress))
     text = read_source_text(path)
     ticker = Ticker(cancelled, progress)
     source = str(path)
     if kind is ImportKind.BOOKMARKS:
         return read_bookmarks(text, source, ticker)
     if kind is ImportKind.POCKET:
+        if is_html(text):  # the classic ril_export.html; the CSV starts with its column names
+            return read_pocket_html(text, source, ticker)
         return read_pocket(text, source, ticker)
     if kind is ImportKind.READWISE:
         return read_readwise(text, source, ticker, max_bytes)
+    if kind is ImportKind.OPML:
+        return read_opml(text, source, ticker)
+    if kind is ImportKind.KARAKEEP:
+        return read_karakeep(text, source, ticker, max_bytes)
+    if kind is ImportKind.LINKWARDEN:
+        return read_linkwarden(text, source, ticker)
+    if kind is ImportKind.OMNIVORE:
+        return read_omnivore(text, source, ticker)
     return read_kindle(text, source, ticker, max_bytes)

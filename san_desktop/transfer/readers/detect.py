@@ -1,6 +1,7 @@
 """Which kind of source a path is, told from what it holds rather than its name alone: a backup is a zip with
 SAN Desktop's manifest, bookmarks carry the Netscape doctype, the CSVs are told apart by their columns, Kindle's
-clippings by their separators."""
+clippings by their separators; Pocket's HTML by its title or its links' ``time_added``, OPML by its root element,
+the JSON exports by their keys, Omnivore's zip by its ``metadata_*.json`` files."""
 
 from __future__ import annotations
 
@@ -11,13 +12,18 @@ from san_desktop.core.errors import SanError
 from san_desktop.transfer.backup import BACKUP_FORMAT
 from san_desktop.transfer.backup_reader import opened_backup, parsed_manifest
 from san_desktop.transfer.items import ImportKind
+from san_desktop.transfer.readers._common import looks_binary
 from san_desktop.transfer.readers.bookmarks import DOCTYPE
 from san_desktop.transfer.readers.csv_sources import header
+from san_desktop.transfer.readers.json_exports import is_omnivore_zip, json_kind
 from san_desktop.transfer.readers.kindle import looks_like_clippings
+from san_desktop.transfer.readers.link_exports import looks_like_opml, looks_like_pocket_html
 
+# kept starting as it did before the lists of links were added: callers and tests match its start
 UNSUPPORTED = (
     "Not a file SAN Desktop can import: expected a folder of Markdown notes, a bookmarks .html file, a Pocket or "
-    "Readwise .csv, Kindle's My Clippings.txt or a SAN backup .zip"
+    "Readwise .csv, Kindle's My Clippings.txt or a SAN backup .zip, or a list of links: Pocket's ril_export.html, "
+    "an .opml outline, Karakeep's or Linkwarden's .json export, or Omnivore's export .zip or metadata .json"
 )
 _HEAD_BYTES = 256 * 1024  # enough to hold a CSV's header or several clippings
 
@@ -37,6 +43,8 @@ def detect_kind(path: Path) -> ImportKind:
     if zipfile.is_zipfile(path):
         if _is_backup(path):
             return ImportKind.BACKUP
+        if is_omnivore_zip(path):
+            return ImportKind.OMNIVORE
         raise SanError(f"{UNSUPPORTED} ({path.name} is a zip file without a SAN Desktop manifest).")
     head = _head_text(path)
     kind = _kind_of_text(head) if head is not None else None
@@ -66,7 +74,7 @@ def _head_text(path: Path) -> str | None:
         raise SanError(f"Could not read {path}: {exc.strerror or exc}.") from exc
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return data[: len(data) // 2 * 2].decode("utf-16", errors="replace")
-    if b"\x00" in data:
+    if looks_binary(data):  # (a few stray NULs: a damaged export, whose reader leaves out their rows)
         return None
     return data.decode("utf-8-sig", errors="replace")
 
@@ -75,6 +83,12 @@ def _kind_of_text(text: str) -> ImportKind | None:
     start = text.lstrip("\ufeff \t\r\n")
     if DOCTYPE.lower() in start[:1024].lower():
         return ImportKind.BOOKMARKS
+    if start.startswith("<") and looks_like_opml(start):
+        return ImportKind.OPML
+    if start.startswith("<") and looks_like_pocket_html(start):
+        return ImportKind.POCKET
+    if (kind := json_kind(start)) is not None:
+        return kind
     columns = set(header(start.split("\n", 1)[0]))
     if {"url", "time_added"} <= columns:
         return ImportKind.POCKET

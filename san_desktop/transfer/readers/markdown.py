@@ -1,5 +1,5 @@
-"""A folder of Markdown or text notes, or an Obsidian vault: one item per note, its YAML front matter read for
-tags, title and date and taken out of the content. Attachments and unreadable notes are refused, each with why;
+"""A folder of Markdown or text notes, or an Obsidian vault: one item per note (``readers.notes`` reads each).
+Attachments and unreadable notes are refused, each with why;
 hidden files and folders (``.obsidian/``, ``.trash/``, ``.git/``) are passed over without a word.
 
 The walk is bounded (DESIGN 12), so that a folder named by mistake (a home folder, ``/``, a synced drive) is
@@ -14,30 +14,19 @@ link loop cannot trap the walk), and pipes, sockets and devices are not opened; 
 from __future__ import annotations
 
 import os
-import re
 import stat
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
-from datetime import date, datetime
 from pathlib import Path
-from typing import Any
 
-import yaml
-
-from san_desktop.core.enums import SourceType
 from san_desktop.core.errors import SanError
-from san_desktop.core.inputs import read_file
-from san_desktop.core.text import RejectedContentError, check_capturable, decode_bytes, format_size
+from san_desktop.core.text import RejectedContentError, format_size
 from san_desktop.core.user_files import Confined, kind_of
-from san_desktop.transfer.items import ImportItem, ImportKind, ImportPlan, Refusal
-from san_desktop.transfer.readers._common import Ticker, aware, parse_iso, split_tags, unique
+from san_desktop.transfer.items import ImportKind, ImportPlan, Refusal
+from san_desktop.transfer.readers._common import Ticker
+from san_desktop.transfer.readers.notes import read_note
 
 NOTE_SUFFIXES = frozenset({".md", ".markdown", ".txt"})
-_TAG_KEYS = ("tags", "tag")  # Obsidian accepts both
-_DATE_KEYS = ("date", "created", "created_at")
-_CLOSING_FENCES = frozenset({"---", "..."})
-_HEADING = re.compile(r"^#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 
 # Bounds no real vault comes near (the largest hold tens of thousands of notes, a dozen folders deep, a few
 # hundred MB of text), each a sentence when reached.
@@ -49,12 +38,6 @@ MAX_SECONDS = 600.0  # a slow network drive
 
 class FolderTooLargeError(SanError):
     """The folder named for an import is past one of the walk's bounds: nothing is imported."""
-
-
-@dataclass(frozen=True)
-class FrontMatter:
-    fields: dict[str, Any]
-    body: str
 
 
 def read_markdown(folder: Path, ticker: Ticker, max_bytes: int) -> ImportPlan:
@@ -72,7 +55,7 @@ def read_markdown(folder: Path, ticker: Ticker, max_bytes: int) -> ImportPlan:
             plan.refused.append(Refusal(ref, "an attachment, not a note"))
         else:
             try:
-                item = read_note(note, ref, max_bytes)
+                item = read_note(note, ref, max_bytes, vault=str(root.root))
             except RejectedContentError as exc:
                 plan.refused.append(Refusal(ref, str(exc)))
             else:
@@ -188,80 +171,3 @@ def _is_folder(entry: os.DirEntry[str]) -> bool:
         return entry.is_dir(follow_symlinks=False)
     except OSError:
         return False  # (judged by name, and refused, as the file it then seems to be)
-
-
-def read_note(path: Path, ref: str, max_bytes: int) -> ImportItem:
-    """One note as an item; ``RejectedContentError`` (binary, not text, empty, too large) says why not. A link
-    at ``path`` is not followed (``_note_path`` resolved it)."""
-    text = decode_bytes(read_file(path, max_bytes, follow_links=False), path.name)
-    front = split_front_matter(text)
-    content = check_capturable(front.body, max_bytes)
-    return ImportItem(
-        source_type=SourceType.FILE,
-        content=content,
-        source_ref=ref,
-        title=_title(front.fields, content) or path.stem,
-        tags=_tags(front.fields),
-        captured_at=_captured_at(front.fields),
-    )
-
-
-def split_front_matter(text: str) -> FrontMatter:
-    """The YAML block that opens a note (``---`` … ``---`` or ``...``) read and cut off. A block that is not a
-    mapping of fields (broken YAML, or a note that merely opens with a rule) stays in the body as text."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    if not lines or lines[0].rstrip() != "---":
-        return FrontMatter({}, text)
-    end = next((i for i in range(1, len(lines)) if lines[i].rstrip() in _CLOSING_FENCES), None)
-    if end is None:
-        return FrontMatter({}, text)
-    try:
-        fields = yaml.safe_load("\n".join(lines[1:end]))
-    except yaml.YAMLError:
-        return FrontMatter({}, text)
-    if fields is None:
-        fields = {}  # an empty block: nothing to read, and nothing worth keeping
-    if not isinstance(fields, dict):
-        return FrontMatter({}, text)
-    return FrontMatter({str(key).lower(): value for key, value in fields.items()}, "\n".join(lines[end + 1 :]))
-
-
-def _scalar(value: Any) -> str | None:
-    if isinstance(value, str | int | float) and not isinstance(value, bool):
-        return str(value).strip() or None
-    return None
-
-
-def _title(fields: dict[str, Any], content: str) -> str | None:
-    title = _scalar(fields.get("title"))
-    if title:
-        return title
-    fenced = False
-    for line in content.split("\n"):
-        if line.lstrip().startswith(("```", "~~~")):
-            fenced = not fenced  # a "# comment" in a code block is no heading
-        elif not fenced and (heading := _HEADING.match(line)):
-            return heading.group(1).strip()
-    return None
-
-
-def _tags(fields: dict[str, Any]) -> tuple[str, ...]:
-    tags: list[str] = []
-    for key in _TAG_KEYS:
-        value = fields.get(key)
-        values = value if isinstance(value, list) else [value]
-        for one in values:
-            text = _scalar(one)
-            if text:
-                tags.extend(split_tags(text))
-    return unique(tags)
-
-
-def _captured_at(fields: dict[str, Any]) -> datetime | None:
-    for key in _DATE_KEYS:
-        value = fields.get(key)
-        if isinstance(value, date):  # YAML reads unquoted dates and times itself; datetime is a date too
-            return aware(value)
-        if isinstance(value, str) and (parsed := parse_iso(value)):
-            return parsed
-    return None

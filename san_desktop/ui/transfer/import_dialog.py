@@ -46,6 +46,10 @@ KIND_NAMES = {
     ImportKind.POCKET: "a Pocket export",
     ImportKind.READWISE: "Readwise highlights",
     ImportKind.KINDLE: "Kindle highlights (My Clippings)",
+    ImportKind.KARAKEEP: "a Karakeep (Hoarder) export",
+    ImportKind.LINKWARDEN: "a Linkwarden backup",
+    ImportKind.OMNIVORE: "an Omnivore export",
+    ImportKind.OPML: "an OPML list of links",
     ImportKind.BACKUP: "a full SAN Desktop backup",
 }
 
@@ -95,16 +99,18 @@ class ImportDialog(QDialog):
         chooser.addWidget(self.file_button)
 
         self.status = QLabel(
-            "Imports a folder of Markdown notes or an Obsidian vault, a browser's bookmarks (.html), Pocket or "
-            "Readwise exports (.csv) and Kindle's My Clippings.txt. You see what comes in before anything is stored."
+            "Imports a folder of Markdown notes or an Obsidian vault, a browser's bookmarks (.html), Pocket's "
+            "export (.html or .csv), Readwise's .csv, Kindle's My Clippings.txt, Karakeep, Linkwarden and Omnivore "
+            "exports and OPML lists of links. You see what comes in before anything is stored; a note imported "
+            "again updates what it made before."
         )
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.table = QTableWidget(0, 3)
-        self.table.setHorizontalHeaderLabels(["Title or text", "Tags", "From"])
+        self.table = QTableWidget(0, 4)
+        self.table.setHorizontalHeaderLabels(["Title or text", "Tags", "From", "Comes in as"])
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)  # the title takes what the others leave
-        for column in (1, 2):
+        for column in (1, 2, 3):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().hide()
@@ -164,19 +170,29 @@ class ImportDialog(QDialog):
         if stop is not self._stop or stop.is_set():
             return  # another choice since, or the dialog closed
         self._plan = plan
+        # what the dry run says of each item (`san import --dry-run` says the same), by where it is in the source
+        outcomes = {outcome.source_ref: outcome for outcome in counted.outcomes}
         self.table.setRowCount(min(len(plan.items), PREVIEW_ROWS))
         for row, item in enumerate(plan.items[:PREVIEW_ROWS]):
-            cells = (item.title or preview(item.content, 90), ", ".join(item.tags), item.source_ref)
+            outcome = outcomes.get(item.entry or item.source_ref)
+            said = outcome.outcome.value if outcome is not None else ""
+            cells = (item.title or preview(item.content, 90), ", ".join(item.tags), item.entry or item.source_ref, said)
             for column, text in enumerate(cells):
-                self.table.setItem(row, column, QTableWidgetItem(text))
+                cell = QTableWidgetItem(text)
+                if column == 3 and outcome is not None:
+                    cell.setToolTip(outcome.detail)  # (merged into which, what an update keeps)
+                self.table.setItem(row, column, cell)
         self._show_refusals([f"{refusal.source_ref}: {refusal.reason}" for refusal in counted.refused])
         more = f" (the first {PREVIEW_ROWS} are shown)" if len(plan.items) > PREVIEW_ROWS else ""
+        updated = f"{counted.updated} updated, " if counted.updated else ""
+        merged = f", {counted.merged} merged into another" if counted.merged else ""
         self.status.setText(
-            f"This is {KIND_NAMES[plan.kind]}: {counted.imported} new, {counted.duplicates} already in your "
-            f"library, {len(counted.refused)} left out{more}. Cards follow in the background after the import."
+            f"This is {KIND_NAMES[plan.kind]}: {counted.imported} new, {updated}{counted.duplicates} already in your "
+            f"library{merged}, {len(counted.refused)} left out{more}. Cards follow in the background after the "
+            "import."
         )
-        self.import_button.setEnabled(counted.imported > 0)
-        if counted.imported == 0:
+        self.import_button.setEnabled(counted.imported + counted.updated > 0)
+        if counted.imported + counted.updated == 0:
             self.status.setText(f"Nothing new to import from {Path(plan.source).name}: {counted.sentence()}")
 
     def _on_failed(self, stop: threading.Event, exc: SanError) -> None:

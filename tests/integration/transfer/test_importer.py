@@ -53,10 +53,18 @@ def test_an_import_stores_new_notes_once_with_their_jobs_and_says_what_it_left_o
         refused=(Refusal("pic.png", "an attachment, not a note"),),
     )
     summary = app.store_import(plan).value
-    assert (summary.imported, summary.duplicates) == (3, 2)
+    assert (summary.imported, summary.duplicates, summary.merged) == (3, 1, 1)
     assert sorted(r.source_ref for r in summary.refused) == ["empty.md", "javascript:alert(1)", "pic.png"]
     assert "empty" in next(r.reason for r in summary.refused if r.source_ref == "empty.md")
-    assert summary.sentence() == "Imported 3 new scraps, 2 already in the library, 3 left out from /notes."
+    assert summary.sentence() == (
+        "Imported 3 new scraps, 1 already in the library, 1 merged into another, 3 left out from /notes."
+    )
+    said = {outcome.source_ref: (outcome.outcome.value, outcome.detail) for outcome in summary.outcomes}
+    assert said["db/raft copy.md"] == ("merged", "into db/raft.md: listed twice")
+    assert said["db/wal.md"] == ("already there", "")
+    assert said["db/raft.md"] == ("new", "")
+    assert said["pic.png"] == ("left out", "an attachment, not a note")
+    assert len(said) == len(plan.items) + len(plan.refused)  # every entry of the source is accounted for
     with app.db.engine.connect() as conn:
         rows = {
             row.source_ref: row
@@ -67,7 +75,7 @@ def test_an_import_stores_new_notes_once_with_their_jobs_and_says_what_it_left_o
     assert json.loads(rows["db/raft.md"].given_tags) == ["distributed", "consensus"]
     assert rows["db/raft.md"].created_at == day  # the note's date is its capture time
     assert rows["https://example.com/a"].title == "A"
-    assert (batch.imported, batch.duplicates, batch.refused, batch.id) == (3, 2, 3, summary.batch_id)
+    assert (batch.imported, batch.duplicates, batch.refused, batch.id) == (3, 1, 3, summary.batch_id)
     assert batch.finished_at is not None
     jobs = {(job.job_type, job.target_id) for job in jobs_of(app.queue) if job.target_id in summary.scrap_ids}
     raft = rows["db/raft.md"].id
@@ -76,7 +84,7 @@ def test_an_import_stores_new_notes_once_with_their_jobs_and_says_what_it_left_o
     assert (JobType.PAGE_FETCH, rows["https://example.com/a"].id) in jobs  # the page comes by the fetch job
 
     again = app.store_import(plan).value  # the same source again: nothing new
-    assert (again.imported, again.duplicates, again.batch_id) == (0, 5, None)
+    assert (again.imported, again.duplicates, again.merged, again.batch_id) == (0, 4, 1, None)
     with app.db.engine.connect() as conn:
         assert conn.scalar(sa.select(sa.func.count()).select_from(import_batches)) == 2  # no empty batch
 

@@ -6,15 +6,18 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 import yaml
 
 from san_desktop.app import SanApp
 from san_desktop.core.errors import SanError, StorageFullError
 from san_desktop.core.user_files import Confined
+from san_desktop.db.tables import knowledge_cards, scraps
 from san_desktop.services.card_edits import CardEdit
 from san_desktop.services.cards import CardSummary
 from san_desktop.transfer.export_manifest import MANIFEST_NAME
@@ -40,6 +43,17 @@ def _files(folder: Path) -> dict[str, tuple[dict[str, Any], str]]:
     """Every Markdown file the export wrote under ``folder`` (with front matter) by its relative path."""
     paths = [path for path in sorted(folder.rglob("*.md")) if path.read_text(encoding="utf-8").startswith("---\n")]
     return {path.relative_to(folder).as_posix(): _read(path) for path in paths}
+
+
+def _times(app: SanApp, card_id: str) -> tuple[datetime, datetime]:
+    """When the card's scrap was captured, and when the card last changed."""
+    with app.db.engine.connect() as conn:
+        row = conn.execute(
+            sa.select(scraps.c.created_at, knowledge_cards.c.updated_at)
+            .join(knowledge_cards, knowledge_cards.c.scrap_id == scraps.c.id)
+            .where(knowledge_cards.c.id == card_id)
+        ).one()
+    return row[0], row[1]
 
 
 def _cards(app: SanApp) -> dict[str, CardSummary]:
@@ -68,15 +82,19 @@ def test_each_card_has_a_file_whose_front_matter_says_what_it_is(app: SanApp, da
     for card in cards.values():
         values, body = files[_card_file(files, card.id)]
         detail = app.cards.get(card.id)
+        captured, updated = _times(app, card.id)
         assert values == {
             "title": card.title,
             "tags": list(card.tags),
             "category": card.category,
             "source": detail.source_ref,
-            "created": card.created_at.isoformat(timespec="seconds"),
+            "created": captured.isoformat(),  # when it was scrapped, not analysed
+            "updated": updated.isoformat(),
             "san_id": card.id,
         }
-        assert body.strip().startswith(f"# {card.title}\n\n{card.summary}")
+        assert body.strip().startswith(f"# {card.title}\n\n<!-- san:summary -->\n\n{card.summary}\n\n")
+        text = detail.refined_content or detail.content
+        assert f"<!-- san:text -->\n\n{text.strip()}\n\n<!-- /san:text -->" in body  # the whole text
     assert SOURCE in {files[_card_file(files, card_id)][0]["source"] for card_id in cards}
     assert any("격리" in values["title"] + body for values, body in files.values())  # Korean as written
 
@@ -230,7 +248,9 @@ def test_an_export_cut_short_is_finished_by_the_next_without_duplicates(
     assert len(files) == len(_cards(app)) + 1
     assert not old.exists()
     assert _card_file(files, renamed.id) == "Cards/A new title.md"
-    assert files[_card_file(files, changed.id)][1].startswith(f"# {changed.title}\n\nA new summary.")
+    assert files[_card_file(files, changed.id)][1].startswith(
+        f"# {changed.title}\n\n<!-- san:summary -->\n\nA new summary."
+    )
 
 
 def _listing(folder: Path) -> dict[str, bytes]:

@@ -129,10 +129,14 @@ def test_duplicate_notes_both_come_in_for_the_importer_to_count(plan: ImportPlan
     assert (items["copy-a.md"].title, items["copy-b.md"].title) == ("copy-a", "copy-b")
 
 
-def test_broken_front_matter_is_kept_as_text_and_the_note_still_comes_in(plan: ImportPlan) -> None:
+def test_broken_front_matter_is_not_taken_as_text_and_the_note_says_so(plan: ImportPlan) -> None:
+    """Issue 40: the YAML became the card's summary, and reached its TIL, its Anki card and its quizzes."""
     note = by_ref(plan)["bad-front.md"]
-    assert note.content == "---\ntitle: [unclosed\n---\nThe body survives."
+    assert note.content == "The body survives."
     assert note.title == "bad-front"
+    (warning,) = note.warnings
+    assert warning.startswith("its front matter did not parse at line 2 (")
+    assert warning.endswith("): its fields were not read")
 
 
 def test_a_text_note_without_heading_is_titled_by_its_file_name(plan: ImportPlan) -> None:
@@ -376,3 +380,50 @@ def test_a_note_of_gigabytes_is_refused_by_its_size_without_being_read(tmp_path:
             "huge.md is too large to scrap: 2147.5 MB, larger than 1.0 MB (capture.max_bytes); nothing was scrapped.",
         )
     ]
+
+
+def test_inline_tags_nested_ones_too_join_the_front_matters_but_not_those_in_code_or_addresses(tmp_path: Path) -> None:
+    """Issue 40: a vault's inline #tags were dropped."""
+    write(
+        tmp_path,
+        "raft.md",
+        "---\ntags: [consensus]\n---\n# Raft #not-a-heading-tag\n\nLeaders and terms. #distributed/consensus #Raft\n"
+        "See https://example.com/page#section and issue #123.\n\n```\n#include <stdio.h>\n```\n"
+        "Inline `#code` stays out. #consensus again.\n",
+    )
+    (item,) = read_plan(tmp_path).items
+    assert item.tags == ("consensus", "not-a-heading-tag", "distributed/consensus", "Raft")
+
+
+def test_the_front_matters_source_is_the_scraps_and_the_note_is_known_by_its_place_in_the_vault(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path, "a.md", "---\nurl: https://example.com/raft\naliases: [Raft paper]\n---\nNo heading here.")
+    write(tmp_path, "b.md", "---\nsource: Designing Data-Intensive Applications\n---\n# B\n\n[[a|see a]] stays.")
+    items = {item.entry: item for item in read_plan(tmp_path).items}
+    assert (items["a.md"].source_ref, items["a.md"].title) == ("https://example.com/raft", "Raft paper")
+    assert items["b.md"].source_ref == "Designing Data-Intensive Applications"
+    assert items["b.md"].content.endswith("[[a|see a]] stays.")  # a wikilink is kept as it is
+    assert items["a.md"].identity == f"{tmp_path.resolve()}/a.md"
+    assert items["b.md"].identity == f"{tmp_path.resolve()}/b.md"
+
+
+def test_a_day_of_sans_own_export_is_left_out_and_its_card_notes_bring_their_cards(tmp_path: Path) -> None:
+    write(tmp_path, "TIL/2026-12-07.md", "---\ntitle: TIL\ndate: '2026-12-07'\nsan_id: s1\nsan_kind: til\n---\n# TIL")
+    write(tmp_path, "TIL/2024-01-02.md", "---\ntitle: Old\ndate: '2024-01-02'\ntags: [til]\nsan_id: s2\n---\n# Old")
+    write(
+        tmp_path,
+        "Cards/Raft.md",
+        "---\ntitle: Raft\ntags: [consensus protocols]\ncategory: Databases\nsource: null\nsan_id: c1\n---\n\n"
+        "# Raft\n\n<!-- san:summary -->\n\nA leader replicates.\n\n<!-- /san:summary -->\n\n"
+        "<!-- san:text -->\n\nRaft elects a leader. #inline\n\n<!-- /san:text -->\n\n## Related\n\n- [[Paxos]]\n",
+    )
+    plan = read_plan(tmp_path)
+    assert sorted(refusal.source_ref for refusal in plan.refused) == ["TIL/2024-01-02.md", "TIL/2026-12-07.md"]
+    assert all("TIL of a SAN Desktop export" in refusal.reason for refusal in plan.refused)
+    (card,) = plan.items
+    assert card.content == "Raft elects a leader. #inline"  # the text alone: not the summary, not the links
+    assert card.card is not None
+    assert (card.card.title, card.card.summary) == ("Raft", "A leader replicates.")
+    assert card.card.category == "Databases"
+    assert (card.tags, card.source_ref, card.identity) == (("consensus protocols",), "", "san:c1")

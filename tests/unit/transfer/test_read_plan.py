@@ -29,6 +29,11 @@ EXPECTED = (
         ("readwise_export.csv", ImportKind.READWISE),
         ("readwise_short.csv", ImportKind.READWISE),
         ("kindle_clippings.txt", ImportKind.KINDLE),
+        ("pocket_export.html", ImportKind.POCKET),
+        ("feeds.opml", ImportKind.OPML),
+        ("karakeep_export.json", ImportKind.KARAKEEP),
+        ("linkwarden_backup.json", ImportKind.LINKWARDEN),
+        ("omnivore_metadata_0_to_20.json", ImportKind.OMNIVORE),
     ],
 )
 def test_each_source_is_told_by_its_content(tmp_path: Path, name: str, kind: ImportKind) -> None:
