@@ -50,7 +50,8 @@ if TYPE_CHECKING:  # cards, TIL and commits (numpy and more) load when first use
     from san_desktop.transfer.anki_export import AnkiExport
     from san_desktop.transfer.backup import BackupSummary
     from san_desktop.transfer.bookmarks_export import BookmarksExport
-    from san_desktop.transfer.importer import Importer, ImportSummary, UndoPreview
+    from san_desktop.transfer.import_batches import ImportBatches, UndoPreview
+    from san_desktop.transfer.importer import Importer, ImportSummary
     from san_desktop.transfer.items import ImportKind, ImportPlan
     from san_desktop.transfer.markdown_export import MarkdownExport
     from san_desktop.web.endpoint import BrowserCapture
@@ -322,6 +323,13 @@ class SanApp:
 
         return Importer(self.db, self.queue, self.changelog, self.settings.capture.max_bytes)
 
+    @cached_property
+    def imports(self) -> ImportBatches:
+        """The imports done: which can be undone, and Undo import."""
+        from san_desktop.transfer.import_batches import ImportBatches
+
+        return ImportBatches(self.db, self.queue, self.changelog)
+
     def read_import(
         self, path: Path, kind: ImportKind | None = None, *, cancelled: Callable[[], bool] = lambda: False
     ) -> ImportPlan:
@@ -344,10 +352,10 @@ class SanApp:
         return Changed(summary, Changes(library=changed))  # (pages read what they show again)
 
     def undo_import_preview(self, batch_id: str) -> UndoPreview:
-        return self.importer.undo_preview(batch_id)
+        return self.imports.undo_preview(batch_id)
 
     def undo_import(self, batch_id: str) -> Changed[Trashed]:
-        trashed = self.importer.undo(batch_id)
+        trashed = self.imports.undo(batch_id)
         return Changed(trashed, Changes(library=True))  # (what it moved, or the texts it put back)
 
     def export_anki(

@@ -116,7 +116,7 @@ def _cells(outcome: ItemOutcome) -> list[str]:
 
 def _list(args: argparse.Namespace) -> int:
     with open_library(args) as app:
-        batches = app.importer.batches(limit=rows_wanted(args))
+        batches = app.imports.batches(limit=rows_wanted(args))
     print_rows(
         batches,
         args,

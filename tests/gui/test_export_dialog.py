@@ -61,6 +61,32 @@ def test_markdown_goes_into_the_folder_chosen(qtbot: QtBot, live_context: AppCon
     assert dialog.outcome.text().startswith("Exported 3 cards and 0 TIL notes to ")
 
 
+@pytest.mark.qt_log_ignore("propagateSizeHints")  # the offscreen platform, for the question box it shows
+def test_the_links_are_exported_as_bookmarks_and_a_file_there_is_replaced_only_when_asked(
+    qtbot: QtBot, live_context: AppContext, tmp_path: Path
+) -> None:
+    live_context.app.capture_url("https://example.com/raft", "Raft")
+    target = tmp_path / "links.html"
+    target.write_bytes(OLD)
+    dialog = _dialog(qtbot, live_context)
+    dialog.bookmarks_choice.setChecked(True)
+    assert dialog.destination.placeholderText().endswith(".html")  # a file is asked for, not a folder
+    dialog.destination.setText(str(target))
+
+    with (
+        MessageBoxAnswers(QMessageBox.StandardButton.Cancel) as kept,
+        qtbot.waitSignal(dialog.export_failed, timeout=WAIT),
+    ):
+        dialog.export_button.click()
+    assert f"{target} already exists." in kept.asked[0]
+    assert target.read_bytes() == OLD
+    with MessageBoxAnswers(QMessageBox.StandardButton.Yes), qtbot.waitSignal(dialog.exported, timeout=WAIT) as done:
+        dialog.export_button.click()
+    assert done.args[0].links == 1
+    assert 'HREF="https://example.com/raft"' in target.read_text(encoding="utf-8")
+    assert dialog.outcome.text() == done.args[0].summary
+
+
 def test_a_refusal_is_shown_in_the_dialog(qtbot: QtBot, live_context: AppContext, tmp_path: Path) -> None:
     dialog = _dialog(qtbot, live_context)
     dialog.destination.setText(str(tmp_path / "san.apkg"))

@@ -83,7 +83,7 @@ def test_undo_import_asks_saying_how_many_were_edited_and_the_trash_page_brings_
     qtbot.waitUntil(lambda: page.stack.kind is PageState.EMPTY, timeout=10_000)
     assert page.message.text() == "Restored 3 scraps."
     assert next(card for card in all_cards(app.db) if card.id == edited.id).title == "My own title"
-    assert summary.batch_id in [batch.id for batch in app.importer.batches()]
+    assert summary.batch_id in [batch.id for batch in app.imports.batches()]
 
 
 def test_empty_trash_says_how_much_goes_asks_and_then_deletes_it_for_good(

@@ -19,7 +19,8 @@ from san_desktop.ui.transfer.undo import Confirm, ask_in_a_box, undo_import, und
 
 if TYPE_CHECKING:  # (the importer loads with the first read of the imports, after the window's first frame)
     from san_desktop.services.trash import Trashed
-    from san_desktop.transfer.importer import ImportBatchInfo, ImportSummary
+    from san_desktop.transfer.import_batches import ImportBatchInfo
+    from san_desktop.transfer.importer import ImportSummary
 
 
 class ImportActions(QObject):
@@ -69,7 +70,7 @@ class ImportActions(QObject):
     def read_batches(self) -> None:
         app = self._context.app
         # the importer (the ORM, numpy) is made on the worker when first asked: not before the first frame
-        self._context.ops.run(lambda: app.importer.batches(), self._on_batches_read)
+        self._context.ops.run(lambda: app.imports.batches(), self._on_batches_read)
 
     def undo(self, batch: ImportBatchInfo) -> None:
         """Ask (saying how many of its scraps were edited since), then move the import to the Trash."""

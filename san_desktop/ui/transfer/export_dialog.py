@@ -34,18 +34,20 @@ from san_desktop.ui.common.look import SPACE_L, SPACE_M, SPACE_S, tone_style
 if TYPE_CHECKING:
     from san_desktop.transfer.anki_export import AnkiExport
     from san_desktop.transfer.backup import BackupSummary
+    from san_desktop.transfer.bookmarks_export import BookmarksExport
     from san_desktop.transfer.markdown_export import MarkdownExport
 
 ANKI_NAME = "SAN.apkg"  # offered in the file picker
 BACKUP_NAME = "SAN backup.zip"
+BOOKMARKS_NAME = "SAN links.html"
 # the picker does not ask about a file that is there: the export does, by its name, once (typed or picked)
 ASKED_LATER = QFileDialog.Option.DontConfirmOverwrite
 
 
 class ExportDialog(QDialog):
     """Signals:
-    exported(object): the export's result (``AnkiExport``, ``MarkdownExport`` or ``BackupSummary``), once it is
-        shown.
+    exported(object): the export's result (``AnkiExport``, ``MarkdownExport``, ``BookmarksExport`` or
+        ``BackupSummary``), once it is shown.
     export_failed(str): what went wrong (or that the person kept the file there), as shown.
     """
 
@@ -63,14 +65,17 @@ class ExportDialog(QDialog):
         self.anki_choice = QRadioButton("Anki package (.apkg): the recall quizzes, a deck per category")
         self.include_cards = QCheckBox("Include the knowledge cards as basic notes")
         self.markdown_choice = QRadioButton("Markdown folder (e.g. an Obsidian vault): the cards and TIL notes")
+        self.bookmarks_choice = QRadioButton("Bookmarks (.html): the links, for a browser, Karakeep or Linkwarden")
         self.backup_choice = QRadioButton(
             "Full backup (.zip): everything, restored with `san import FILE.zip` into an empty data folder"
         )
         choices = QButtonGroup(self)
         choices.addButton(self.anki_choice)
         choices.addButton(self.markdown_choice)
+        choices.addButton(self.bookmarks_choice)
         choices.addButton(self.backup_choice)
         self.backup_choice.toggled.connect(self._on_backup_choice_toggled)
+        self.bookmarks_choice.toggled.connect(self._on_bookmarks_choice_toggled)
         self.anki_choice.setChecked(True)
         self.anki_choice.toggled.connect(self._on_anki_choice_toggled)
 
@@ -100,6 +105,7 @@ class ExportDialog(QDialog):
         layout.addWidget(self.anki_choice)
         layout.addLayout(cards_row)
         layout.addWidget(self.markdown_choice)
+        layout.addWidget(self.bookmarks_choice)
         layout.addWidget(self.backup_choice)
         layout.addWidget(QLabel("Export to:"))
         layout.addLayout(row)
@@ -121,11 +127,16 @@ class ExportDialog(QDialog):
     def _on_backup_choice_toggled(self, _checked: bool) -> None:
         self._show_placeholder()
 
+    def _on_bookmarks_choice_toggled(self, _checked: bool) -> None:
+        self._show_placeholder()
+
     def _show_placeholder(self) -> None:
         if self.to_anki:
             example = f"a file, e.g. {Path.home() / ANKI_NAME}"
         elif self.backup_choice.isChecked():
             example = f"a file, e.g. {Path.home() / BACKUP_NAME}"
+        elif self.bookmarks_choice.isChecked():
+            example = f"a file, e.g. {Path.home() / BOOKMARKS_NAME}"
         else:
             example = f"a folder, e.g. {Path.home() / 'SAN'}"
         self.destination.setPlaceholderText(example)
@@ -156,6 +167,16 @@ class ExportDialog(QDialog):
             )
             if chosen and not chosen.lower().endswith(".zip"):
                 chosen += ".zip"
+        elif self.bookmarks_choice.isChecked():
+            chosen, _filter = QFileDialog.getSaveFileName(
+                self,
+                "Export the links to",
+                current or str(Path.home() / BOOKMARKS_NAME),
+                "Bookmarks file (*.html)",
+                options=ASKED_LATER,
+            )
+            if chosen and not chosen.lower().endswith(".html"):
+                chosen += ".html"
         else:
             chosen = QFileDialog.getExistingDirectory(self, "Export Markdown into", current or str(Path.home()))
         if chosen:
@@ -171,11 +192,13 @@ class ExportDialog(QDialog):
         self._update_button()
         self.outcome.setStyleSheet(tone_style("muted"))
         self.outcome.setText("Exporting…")
-        backup = self.backup_choice.isChecked()
+        backup, bookmarks = self.backup_choice.isChecked(), self.bookmarks_choice.isChecked()
 
-        def call() -> AnkiExport | MarkdownExport | BackupSummary:
+        def call() -> AnkiExport | MarkdownExport | BackupSummary | BookmarksExport:
             if to_anki:
                 return app.export_anki(path, cards=cards, overwrite=overwrite)
+            if bookmarks:
+                return app.export_bookmarks(path, overwrite=overwrite)
             return app.export_backup(path, overwrite=overwrite) if backup else app.export_markdown(path)
 
         self._ops.run(call, self._on_export_done, self._on_export_failed, on_finished=self._on_export_finished)
@@ -194,7 +217,7 @@ class ExportDialog(QDialog):
         self.running = False
         self._update_button()
 
-    def _on_export_done(self, result: AnkiExport | MarkdownExport | BackupSummary) -> None:
+    def _on_export_done(self, result: AnkiExport | MarkdownExport | BackupSummary | BookmarksExport) -> None:
         self.outcome.setStyleSheet("")
         self.outcome.setText(result.summary)
         self.exported.emit(result)

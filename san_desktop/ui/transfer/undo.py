@@ -14,7 +14,7 @@ from san_desktop.ui.common.context import AppContext
 
 if TYPE_CHECKING:
     from san_desktop.services.trash import Trashed
-    from san_desktop.transfer.importer import UndoPreview
+    from san_desktop.transfer.import_batches import UndoPreview
 
 Confirm = Callable[[str], bool]
 

@@ -143,12 +143,12 @@ def test_an_undone_import_is_one_entry_that_brings_back_the_edits_made_since(app
         3,
         "3 scraps imported from /notes",
     )
-    assert app.importer.batches() == []
+    assert app.imports.batches() == []
 
     app.restore_from_trash(entry.id)
     assert sorted(s.id for s in app.scraps.list_scraps()) == sorted(trashed.scrap_ids)
     assert app.cards.get(raft.id).card.summary == "Leaders, terms and logs."
-    assert [batch.id for batch in app.importer.batches()] == [summary.batch_id]  # undoable again
+    assert [batch.id for batch in app.imports.batches()] == [summary.batch_id]  # undoable again
 
 
 def test_the_same_text_scrapped_again_is_a_new_scrap_and_the_copy_in_the_trash_stays_there(app: SanApp) -> None:

@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from san_desktop.app import SanApp
 from san_desktop.bootstrap import start_backend
 from san_desktop.core.enums import JobPool
+from san_desktop.db.models import Category
 from san_desktop.db.tables import knowledge_cards, scraps
 from san_desktop.services.card_edits import CardEdit
 from san_desktop.transfer.import_matching import Outcome
@@ -24,6 +25,9 @@ from tests.support.til import executor, finished_til
 RAFT = "# Raft\n\nRaft elects a leader; the leader replicates its log to a majority of followers."
 RAFT_EDITED = RAFT + "\n\nA follower that hears no heartbeat becomes a candidate. #consensus/raft"
 WAL = "# WAL\n\nSQLite's write-ahead log lets readers go on while a writer commits."
+
+
+categories = Category.__table__
 
 
 def _write(folder: Path, name: str, text: str) -> None:
@@ -116,21 +120,26 @@ def empty_app(tmp_path: Path) -> Iterator[SanApp]:
 
 
 def _library(app: SanApp) -> dict[str, tuple[object, ...]]:
-    """Each card by its scrap's text: its title, tags, source and capture time."""
+    """Each card by its scrap's text: its title, tags, source, capture time, summary and category."""
     with app.db.engine.connect() as conn:
         rows = conn.execute(
             sa.select(
                 knowledge_cards.c.id,
                 knowledge_cards.c.title,
+                knowledge_cards.c.summary,
+                categories.c.name.label("category"),
                 scraps.c.source_ref,
                 sa.func.coalesce(sa.func.nullif(scraps.c.refined_content, ""), scraps.c.content).label("text"),
                 scraps.c.created_at,
             )
             .join(knowledge_cards, knowledge_cards.c.scrap_id == scraps.c.id)
+            .outerjoin(categories, categories.c.id == knowledge_cards.c.category_id)
             .where(scraps.c.deleted_at.is_(None))
         ).all()
     tags = {card.id: sorted(card.tags) for card in app.cards.list_cards(limit=1000)}
-    return {row.text: (row.title, tags[row.id], row.source_ref, row.created_at) for row in rows}
+    return {
+        row.text: (row.title, tags[row.id], row.source_ref, row.created_at, row.summary, row.category) for row in rows
+    }
 
 
 def test_the_markdown_export_imported_into_an_empty_library_gives_every_card_back(
@@ -151,6 +160,7 @@ def test_the_markdown_export_imported_into_an_empty_library_gives_every_card_bac
     assert [one.source_ref for one in summary.refused] == [f"TIL/{app.til.today()}.md"]  # written again, not a card
     assert _library(empty_app) == original
     assert all(isinstance(value[3], datetime) for value in original.values())
+    assert all(value[5] for value in original.values())  # (each has a category to keep)
 
 
 def test_the_export_links_cards_that_share_tags_and_an_imported_notes_links_resolve(

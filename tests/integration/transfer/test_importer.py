@@ -129,7 +129,7 @@ def test_undo_import_moves_it_to_the_trash_whole_and_emptying_leaves_the_library
     assert sorted(trashed.scrap_ids) == sorted(summary.scrap_ids)
     assert len(app.scraps.list_scraps()) == 2
     assert len(app.cards.list_cards()) == 2
-    assert [batch.id for batch in app.importer.batches()] != [summary.batch_id]  # not offered again
+    assert [batch.id for batch in app.imports.batches()] != [summary.batch_id]  # not offered again
     with pytest.raises(SanError, match="undone already"):
         app.undo_import(summary.batch_id)
     [entry] = app.trash.entries()
@@ -139,7 +139,7 @@ def test_undo_import_moves_it_to_the_trash_whole_and_emptying_leaves_the_library
     assert trashed.entry_id is not None
     app.restore_from_trash(trashed.entry_id)  # all of it back, the import undoable again
     assert snapshot(app.db) == imported
-    assert summary.batch_id in [batch.id for batch in app.importer.batches()]
+    assert summary.batch_id in [batch.id for batch in app.imports.batches()]
 
     app.undo_import(summary.batch_id)
     emptied = app.empty_trash().value
@@ -202,7 +202,7 @@ def test_a_cancelled_import_keeps_what_it_stored_as_a_batch_to_undo(
     with app.db.engine.connect() as conn:
         batch = conn.execute(sa.select(import_batches)).one()
     assert (batch.imported, batch.finished_at) == (2, None)
-    assert [info.id for info in app.importer.batches()] == [summary.batch_id]
+    assert [info.id for info in app.imports.batches()] == [summary.batch_id]
     assert sorted(app.undo_import(summary.batch_id).value.scrap_ids) == sorted(summary.scrap_ids)
     assert app.scraps.list_scraps() == []
 
