@@ -22,7 +22,7 @@ from san_desktop.core.user_files import check_target, write_file
 from san_desktop.db.database import Database
 from san_desktop.db.models import KnowledgeCard, Scrap
 from san_desktop.transfer.files import NothingToExportError, writing
-from san_desktop.transfer.library import _tags_of, counted
+from san_desktop.transfer.library import counted, tags_of
 
 _HEADER = """<!DOCTYPE NETSCAPE-Bookmark-file-1>
 <!-- This is an automatically generated file.
@@ -68,7 +68,7 @@ def read_links(db: Database) -> list[Bookmark]:
             .where(Scrap.source_type == SourceType.URL, Scrap.deleted_at.is_(None))
             .order_by(Scrap.created_at, Scrap.id)
         ).all()
-        tags = _tags_of(session, [row[4] for row in rows if row[4] is not None])
+        tags = tags_of(session, [row[4] for row in rows if row[4] is not None])
     found = []
     for address, page_title, card_title, added, card_id in rows:
         address = (address or "").strip()

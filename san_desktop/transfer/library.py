@@ -36,7 +36,7 @@ class ExportCard:
     captured_at: datetime  # the scrap's capture: the day the card belongs to
     created_at: datetime
     updated_at: datetime
-    text: str = ""  # the scrap's text, refined if refining changed it
+    text: str = ""  # the scrap's text, refined if refining changed it (read for a Markdown export only)
     import_key: str | None = None  # what it was in the source it was imported from (``scraps.import_key``)
 
 
@@ -61,7 +61,7 @@ class ExportTil:
     created_at: datetime
 
 
-def _tags_of(session: Session, card_ids: Sequence[str]) -> dict[str, list[str]]:
+def tags_of(session: Session, card_ids: Sequence[str]) -> dict[str, list[str]]:
     tags: dict[str, list[str]] = {card_id: [] for card_id in card_ids}
     for start in range(0, len(card_ids), _CHUNK):
         rows = session.execute(
@@ -74,7 +74,8 @@ def _tags_of(session: Session, card_ids: Sequence[str]) -> dict[str, list[str]]:
     return tags
 
 
-def _cards(session: Session) -> dict[str, ExportCard]:
+def _cards(session: Session, *, with_text: bool = False) -> dict[str, ExportCard]:
+    """``with_text``: each card's scrap's whole text too (a Markdown export's; the quizzes need none)."""
     rows = session.execute(
         sa.select(
             KnowledgeCard.id,
@@ -86,7 +87,7 @@ def _cards(session: Session) -> dict[str, ExportCard]:
             Scrap.created_at,
             KnowledgeCard.created_at,
             KnowledgeCard.updated_at,
-            sa.func.coalesce(sa.func.nullif(Scrap.refined_content, ""), Scrap.content),
+            sa.func.coalesce(sa.func.nullif(Scrap.refined_content, ""), Scrap.content) if with_text else sa.literal(""),
             Scrap.import_key,
         )
         .join(Scrap, Scrap.id == KnowledgeCard.scrap_id)
@@ -94,7 +95,7 @@ def _cards(session: Session) -> dict[str, ExportCard]:
         .where(Scrap.deleted_at.is_(None))
         .order_by(Scrap.created_at, KnowledgeCard.id)  # oldest first: a re-export names files in the same order
     ).all()
-    tags = _tags_of(session, [row[0] for row in rows])
+    tags = tags_of(session, [row[0] for row in rows])
     return {
         row[0]: ExportCard(
             id=row[0],
@@ -115,9 +116,9 @@ def _cards(session: Session) -> dict[str, ExportCard]:
 
 
 def read_cards(db: Database) -> list[ExportCard]:
-    """Every live card, oldest capture first."""
+    """Every live card with its scrap's text, oldest capture first."""
     with db.sessions() as session:
-        return list(_cards(session).values())
+        return list(_cards(session, with_text=True).values())
 
 
 def read_quizzes(db: Database) -> tuple[list[ExportQuiz], list[ExportCard]]:
