@@ -186,3 +186,37 @@ def test_the_export_links_cards_that_share_tags_and_an_imported_notes_links_reso
     assert "## Related" not in bread
     links = {link for text in notes.values() for link in re.findall(r"\[\[([^\]|#]+)", text)} - {"nowhere"}
     assert links <= set(notes)  # every other link resolves to a card's file
+
+
+KINDLE_ENTRY = (
+    "Designing Data-Intensive Applications (Martin Kleppmann)\n"
+    "- Your Highlight on page 12 | Location 120-{end} | Added on Monday, March 4, 2024 10:{minute}:00 PM\n\n"
+    "{text}\n==========\n"
+)
+
+
+def test_a_kindle_highlight_extended_since_the_last_import_updates_its_scrap(app: SanApp, tmp_path: Path) -> None:
+    """Kindle appends an extended highlight as a new entry: imported again, it is the same highlight (its book and
+    where it starts), so its scrap gets the longer text instead of a second card coming."""
+    clippings = tmp_path / "My Clippings.txt"
+    first = KINDLE_ENTRY.format(end=122, minute=11, text="A log is an append-only sequence of records.")
+    clippings.write_text(first, encoding="utf-8")
+    assert _import(app, clippings).imported == 1
+    longer = "A log is an append-only sequence of records. It is totally ordered by time."
+    clippings.write_text(first + KINDLE_ENTRY.format(end=126, minute=13, text=longer), encoding="utf-8")
+
+    again = _import(app, clippings)
+
+    assert (again.imported, again.updated, again.merged) == (0, 1, 1)  # the first entry: extended later
+    with app.db.engine.connect() as conn:
+        texts = list(conn.scalars(sa.select(scraps.c.content).where(scraps.c.deleted_at.is_(None))))
+    assert len(texts) == 1
+    assert texts[0].startswith(longer)
+
+
+def test_the_same_readwise_export_imported_again_is_already_there(app: SanApp) -> None:
+    data = Path(__file__).parents[2] / "data" / "imports" / "readwise_export.csv"
+    first = app.store_import(app.read_import(data)).value
+    again = app.store_import(app.read_import(data)).value
+    assert first.imported > 0
+    assert (again.imported, again.updated, again.duplicates) == (0, 0, first.imported)
