@@ -55,6 +55,8 @@ def read_plan(
         return read_markdown(path, Ticker(cancelled, progress), max_bytes)
     if path.is_dir():
         raise SanError(f"{UNSUPPORTED} ({path.name} is a folder, not a {kind} file).")
+    if not path.is_file():  # (a pipe opened to be read waits for a writer that never comes)
+        raise SanError(f"{UNSUPPORTED} ({path.name} is not a regular file: a pipe, a socket or a device).")
     if kind is ImportKind.OMNIVORE and zipfile.is_zipfile(path):
         return read_omnivore_zip(path, Ticker(cancelled, progress))
     text = read_source_text(path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import tracemalloc
 import zipfile
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 from san_desktop.core.errors import SanError
 from san_desktop.transfer.items import ImportKind
 from san_desktop.transfer.readers import ImportCancelled, detect_kind, read_plan
+from san_desktop.transfer.readers import _common as common
 from tests.support.backups import with_many_members
 
 DATA = Path(__file__).parents[2] / "data" / "imports"
@@ -138,3 +140,26 @@ def test_cancelling_midway_stops_at_the_next_entry(tmp_path: Path) -> None:
     with pytest.raises(ImportCancelled):
         read_plan(pocket_rows(tmp_path, 250), cancelled=lambda: 100 in reported, progress=reported.append)
     assert reported == [0, 100]
+
+
+SINGLE_FILE_KINDS = [kind for kind in ImportKind if kind not in (ImportKind.MARKDOWN, ImportKind.BACKUP)]
+
+
+@pytest.mark.parametrize("kind", SINGLE_FILE_KINDS, ids=str)
+def test_a_pipe_named_as_any_kind_of_file_is_refused_without_being_opened(tmp_path: Path, kind: ImportKind) -> None:
+    """Opened to be read, a pipe without a writer would hang the import (Omnivore's zip check opened it)."""
+    pipe = tmp_path / "export.json"
+    os.mkfifo(pipe)
+    with pytest.raises(SanError, match="not a regular file"):
+        read_plan(pipe, kind)
+
+
+@pytest.mark.parametrize("kind", SINGLE_FILE_KINDS, ids=str)
+def test_a_file_past_the_sources_bound_is_refused_with_its_size(
+    tmp_path: Path, kind: ImportKind, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(common, "SOURCE_MAX_BYTES", 1_000)
+    big = tmp_path / "export.txt"
+    big.write_text("x" * 2_000, encoding="utf-8")
+    with pytest.raises(SanError, match="too large to import"):
+        read_plan(big, kind)
