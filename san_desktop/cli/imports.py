@@ -92,17 +92,21 @@ def cmd_import(args: argparse.Namespace) -> int:
         print_json(summary.as_dict())  # (every entry: a program reads them all)
         return 0
     print(summary.sentence())
-    listed = [one for one in summary.outcomes if one.outcome.value != "new"] if summary.imported > 10 else []
+    from san_desktop.transfer.import_matching import Outcome
+
+    # many new ones: the others are what to look at (--json lists them all)
+    others = [one for one in summary.outcomes if one.outcome is not Outcome.NEW] if summary.imported > 10 else []
+    listed = others or list(summary.outcomes)
     print_rows(
-        listed or list(summary.outcomes),
+        listed,
         args,
         headers=["", "ENTRY", "WHY"],
         cells=_cells,
         empty="Nothing in it to import.",
         noun="entry",
         plural="entries",
-        total=len(listed or summary.outcomes),
-        heading="The entries other than new ones:" if listed else None,
+        total=len(listed),
+        heading="The entries other than new ones:" if others else None,
     )
     if summary.batch_id is not None:
         print(f"batch {summary.batch_id} (undo with: san import --undo {summary.batch_id})")

@@ -29,7 +29,7 @@ from san_desktop.core.user_files import check_target, write_file
 from san_desktop.db.database import Database
 from san_desktop.db.models import KnowledgeCard, Scrap
 from san_desktop.transfer.files import NothingToExportError, writing
-from san_desktop.transfer.library import ExportCard, ExportQuiz, counted, read_quizzes
+from san_desktop.transfer.library import CHUNK, SCRAP_TEXT, ExportCard, ExportQuiz, counted, read_quizzes
 
 DECK_PREFIX = "SAN"
 UNCATEGORISED = "Uncategorised"
@@ -44,7 +44,6 @@ CARD_MODEL_ID = 1_735_208_419
 TEXT_MAX_CHARS = 20_000  # of a scrap's text on a card's back (a whole article is no flash card); the rest is cut
 # genanki's advice for ids it did not make: within [2^30, 2^31), clear of Anki's own (1 is the Default deck)
 _DECK_ID_LOW, _DECK_ID_HIGH = 1 << 30, 1 << 31
-_CHUNK = 500  # card ids per IN (...) list: well below SQLite's limit of bound variables
 
 _CSS = ".card { font-family: sans-serif; font-size: 20px; text-align: left; } .source { font-size: 15px; color: #666; }"
 # (the scrap's text keeps its runs of spaces: code and indented lines read as written)
@@ -229,15 +228,14 @@ def _card_note(card: ExportCard, scrap: ScrapSource) -> genanki.Note:
 
 def read_scrap_sources(db: Database, card_ids: Iterable[str]) -> dict[str, ScrapSource]:
     """Each card's ``ScrapSource`` by card id; the text is cut in the query (a scrap may be a whole book)."""
-    text = sa.func.coalesce(sa.func.nullif(Scrap.refined_content, ""), Scrap.content)  # "": refining changed nothing
-    query = sa.select(KnowledgeCard.id, Scrap.title, sa.func.substr(text, 1, TEXT_MAX_CHARS + 1)).join(
+    query = sa.select(KnowledgeCard.id, Scrap.title, sa.func.substr(SCRAP_TEXT, 1, TEXT_MAX_CHARS + 1)).join(
         Scrap, Scrap.id == KnowledgeCard.scrap_id
     )
     wanted = list(card_ids)
     found: dict[str, ScrapSource] = {}
     with db.sessions() as session:
-        for start in range(0, len(wanted), _CHUNK):
-            rows = session.execute(query.where(KnowledgeCard.id.in_(wanted[start : start + _CHUNK])))
+        for start in range(0, len(wanted), CHUNK):
+            rows = session.execute(query.where(KnowledgeCard.id.in_(wanted[start : start + CHUNK])))
             found |= {card_id: ScrapSource(title, content or "") for card_id, title, content in rows}
     return found
 

@@ -16,7 +16,9 @@ from san_desktop.core.enums import QuizType
 from san_desktop.db.database import Database
 from san_desktop.db.models import Category, DailySummary, KnowledgeCard, RecallQuiz, Scrap, Tag, TilVersion, card_tags
 
-_CHUNK = 500  # ids per IN (...) list: well below SQLite's limit of bound variables
+CHUNK = 500  # ids per IN (...) list: well below SQLite's limit of bound variables
+# what a scrap says: its refined text, unless refining changed nothing ("") or has not run (NULL)
+SCRAP_TEXT = sa.func.coalesce(sa.func.nullif(Scrap.refined_content, ""), Scrap.content)
 
 
 def counted(number: int, thing: str, things: str = "") -> str:
@@ -63,11 +65,11 @@ class ExportTil:
 
 def tags_of(session: Session, card_ids: Sequence[str]) -> dict[str, list[str]]:
     tags: dict[str, list[str]] = {card_id: [] for card_id in card_ids}
-    for start in range(0, len(card_ids), _CHUNK):
+    for start in range(0, len(card_ids), CHUNK):
         rows = session.execute(
             sa.select(card_tags.c.card_id, Tag.name)
             .join(Tag, Tag.id == card_tags.c.tag_id)
-            .where(card_tags.c.card_id.in_(card_ids[start : start + _CHUNK]))
+            .where(card_tags.c.card_id.in_(card_ids[start : start + CHUNK]))
         )
         for card_id, name in rows:
             tags[card_id].append(name)
@@ -87,7 +89,7 @@ def _cards(session: Session, *, with_text: bool = False) -> dict[str, ExportCard
             Scrap.created_at,
             KnowledgeCard.created_at,
             KnowledgeCard.updated_at,
-            sa.func.coalesce(sa.func.nullif(Scrap.refined_content, ""), Scrap.content) if with_text else sa.literal(""),
+            SCRAP_TEXT if with_text else sa.literal(""),
             Scrap.import_key,
         )
         .join(Scrap, Scrap.id == KnowledgeCard.scrap_id)

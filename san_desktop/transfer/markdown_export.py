@@ -129,6 +129,7 @@ def related_cards(cards: Sequence[ExportCard]) -> dict[str, list[str]]:
     for card in cards:
         for tag in {tag.casefold() for tag in card.tags}:
             holding.setdefault(tag, []).append(card)
+    titles = {card.id: card.title.casefold() for card in cards}
     related: dict[str, list[str]] = {}
     for card in cards:
         shared: dict[str, int] = {}
@@ -137,8 +138,7 @@ def related_cards(cards: Sequence[ExportCard]) -> dict[str, list[str]]:
                 for other in holding[tag]:
                     if other.id != card.id:
                         shared[other.id] = shared.get(other.id, 0) + 1
-        titles = {other.id: other.title for tag in card.tags for other in holding.get(tag.casefold(), ())}
-        ranked = sorted(shared, key=lambda other: (-shared[other], titles[other].casefold(), other))
+        ranked = sorted(shared, key=lambda other: (-shared[other], titles[other], other))
         related[card.id] = ranked[:MAX_RELATED]
     return related
 

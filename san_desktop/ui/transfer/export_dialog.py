@@ -148,39 +148,24 @@ class ExportDialog(QDialog):
     def _on_browse_button_clicked(self) -> None:
         current = self.destination.text().strip()
         if self.to_anki:
-            chosen, _filter = QFileDialog.getSaveFileName(
-                self,
-                "Export to Anki",
-                current or str(Path.home() / ANKI_NAME),
-                "Anki package (*.apkg)",
-                options=ASKED_LATER,
+            chosen = self._file_to_save(
+                "Export to Anki", current or str(Path.home() / ANKI_NAME), "Anki package", ".apkg"
             )
-            if chosen and not chosen.lower().endswith(".apkg"):
-                chosen += ".apkg"
         elif self.backup_choice.isChecked():
-            chosen, _filter = QFileDialog.getSaveFileName(
-                self,
-                "Back up to",
-                current or str(Path.home() / BACKUP_NAME),
-                "Zip archive (*.zip)",
-                options=ASKED_LATER,
-            )
-            if chosen and not chosen.lower().endswith(".zip"):
-                chosen += ".zip"
+            chosen = self._file_to_save("Back up to", current or str(Path.home() / BACKUP_NAME), "Zip archive", ".zip")
         elif self.bookmarks_choice.isChecked():
-            chosen, _filter = QFileDialog.getSaveFileName(
-                self,
-                "Export the links to",
-                current or str(Path.home() / BOOKMARKS_NAME),
-                "Bookmarks file (*.html)",
-                options=ASKED_LATER,
+            chosen = self._file_to_save(
+                "Export the links to", current or str(Path.home() / BOOKMARKS_NAME), "Bookmarks file", ".html"
             )
-            if chosen and not chosen.lower().endswith(".html"):
-                chosen += ".html"
         else:
             chosen = QFileDialog.getExistingDirectory(self, "Export Markdown into", current or str(Path.home()))
         if chosen:
             self.destination.setText(chosen)
+
+    def _file_to_save(self, title: str, start: str, kind: str, suffix: str) -> str:
+        """The file the person picks, starting at ``start``, named with ``suffix``."""
+        chosen, _filter = QFileDialog.getSaveFileName(self, title, start, f"{kind} (*{suffix})", options=ASKED_LATER)
+        return chosen + suffix if chosen and not chosen.lower().endswith(suffix) else chosen
 
     def _on_export_button_clicked(self) -> None:
         self._export(Path(self.destination.text().strip()).expanduser().absolute(), overwrite=False)
